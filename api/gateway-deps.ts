@@ -1,0 +1,24 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../infra/config.ts';
+import type { SecretBox } from '../infra/crypto.ts';
+import type { Logger } from '../infra/logger.ts';
+import type { DeliveryStarter } from '../domain/webhooks/dispatch.ts';
+import type { ReadinessProbes } from './rest/health.routes.ts';
+
+/** Everything the gateway needs, passed in by its entry point (or a test). */
+export interface GatewayDeps {
+  readonly config: Config;
+  readonly orm: MikroORM;
+  readonly logger: Logger;
+  readonly secretBox: SecretBox;
+  readonly deliveryStarter: DeliveryStarter;
+  readonly readiness: ReadinessProbes;
+}
+
+/** The subset resolvers reach through the GraphQL context. */
+export interface GatewayServices {
+  readonly operatorToken?: string;
+  readonly defaultRateLimitPerMinute: number;
+  readonly secretBox: SecretBox;
+  readonly deliveryStarter: DeliveryStarter;
+}

@@ -1,0 +1,63 @@
+import { ApolloServer, HeaderMap } from '@apollo/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GraphQLError, type GraphQLSchema } from 'graphql';
+import { DomainError } from '../../domain/errors.ts';
+import type { GatewayServices } from '../gateway-deps.ts';
+import { HTTP_STATUS } from '../http/errors.ts';
+import { resolveCaller, type GraphQLContext } from './context.ts';
+import { formatGraphQLError, GRAPHQL_CODES } from './errors.ts';
+
+/**
+ * Serves Apollo Server at /graphql through Fastify's router (GET and POST), so GraphQL shares the
+ * gateway's logging, body limits and request ids.
+ */
+export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, services: GatewayServices): Promise<ApolloServer<GraphQLContext>> {
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema,
+    formatError: formatGraphQLError,
+    includeStacktraceInErrorResponses: false,
+    introspection: true,
+    // Admin UIs send JSON with a non-simple content type; GET needs a preflight-forcing header.
+    csrfPrevention: true,
+  });
+  await apollo.start();
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const headers = new HeaderMap();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: request.method.toUpperCase(), headers, search: request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '', body: request.body },
+      context: async () => {
+        try {
+          return { em: request.em, services, caller: await resolveCaller(request.em, services, request.headers.authorization) };
+        } catch (error) {
+          throw contextError(error);
+        }
+      },
+    });
+    for (const [name, value] of response.headers) reply.header(name, value);
+    reply.status(response.status ?? 200);
+    if (response.body.kind === 'complete') return reply.send(response.body.string);
+    const chunks: string[] = [];
+    for await (const chunk of response.body.asyncIterator) chunks.push(chunk);
+    return reply.send(chunks.join(''));
+  };
+
+  app.route({ method: ['GET', 'POST'], url: '/graphql', handler });
+  app.addHook('onClose', () => apollo.stop());
+  return apollo;
+}
+
+/** Authentication failures stop the request with their HTTP status, as on REST. */
+function contextError(error: unknown): unknown {
+  if (!(error instanceof DomainError)) return error;
+  const retryAfter = error.details.retryAfterSeconds;
+  return new GraphQLError(error.message, {
+    extensions: {
+      code: GRAPHQL_CODES[error.code],
+      http: { status: HTTP_STATUS[error.code], headers: new HeaderMap(retryAfter !== undefined ? [['retry-after', String(retryAfter)]] : []) },
+    },
+  });
+}

@@ -1,0 +1,60 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { authenticateApiKey, type ApiPrincipal } from '../../domain/auth/api-key.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.ts';
+import type { GatewayServices } from '../gateway-deps.ts';
+
+export type GraphQLCaller = { kind: 'anonymous' } | { kind: 'operator' } | { kind: 'tenant'; principal: ApiPrincipal };
+
+export interface GraphQLContext {
+  readonly em: EntityManager;
+  readonly caller: GraphQLCaller;
+  readonly services: GatewayServices;
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/**
+ * Who is calling: the operator token (provisioning), a tenant API key (scoped to that tenant and
+ * rate-limited like REST), or nobody (introspection and `__typename` only).
+ */
+export async function resolveCaller(
+  em: EntityManager,
+  services: GatewayServices,
+  authorization: string | undefined,
+): Promise<GraphQLCaller> {
+  if (!authorization) return { kind: 'anonymous' };
+  const token = authorization.replace(/^bearer\s+/i, '').trim();
+  if (services.operatorToken && sameSecret(token, services.operatorToken)) return { kind: 'operator' };
+  const principal = await authenticateApiKey(em, authorization);
+  await consumeRateLimit(em, `api-key:${principal.apiKeyId}`, principal.rateLimitPerMinute ?? services.defaultRateLimitPerMinute);
+  return { kind: 'tenant', principal };
+}
+
+export function requireOperator(context: GraphQLContext): void {
+  if (context.caller.kind !== 'operator') {
+    throw new DomainError(context.caller.kind === 'anonymous' ? 'unauthenticated' : 'forbidden', 'This operation needs the operator token');
+  }
+}
+
+/** The tenant a query reads: the caller's own, or for the operator the one asked for. */
+export function requireTenant(context: GraphQLContext, requestedTenantId?: number | null): number {
+  const { caller } = context;
+  if (caller.kind === 'anonymous') throw new DomainError('unauthenticated', 'Send an API key or the operator token in the Authorization header');
+  if (caller.kind === 'operator') {
+    if (requestedTenantId === undefined || requestedTenantId === null) throw new DomainError('validation', 'tenantId is required for the operator', { field: 'tenantId' });
+    return requestedTenantId;
+  }
+  if (requestedTenantId !== undefined && requestedTenantId !== null && requestedTenantId !== caller.principal.tenantId) {
+    throw new DomainError('forbidden', 'An API key reads only its own tenant');
+  }
+  return caller.principal.tenantId;
+}
+
+export function requireCaller(context: GraphQLContext): void {
+  if (context.caller.kind === 'anonymous') throw new DomainError('unauthenticated', 'Send an API key or the operator token in the Authorization header');
+}

@@ -1,0 +1,24 @@
+import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
+import { JSONObjectResolver } from 'graphql-scalars';
+import { parseFixture } from '../../../domain/provisioning/parse-fixture.ts';
+import { provision } from '../../../domain/provisioning/provision.ts';
+import { TenantProvisioningType } from '../../../schema/graphql/provisioning.type.ts';
+import { requireOperator, type GraphQLContext } from '../context.ts';
+
+@Resolver()
+export class OperatorResolver {
+  @Mutation(() => [TenantProvisioningType], {
+    description:
+      'Operator only: applies a provisioning fixture (the same JSON format as `npm run provision`; see README). Idempotent; secrets created by this call are returned once.',
+  })
+  async provisionTenants(@Arg('fixture', () => JSONObjectResolver) fixture: Record<string, unknown>, @Ctx() context: GraphQLContext): Promise<TenantProvisioningType[]> {
+    requireOperator(context);
+    const results = await provision({ em: context.em, secretBox: context.services.secretBox, actor: 'operator:graphql' }, parseFixture(fixture));
+    return results.map((tenant) => ({
+      ...tenant,
+      products: tenant.products.map((p) => ({ key: p.slug, id: String(p.id), change: p.change })),
+      merchantAccounts: tenant.merchantAccounts.map((m) => ({ key: m.mid, id: String(m.id), change: m.change })),
+      webhookEndpoints: tenant.webhookEndpoints.map((w) => ({ key: w.slug, id: w.id, change: w.change, secret: w.secret })),
+    }));
+  }
+}

@@ -1,0 +1,39 @@
+import { loadConfig, gatewayBaseUrl } from '../infra/config.ts';
+import { createSecretBox } from '../infra/crypto.ts';
+import { createLogger } from '../infra/logger.ts';
+import { openOrm } from '../infra/orm.ts';
+import { createReadinessProbes } from '../infra/readiness.ts';
+import { connectTemporal } from '../infra/temporal.ts';
+import { temporalDeliveryStarter } from '../infra/webhook-delivery-starter.ts';
+import { requireSetting } from '../infra/require-setting.ts';
+import { buildGateway } from './server.ts';
+
+/** The gateway process: `npm run gateway` (production) or a child of `npm start`. */
+const config = loadConfig();
+const logger = createLogger({ level: config.logLevel, name: 'gateway' });
+const orm = await openOrm({ databaseUrl: requireSetting(config.databaseUrl, 'DATABASE_URL'), poolSize: config.databasePoolSize });
+const temporal = await connectTemporal({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS'), namespace: config.temporalNamespace });
+const app = await buildGateway({
+  config,
+  orm,
+  logger,
+  secretBox: createSecretBox(requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY')),
+  deliveryStarter: temporalDeliveryStarter({
+    client: temporal.client,
+    taskQueue: config.temporalTaskQueue,
+    schedule: config.webhookRetrySchedule,
+    attemptTimeoutMs: config.webhookTimeoutMs,
+  }),
+  readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue }),
+});
+await app.listen({ host: config.host, port: config.port });
+logger.info({ url: gatewayBaseUrl(config) }, 'gateway listening');
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, async () => {
+    await app.close();
+    await temporal.close();
+    await orm.close();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,50 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { hashSecret } from '../../infra/crypto.ts';
+import { DomainError } from '../errors.ts';
+
+/** Who a valid API key speaks for. */
+export interface ApiPrincipal {
+  readonly apiKeyId: number;
+  readonly tenantId: number;
+  readonly clientId: string;
+  readonly rateLimitPerMinute: number | null;
+}
+
+/** Accepts both `<API_KEY>` and `Bearer <API_KEY>` (spec 5.1 shows both). */
+export function apiKeyFromAuthorization(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const value = header.trim();
+  const key = /^bearer\s+/i.test(value) ? value.replace(/^bearer\s+/i, '').trim() : value;
+  return key === '' ? undefined : key;
+}
+
+export async function authenticateApiKey(em: EntityManager, authorization: string | undefined): Promise<ApiPrincipal> {
+  const key = apiKeyFromAuthorization(authorization);
+  if (!key) throw new DomainError('unauthenticated', 'Missing API key in the Authorization header');
+  if (key.length > 512) throw new DomainError('unauthenticated', 'Invalid API key');
+  const [row] = await em.getConnection().execute<{ id: number; tenant_id: number; client_id: string; rate_limit_per_minute: number | null }[]>(
+    `select k.id, k.tenant_id, t.client_id, t.rate_limit_per_minute
+       from api_keys k join tenants t on t.id = k.tenant_id
+      where k.key_hash = ? and k.revoked_at is null`,
+    [hashSecret(key)],
+  );
+  if (!row) throw new DomainError('unauthenticated', 'Invalid API key');
+  return { apiKeyId: row.id, tenantId: row.tenant_id, clientId: row.client_id, rateLimitPerMinute: row.rate_limit_per_minute };
+}
+
+/** The caller of an admin route (spec 5.2): key, the tenant it claims, and who is acting. */
+export interface AdminCaller extends ApiPrincipal {
+  readonly userEmail: string;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Checks the `ClientId` and `UserEmail` headers against an authenticated key. */
+export function authorizeAdmin(principal: ApiPrincipal, clientId: string | undefined, userEmail: string | undefined): AdminCaller {
+  if (!clientId || clientId.trim() === '') throw new DomainError('validation', 'Missing ClientId header', { field: 'ClientId' });
+  if (clientId.trim() !== principal.clientId) throw new DomainError('forbidden', 'ClientId does not match the API key');
+  if (!userEmail || userEmail.trim() === '') throw new DomainError('validation', 'Missing UserEmail header', { field: 'UserEmail' });
+  const email = userEmail.trim();
+  if (email.length > 320 || !EMAIL.test(email)) throw new DomainError('validation', 'UserEmail must be an e-mail address', { field: 'UserEmail' });
+  return { ...principal, userEmail: email };
+}

@@ -1,0 +1,34 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { WebhookDelivery, WebhookEndpoint } from '../../schema/entities/index.ts';
+import { serializeEvent, type WebhookEvent } from './events.ts';
+
+/** Starts the durable delivery of one stored delivery; implemented with Temporal by the caller. */
+export interface DeliveryStarter {
+  startDelivery(delivery: { deliveryId: string; tenantId: number; endpointId: string; eventType: string }): Promise<void>;
+}
+
+/**
+ * Records one delivery per enabled endpoint of the tenant subscribed to the event type, then starts
+ * each delivery. The delivery id is the Standard Webhooks `webhook-id` receivers deduplicate on.
+ */
+export async function dispatchWebhookEvent(
+  deps: { em: EntityManager; starter: DeliveryStarter },
+  input: { tenantId: number; event: WebhookEvent; endpointIds?: readonly string[] },
+): Promise<string[]> {
+  const endpoints = await deps.em.find(WebhookEndpoint, {
+    tenant: input.tenantId,
+    disabledAt: null,
+    ...(input.endpointIds ? { id: { $in: [...input.endpointIds] } } : {}),
+  });
+  const subscribed = endpoints.filter((e) => e.eventTypes.length === 0 || e.eventTypes.includes(input.event.type));
+  const body = serializeEvent(input.event);
+  const deliveries = subscribed.map((endpoint) =>
+    deps.em.create(WebhookDelivery, { id: `msg_${randomUUID().replaceAll('-', '')}`, tenant: input.tenantId, endpoint, eventType: input.event.type, body }),
+  );
+  await deps.em.flush();
+  for (const delivery of deliveries) {
+    await deps.starter.startDelivery({ deliveryId: delivery.id, tenantId: input.tenantId, endpointId: delivery.endpoint.id, eventType: delivery.eventType });
+  }
+  return deliveries.map((d) => d.id);
+}

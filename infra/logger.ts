@@ -1,0 +1,64 @@
+import pino, { type Logger, type DestinationStream } from 'pino';
+
+/**
+ * Paths that may carry card data, keys or credentials anywhere in a log object. pino's redaction is
+ * path-based, so every place such a value can appear is listed; `censorCardNumbers` is the backstop
+ * for free text (error messages) that a path cannot reach.
+ */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-service-lead-key"]',
+  'req.headers.cookie',
+  'headers.authorization',
+  '*.authorization',
+  '*.pan',
+  '*.cvv',
+  '*.card',
+  'card',
+  '*.password',
+  '*.apiKey',
+  '*.secret',
+  '*.token',
+  '*.credentials',
+  '*.gatewayCredentials',
+  'body',
+  '*.body',
+];
+
+const CARD_NUMBER = /\b(?:\d[ -]?){12,18}\d\b/g;
+
+/** Masks anything shaped like a card number (13-19 digits) in free text. */
+export function censorCardNumbers(text: string): string {
+  return text.replace(CARD_NUMBER, (match) => {
+    const digits = match.replace(/\D/g, '');
+    return `${digits.slice(0, 6)}…${digits.slice(-4)}`;
+  });
+}
+
+export function createLogger(options: { level: string; name?: string; destination?: DestinationStream }): Logger {
+  return pino(
+    {
+      level: options.level,
+      name: options.name,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      formatters: {
+        log(object) {
+          const message = object.msg;
+          if (typeof message === 'string') object.msg = censorCardNumbers(message);
+          const err = object.err as { message?: string } | undefined;
+          if (err && typeof err.message === 'string') err.message = censorCardNumbers(err.message);
+          return object;
+        },
+      },
+      hooks: {
+        logMethod(args, method) {
+          const scrubbed = args.map((arg) => (typeof arg === 'string' ? censorCardNumbers(arg) : arg));
+          return method.apply(this, scrubbed as Parameters<typeof method>);
+        },
+      },
+    },
+    options.destination,
+  );
+}
+
+export type { Logger };

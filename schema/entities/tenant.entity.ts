@@ -1,0 +1,76 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/**
+ * A tenant is one merchant company using the gateway. `clientId` is what admin callers send in the
+ * `ClientId` header (spec 5.2: the id of the parent company); `emailTenantKey` is the UUID the
+ * e-mail API takes as `tenant_key` (spec 5.4).
+ */
+const TenantSchema = defineEntity({
+  name: 'Tenant',
+  tableName: 'tenants',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    /** Stable provisioning key (fixture identity), e.g. `acme`. */
+    slug: p.string().length(64).unique(),
+    name: p.string().length(200),
+    clientId: p.string().length(64).unique(),
+    parentCompanyName: p.string().length(200).nullable(),
+    /** Requests per minute per API key; null uses RATE_LIMIT_PER_MINUTE. */
+    rateLimitPerMinute: p.integer().nullable(),
+    emailTenantKey: p.uuid().unique(),
+    leadAllowedOrigins: p.array().default([]),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export class Tenant extends TenantSchema.class {}
+TenantSchema.setClass(Tenant);
+
+/** A secret API key of a tenant (submit, admin, status list, mitigation). Only its SHA-256 is stored. */
+const ApiKeySchema = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    name: p.string().length(100),
+    keyHash: p.string().length(64).unique(),
+    /** First characters of the key, safe to show so an operator can tell keys apart. */
+    displayPrefix: p.string().length(16),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    revokedAt: p.datetime().nullable(),
+  },
+  uniques: [{ properties: ['tenant', 'name'] }],
+});
+export class ApiKey extends ApiKeySchema.class {}
+ApiKeySchema.setClass(ApiKey);
+
+/** The customer-lead key pair (spec 5.3): publishable for browsers, secret for servers; hashed. */
+const LeadKeySetSchema = defineEntity({
+  name: 'LeadKeySet',
+  tableName: 'lead_key_sets',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    tenant: () => p.oneToOne(Tenant).owner().unique().deleteRule('cascade'),
+    publishableKeyHash: p.string().length(64).unique(),
+    secretKeyHash: p.string().length(64).unique(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export class LeadKeySet extends LeadKeySetSchema.class {}
+LeadKeySetSchema.setClass(LeadKeySet);
+
+/** A sender domain a tenant may send e-mail from (spec 5.4). */
+const SenderDomainSchema = defineEntity({
+  name: 'SenderDomain',
+  tableName: 'sender_domains',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    domain: p.string().length(253),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+  uniques: [{ properties: ['tenant', 'domain'] }],
+});
+export class SenderDomain extends SenderDomainSchema.class {}
+SenderDomainSchema.setClass(SenderDomain);

@@ -1,0 +1,71 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Tenant } from './tenant.entity.ts';
+
+/** Where a tenant receives signed events. Secrets are stored encrypted: signing needs the clear value. */
+const WebhookEndpointSchema = defineEntity({
+  name: 'WebhookEndpoint',
+  tableName: 'webhook_endpoints',
+  properties: {
+    id: p.uuid().primary(),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    /** Provisioning identity within the tenant. */
+    slug: p.string().length(64),
+    url: p.string().length(2048),
+    /** Event types delivered here; empty means every type. */
+    eventTypes: p.array().default([]),
+    secretCiphertext: p.text(),
+    /** During a secret rotation deliveries are signed with both secrets. */
+    previousSecretCiphertext: p.text().nullable(),
+    disabledAt: p.datetime().nullable(),
+    disabledReason: p.string().length(500).nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+  uniques: [{ properties: ['tenant', 'slug'] }],
+});
+export class WebhookEndpoint extends WebhookEndpointSchema.class {}
+WebhookEndpointSchema.setClass(WebhookEndpoint);
+
+export const DELIVERY_STATES = ['pending', 'delivered', 'failed', 'endpoint_disabled'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/** One event sent to one endpoint; its id is the Standard Webhooks `webhook-id`. */
+const WebhookDeliverySchema = defineEntity({
+  name: 'WebhookDelivery',
+  tableName: 'webhook_deliveries',
+  properties: {
+    id: p.string().length(64).primary(),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    endpoint: () => p.manyToOne(WebhookEndpoint).deleteRule('cascade'),
+    eventType: p.string().length(100),
+    /** The exact JSON body that is signed and sent. */
+    body: p.text(),
+    state: p.enum(() => [...DELIVERY_STATES]).default('pending'),
+    attemptCount: p.integer().default(0),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    completedAt: p.datetime().nullable(),
+  },
+  indexes: [{ properties: ['tenant', 'createdAt'] }, { properties: ['endpoint', 'createdAt'] }],
+});
+export class WebhookDelivery extends WebhookDeliverySchema.class {}
+WebhookDeliverySchema.setClass(WebhookDelivery);
+
+/** One HTTP attempt of a delivery: what happened, how long it took. */
+const WebhookAttemptSchema = defineEntity({
+  name: 'WebhookAttempt',
+  tableName: 'webhook_attempts',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    delivery: () => p.manyToOne(WebhookDelivery).deleteRule('cascade'),
+    attemptNumber: p.integer(),
+    attemptedAt: p.datetime(),
+    httpStatus: p.integer().nullable(),
+    latencyMs: p.integer(),
+    error: p.string().length(1000).nullable(),
+    /** First bytes of the receiver's answer, for debugging. */
+    responseSnippet: p.string().length(1000).nullable(),
+  },
+  uniques: [{ properties: ['delivery', 'attemptNumber'] }],
+});
+export class WebhookAttempt extends WebhookAttemptSchema.class {}
+WebhookAttemptSchema.setClass(WebhookAttempt);

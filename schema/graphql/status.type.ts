@@ -1,0 +1,80 @@
+import { ArgsType, Field, Int, ObjectType } from 'type-graphql';
+
+@ObjectType({ description: 'A transaction status code (spec 2.7)' })
+export class StatusCodeType {
+  @Field(() => String, { description: 'The code, as a string (spec 2.7)' })
+  id!: string;
+
+  @Field(() => String)
+  status!: string;
+
+  @Field(() => Boolean)
+  successful!: boolean;
+
+  @Field(() => Boolean, { description: 'A status the gateway itself records (e.g. 1789 Submitted)' })
+  isGatewayLevelStatus!: boolean;
+
+  @Field(() => Boolean)
+  isIssuerDecline!: boolean;
+
+  @Field(() => Boolean)
+  isInsufficientFunds!: boolean;
+
+  @Field(() => Boolean)
+  isInvalidCardDetails!: boolean;
+
+  @Field(() => Boolean)
+  isOther!: boolean;
+}
+
+@ObjectType({ description: 'One page of status codes, the same envelope as GET /api/admin/statuses' })
+export class StatusPageType {
+  @Field(() => Int)
+  count!: number;
+
+  @Field(() => Int)
+  totalCount!: number;
+
+  @Field(() => Int)
+  pageNumber!: number;
+
+  @Field(() => Int)
+  pageSize!: number;
+
+  @Field(() => Int)
+  totalPages!: number;
+
+  @Field(() => Boolean)
+  moreResults!: boolean;
+
+  @Field(() => [StatusCodeType])
+  data!: StatusCodeType[];
+}
+
+/** Validated by the same domain parser as the REST query string. */
+@ArgsType()
+export class StatusesArgs {
+  @Field(() => Int, { nullable: true, description: '1-based page number (default 1)' })
+  pageNumber?: number;
+
+  @Field(() => Int, { nullable: true, description: 'Items per page, 1 to 200 (default 50)' })
+  pageSize?: number;
+
+  @Field(() => String, { nullable: true, description: 'Case-insensitive match on the description or the id' })
+  search?: string;
+
+  @Field(() => Boolean, { nullable: true })
+  successful?: boolean;
+
+  @Field(() => Boolean, { nullable: true })
+  isIssuerDecline?: boolean;
+
+  @Field(() => Boolean, { nullable: true })
+  isInsufficientFunds?: boolean;
+
+  @Field(() => Boolean, { nullable: true })
+  isInvalidCardDetails?: boolean;
+
+  @Field(() => Boolean, { nullable: true })
+  isOther?: boolean;
+}

@@ -1,0 +1,80 @@
+import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
+import { DateTimeResolver, URLResolver, UUIDResolver } from 'graphql-scalars';
+
+@ObjectType({ description: 'One HTTP attempt of a webhook delivery' })
+export class WebhookAttemptType {
+  @Field(() => Int)
+  attemptNumber!: number;
+
+  @Field(() => DateTimeResolver)
+  attemptedAt!: Date;
+
+  @Field(() => Int, { nullable: true, description: 'HTTP status of the answer; null when none came (timeout, refused)' })
+  httpStatus!: number | null;
+
+  @Field(() => Int)
+  latencyMs!: number;
+
+  @Field(() => String, { nullable: true })
+  error!: string | null;
+}
+
+@ObjectType({ description: 'One event sent to one endpoint, with every attempt' })
+export class WebhookDeliveryType {
+  @Field(() => ID, { description: 'The `webhook-id` header receivers deduplicate on' })
+  id!: string;
+
+  @Field(() => UUIDResolver)
+  endpointId!: string;
+
+  @Field(() => String)
+  eventType!: string;
+
+  @Field(() => String, { description: 'pending, delivered, failed or endpoint_disabled' })
+  state!: string;
+
+  @Field(() => Int)
+  attemptCount!: number;
+
+  @Field(() => DateTimeResolver)
+  createdAt!: Date;
+
+  @Field(() => DateTimeResolver, { nullable: true })
+  completedAt!: Date | null;
+
+  @Field(() => [WebhookAttemptType])
+  attempts!: WebhookAttemptType[];
+}
+
+@ObjectType()
+export class WebhookEndpointType {
+  @Field(() => UUIDResolver)
+  id!: string;
+
+  @Field(() => String)
+  slug!: string;
+
+  @Field(() => URLResolver)
+  url!: string;
+
+  @Field(() => [String], { description: 'Event types delivered; empty means all' })
+  eventTypes!: string[];
+
+  @Field(() => DateTimeResolver, { nullable: true })
+  disabledAt!: Date | null;
+
+  @Field(() => String, { nullable: true })
+  disabledReason!: string | null;
+}
+
+@ArgsType()
+export class WebhookDeliveriesArgs {
+  @Field(() => UUIDResolver, { nullable: true, description: 'Only deliveries to this endpoint' })
+  endpointId?: string;
+
+  @Field(() => Int, { nullable: true, description: 'At most this many, newest first (default 50, max 200)' })
+  limit?: number;
+
+  @Field(() => Int, { nullable: true, description: 'Operator only: the tenant to read' })
+  tenantId?: number;
+}

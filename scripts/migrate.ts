@@ -1,0 +1,12 @@
+/** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded PostgreSQL). */
+import { loadConfig } from '../infra/config.ts';
+import { ensureLocalServers } from '../infra/local-runtime.ts';
+import { migrate, openOrm } from '../infra/orm.ts';
+
+const config = loadConfig();
+const servers = await ensureLocalServers(config, { temporal: false });
+const orm = await openOrm({ databaseUrl: servers.databaseUrl });
+const applied = await migrate(orm);
+process.stdout.write(applied.length > 0 ? `Applied: ${applied.join(', ')}\n` : 'Nothing to apply\n');
+await orm.close();
+await servers.stop();

@@ -1,0 +1,69 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedPostgres } from '../../infra/embedded-postgres.ts';
+import { migrate, openOrm } from '../../infra/orm.ts';
+import { findTemporalCli, startTemporalDevServer } from '../../infra/temporal-dev-server.ts';
+import { freePort } from './free-port.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    temporalAddress: string;
+  }
+}
+
+/**
+ * Starts the real servers the suites run against: PostgreSQL (TEST_DATABASE_URL's server, or an
+ * embedded one) with a fresh, migrated database, and a Temporal dev server (TEST_TEMPORAL_ADDRESS, or
+ * the CLI started here). Nothing is mocked.
+ */
+export default async function setup(project: TestProject) {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'payments-test-'));
+  // Embedded PostgreSQL runs as an unprivileged user when we are root; it must reach its data dir.
+  chmodSync(scratch, 0o755);
+  const stops: (() => Promise<void>)[] = [];
+
+  let serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    const embedded = await startEmbeddedPostgres({ dataDir: scratch, port: await freePort(), database: 'postgres_unused' });
+    stops.push(embedded.stop);
+    serverUrl = embedded.url;
+  }
+  const databaseUrl = await createFreshDatabase(serverUrl, `payments_test_${process.pid}`);
+  const orm = await openOrm({ databaseUrl });
+  await migrate(orm);
+  await orm.close();
+
+  let temporalAddress = process.env.TEST_TEMPORAL_ADDRESS;
+  if (!temporalAddress) {
+    const temporal = await startTemporalDevServer({
+      cliPath: findTemporalCli(process.env.TEMPORAL_CLI_PATH),
+      dataDir: path.join(scratch, 'temporal'),
+      port: await freePort(),
+      uiPort: await freePort(),
+      namespace: 'default',
+    });
+    stops.unshift(temporal.stop);
+    temporalAddress = temporal.address;
+  }
+
+  project.provide('databaseUrl', databaseUrl);
+  project.provide('temporalAddress', temporalAddress);
+
+  return async () => {
+    for (const stop of stops) await stop();
+    rmSync(scratch, { recursive: true, force: true });
+  };
+}
+
+async function createFreshDatabase(serverUrl: string, name: string): Promise<string> {
+  const admin = await openOrm({ databaseUrl: serverUrl, poolSize: 1 });
+  await admin.em.getConnection().execute(`drop database if exists "${name}" with (force)`);
+  await admin.em.getConnection().execute(`create database "${name}"`);
+  await admin.close();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}

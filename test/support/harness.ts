@@ -1,0 +1,113 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { inject } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import type { Worker, WorkflowBundle } from '@temporalio/worker';
+import { createActivities } from '../../activities/index.ts';
+import { buildGateway } from '../../api/server.ts';
+import { loadConfig, type Config } from '../../infra/config.ts';
+import { createSecretBox, type SecretBox } from '../../infra/crypto.ts';
+import { createLogger, type Logger } from '../../infra/logger.ts';
+import { openOrm, type MikroORM } from '../../infra/orm.ts';
+import { createReadinessProbes } from '../../infra/readiness.ts';
+import { connectTemporal, type TemporalHandle } from '../../infra/temporal.ts';
+import { temporalDeliveryStarter } from '../../infra/webhook-delivery-starter.ts';
+import { bundleWorkflows, createWorker } from '../../worker/create-worker.ts';
+
+/** Every line the product logged during a test, for assertions (e.g. no PAN, no key). */
+export class CapturedLogs {
+  readonly lines: string[] = [];
+  readonly stream = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      this.lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface TestApp {
+  readonly config: Config;
+  readonly orm: MikroORM;
+  readonly secretBox: SecretBox;
+  readonly logs: CapturedLogs;
+  readonly logger: Logger;
+  readonly temporal: TemporalHandle;
+  readonly taskQueue: string;
+  readonly gateway: FastifyInstance;
+  /** Base URL of the gateway listening on a real port. */
+  readonly baseUrl: string;
+  startWorker(): Promise<Worker>;
+  close(): Promise<void>;
+}
+
+let sharedBundle: Promise<WorkflowBundle> | undefined;
+
+/**
+ * A gateway on a real port, against the suite's PostgreSQL and Temporal, with its own task queue so
+ * files running in parallel never pick up each other's workflows.
+ */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const taskQueue = `test-${randomUUID()}`;
+  const config = loadConfig({
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    OPERATOR_TOKEN: `operator-${randomUUID()}`,
+    LOG_LEVEL: 'info',
+    PORT: '0',
+    ...env,
+  });
+  const logs = new CapturedLogs();
+  const logger = createLogger({ level: config.logLevel, destination: logs.stream });
+  const orm = await openOrm({ databaseUrl: config.databaseUrl!, poolSize: 5 });
+  const secretBox = createSecretBox(config.dataEncryptionKey!);
+  const temporal = await connectTemporal({ address: config.temporalAddress!, namespace: config.temporalNamespace });
+  const gateway = await buildGateway({
+    config,
+    orm,
+    logger,
+    secretBox,
+    deliveryStarter: temporalDeliveryStarter({ client: temporal.client, taskQueue, schedule: config.webhookRetrySchedule, attemptTimeoutMs: config.webhookTimeoutMs }),
+    readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue }),
+  });
+  const address = await gateway.listen({ host: '127.0.0.1', port: 0 });
+  const workers: { worker: Worker; done: Promise<void>; close: () => Promise<void> }[] = [];
+
+  return {
+    config,
+    orm,
+    secretBox,
+    logs,
+    logger,
+    temporal,
+    taskQueue,
+    gateway,
+    baseUrl: address,
+    async startWorker() {
+      sharedBundle ??= bundleWorkflows();
+      const { worker, connection } = await createWorker({
+        address: config.temporalAddress!,
+        namespace: config.temporalNamespace,
+        taskQueue,
+        activities: createActivities({ orm, logger, secretBox }),
+        workflowBundle: await sharedBundle,
+      });
+      workers.push({ worker, done: worker.run(), close: () => connection.close() });
+      return worker;
+    },
+    async close() {
+      for (const { worker, done, close } of workers) {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await done;
+        await close();
+      }
+      await gateway.close();
+      await temporal.close();
+      await orm.close();
+    },
+  };
+}

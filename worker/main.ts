@@ -1,0 +1,26 @@
+import { createActivities } from '../activities/index.ts';
+import { loadConfig } from '../infra/config.ts';
+import { createSecretBox } from '../infra/crypto.ts';
+import { createLogger } from '../infra/logger.ts';
+import { openOrm } from '../infra/orm.ts';
+import { requireSetting } from '../infra/require-setting.ts';
+import { connectTemporal, ensureSearchAttributes } from '../infra/temporal.ts';
+import { createWorker } from './create-worker.ts';
+
+/** The worker process: `npm run worker` (production) or a child of `npm start`. */
+const config = loadConfig();
+const logger = createLogger({ level: config.logLevel, name: 'worker' });
+const address = requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS');
+const orm = await openOrm({ databaseUrl: requireSetting(config.databaseUrl, 'DATABASE_URL'), poolSize: config.databasePoolSize });
+
+const admin = await connectTemporal({ address, namespace: config.temporalNamespace });
+await ensureSearchAttributes(admin.connection, config.temporalNamespace);
+await admin.close();
+
+const activities = createActivities({ orm, logger, secretBox: createSecretBox(requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY')) });
+const { worker, connection } = await createWorker({ address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue, activities });
+logger.info({ taskQueue: config.temporalTaskQueue }, 'worker polling');
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
+await worker.run();
+await connection.close();
+await orm.close();

@@ -1,0 +1,2 @@
+// The worker bundles this file: every workflow the product runs is exported here.
+export { webhookDeliveryWorkflow } from './webhook-delivery.workflow.ts';

@@ -1,0 +1,4 @@
+/** Workflow ids are built from business ids so an engineer finds them in the Temporal UI. */
+export const workflowIds = {
+  webhookDelivery: (deliveryId: string) => `webhook/${deliveryId}`,
+};

@@ -1,9 +1,13 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
+const require = createRequire(import.meta.url);
+
 export default defineConfig({
-  // type-graphql needs legacy decorators with design-type metadata.
-  oxc: { decorator: { legacy: true, emitDecoratorMetadata: true } } as never,
-  resolve: { dedupe: ['graphql'] },
+  resolve: {
+    // One copy of graphql: the CommonJS entry that type-graphql and graphql-scalars load under Node.
+    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
@@ -11,6 +15,5 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
-    reporters: ['default'],
   },
 });

@@ -28,6 +28,7 @@ try {
 }
 
 const servers = await ensureLocalServers(config, { temporal: false });
+let exitCode = 0;
 const key = config.dataEncryptionKey ?? Buffer.from(developmentEncryptionKey(config.dataDir), 'base64');
 const orm = await openOrm({ databaseUrl: servers.databaseUrl });
 try {
@@ -36,8 +37,9 @@ try {
   process.stdout.write(`${JSON.stringify({ tenants: results }, null, 2)}\n`);
 } catch (error) {
   process.stderr.write(`${error instanceof DomainError ? error.message : (error as Error).stack}\n`);
-  process.exitCode = 1;
+  exitCode = 1;
 } finally {
   await orm.close();
   await servers.stop();
 }
+process.exit(exitCode);

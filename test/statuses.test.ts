@@ -151,7 +151,7 @@ describe('GraphQL statuses', () => {
 
   it('gives the same answers as the REST route', async () => {
     for (const variables of [{}, { pageSize: 20, pageNumber: 3 }, { search: 'declined' }, { isIssuerDecline: true, pageSize: 200 }]) {
-      const rest = await listStatuses(`?${new URLSearchParams(Object.entries(variables).map(([k, v]) => [k, String(v)]))}`);
+      const rest = await listStatuses(`?${new URLSearchParams(Object.entries(variables).map(([k, v]): [string, string] => [k, String(v)]))}`);
       const gql = await graphql(query, variables);
       expect(gql.body.errors).toBeUndefined();
       const { success: _s, ...envelope } = rest.body;

@@ -18,7 +18,7 @@ await ensureSearchAttributes(admin.connection, config.temporalNamespace);
 await admin.close();
 
 const activities = createActivities({ orm, logger, secretBox: createSecretBox(requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY')) });
-const { worker, connection } = await createWorker({ address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue, activities });
+const { worker, connection } = await createWorker({ address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue, activities, logger });
 logger.info({ taskQueue: config.temporalTaskQueue }, 'worker polling');
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
 await worker.run();

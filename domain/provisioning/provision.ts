@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { generateSecret, generateWebhookSecret, hashSecret, type SecretBox } from '../../infra/crypto.ts';
 import {
@@ -292,5 +293,6 @@ function sameValue(a: unknown, b: unknown): boolean {
   if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
   if (a === b) return true;
   if (a === undefined || a === null) return b === undefined || b === null;
-  return JSON.stringify(a) === JSON.stringify(b);
+  // jsonb does not keep key order, so compare structurally.
+  return isDeepStrictEqual(a, b);
 }

@@ -1,6 +1,6 @@
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 
-@ObjectType({ description: 'A key created by this run; the value is shown once and never again' })
+@ObjectType('ProvisionedApiKey', { description: 'A key created by this run; the value is shown once and never again' })
 export class ProvisionedApiKeyType {
   @Field(() => String)
   name!: string;
@@ -15,7 +15,7 @@ export class ProvisionedApiKeyType {
   key?: string;
 }
 
-@ObjectType()
+@ObjectType('ProvisionedRecord')
 export class ProvisionedRecordType {
   @Field(() => String, { description: 'The fixture key (slug or MID)' })
   key!: string;
@@ -30,7 +30,7 @@ export class ProvisionedRecordType {
   secret?: string;
 }
 
-@ObjectType()
+@ObjectType('ProvisionedLeadKeys')
 export class ProvisionedLeadKeysType {
   @Field(() => String)
   change!: string;
@@ -42,7 +42,7 @@ export class ProvisionedLeadKeysType {
   secretKey?: string;
 }
 
-@ObjectType({ description: 'What provisioning did for one tenant' })
+@ObjectType('TenantProvisioning', { description: 'What provisioning did for one tenant' })
 export class TenantProvisioningType {
   @Field(() => String)
   slug!: string;

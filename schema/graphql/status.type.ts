@@ -1,6 +1,6 @@
 import { ArgsType, Field, Int, ObjectType } from 'type-graphql';
 
-@ObjectType({ description: 'A transaction status code (spec 2.7)' })
+@ObjectType('StatusCode', { description: 'A transaction status code (spec 2.7)' })
 export class StatusCodeType {
   @Field(() => String, { description: 'The code, as a string (spec 2.7)' })
   id!: string;
@@ -27,7 +27,7 @@ export class StatusCodeType {
   isOther!: boolean;
 }
 
-@ObjectType({ description: 'One page of status codes, the same envelope as GET /api/admin/statuses' })
+@ObjectType('StatusPage', { description: 'One page of status codes, the same envelope as GET /api/admin/statuses' })
 export class StatusPageType {
   @Field(() => Int)
   count!: number;

@@ -1,7 +1,7 @@
 import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
 import { DateTimeResolver, URLResolver, UUIDResolver } from 'graphql-scalars';
 
-@ObjectType({ description: 'One HTTP attempt of a webhook delivery' })
+@ObjectType('WebhookAttempt', { description: 'One HTTP attempt of a webhook delivery' })
 export class WebhookAttemptType {
   @Field(() => Int)
   attemptNumber!: number;
@@ -19,7 +19,7 @@ export class WebhookAttemptType {
   error!: string | null;
 }
 
-@ObjectType({ description: 'One event sent to one endpoint, with every attempt' })
+@ObjectType('WebhookDelivery', { description: 'One event sent to one endpoint, with every attempt' })
 export class WebhookDeliveryType {
   @Field(() => ID, { description: 'The `webhook-id` header receivers deduplicate on' })
   id!: string;
@@ -46,7 +46,7 @@ export class WebhookDeliveryType {
   attempts!: WebhookAttemptType[];
 }
 
-@ObjectType()
+@ObjectType('WebhookEndpoint')
 export class WebhookEndpointType {
   @Field(() => UUIDResolver)
   id!: string;

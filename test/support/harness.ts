@@ -94,6 +94,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
         namespace: config.temporalNamespace,
         taskQueue,
         activities: createActivities({ orm, logger, secretBox }),
+        logger,
         workflowBundle: await sharedBundle,
       });
       workers.push({ worker, done: worker.run(), close: () => connection.close() });

@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { printSchema } from 'graphql';
+import { serverAudits } from 'graphql-http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildGatewaySchema } from '../api/graphql/schema.ts';
+import { startTestApp, type TestApp } from './support/harness.ts';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
+describe('GraphQL over HTTP (graphql-http server audit)', () => {
+  it('passes every MUST of the audit with no error', async () => {
+    const results = await Promise.all(serverAudits({ url: `${app.baseUrl}/graphql`, fetchFn: fetch }).map(async (audit) => ({ audit, result: await audit.fn() })));
+    const errors = results.filter(({ result }) => result.status === 'error').map(({ audit, result }) => `${audit.name}: ${result.reason}`);
+    expect(errors).toEqual([]);
+    expect(results.length).toBeGreaterThan(20);
+  });
+});
+
+describe('committed SDL', () => {
+  it('matches the schema the gateway serves (run `npm run schema:emit` after changing GraphQL types)', async () => {
+    const committed = readFileSync(new URL('../schema/schema.graphql', import.meta.url), 'utf8');
+    expect(committed).toBe(`${printSchema(await buildGatewaySchema())}\n`);
+  });
+});

@@ -1,0 +1,198 @@
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashSecret } from '../infra/crypto.ts';
+import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
+import { provision } from '../domain/provisioning/provision.ts';
+import { startTestApp, type TestApp } from './support/harness.ts';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app?.close());
+
+function fixture(unique = randomUUID().slice(0, 8)) {
+  return {
+    tenants: [
+      {
+        slug: `acme-${unique}`,
+        name: 'Acme',
+        clientId: `acme-${unique}`,
+        parentCompany: 'Acme Holdings',
+        apiKeys: [{ name: 'checkout' }],
+        products: [
+          {
+            slug: 'monthly',
+            name: 'Monthly',
+            price: 19.9,
+            currency: 'USD',
+            acceptedNetworks: ['NetworkA'],
+            subscriptionPlan: { recurringAmount: '19.90', intervalDays: 30, gracePeriodDays: 3 },
+            velocity: { cardSubmitLimit: 2 },
+          },
+        ],
+        merchantAccounts: [
+          {
+            mid: `MID-${unique}`,
+            title: 'Primary',
+            gateway: 'sandbox',
+            maxPrice: '250.00',
+            reservePercentage: 0.1,
+            monthlyCap: 10000,
+            dynamicDescriptorPrefix_NetworkB: 'ACME*',
+            capLimited: '2026-01-01T00:00:00.000Z',
+            currencies: [{ currency: 'USD', gatewayCredentials: { apiKey: 'processor-secret-key', password: 'processor-password' } }],
+          },
+        ],
+        leads: { allowedOrigins: ['https://shop.acme.example'] },
+        email: { senderDomains: ['acme.example'] },
+        webhookEndpoints: [{ slug: 'main', url: 'https://hooks.acme.example/in' }],
+      },
+    ],
+  };
+}
+
+const run = (input: unknown, actor = 'test') => provision({ em: app.orm.em.fork(), secretBox: app.secretBox, actor }, parseFixture(input));
+
+async function dumpTables(): Promise<string> {
+  const em = app.orm.em.fork();
+  const tables = await em.getConnection().execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
+  const dumps = await Promise.all(tables.map(({ tablename }) => em.getConnection().execute(`select * from "${tablename}"`)));
+  return JSON.stringify(dumps);
+}
+
+describe('provisioning', () => {
+  it('creates every record, returns ids and one-time secrets, and stores secrets only hashed or encrypted', async () => {
+    const [result] = await run(fixture());
+    expect(result).toMatchObject({ change: 'created', apiKeys: [{ name: 'checkout', change: 'created', key: expect.stringMatching(/^sk_api_/) }] });
+    expect(result!.products).toEqual([{ slug: 'monthly', id: expect.any(Number), change: 'created' }]);
+    expect(result!.leadKeys).toMatchObject({ change: 'created', publishableKey: expect.stringMatching(/^pk_live_/), secretKey: expect.stringMatching(/^sk_live_/) });
+    expect(result!.webhookEndpoints[0]).toMatchObject({ change: 'created', secret: expect.stringMatching(/^whsec_/) });
+
+    const dump = await dumpTables();
+    for (const secret of [result!.apiKeys[0]!.key!, result!.leadKeys!.publishableKey!, result!.leadKeys!.secretKey!, result!.webhookEndpoints[0]!.secret!, 'processor-secret-key', 'processor-password']) {
+      expect(dump).not.toContain(secret);
+    }
+    expect(dump).toContain(hashSecret(result!.apiKeys[0]!.key!));
+
+    const [product] = await app.orm.em.fork().getConnection().execute(`select price, subscription_plan from products where id = ?`, [result!.products[0]!.id]);
+    expect(product).toMatchObject({ price: '19.90', subscription_plan: { recurringAmount: '19.90', intervalDays: 30, trialDays: 0, gracePeriodDays: 3 } });
+    const [account] = await app.orm.em.fork().getConnection().execute(`select max_price, reserve_percentage, dynamic_descriptor_prefix_network_b from merchant_accounts where id = ?`, [
+      result!.merchantAccounts[0]!.id,
+    ]);
+    expect(account).toEqual({ max_price: '250.00', reserve_percentage: '0.1000', dynamic_descriptor_prefix_network_b: 'ACME*' });
+  });
+
+  it('is idempotent: a second run changes nothing and writes no audit entry', async () => {
+    const input = fixture();
+    await run(input);
+    const before = await dumpTables();
+    const [second] = await run(input);
+    expect(second!.change).toBe('unchanged');
+    expect([...second!.apiKeys, ...second!.products, ...second!.merchantAccounts, ...second!.webhookEndpoints].every((r) => r.change === 'unchanged')).toBe(true);
+    expect(second!.apiKeys[0]!.key).toBeUndefined();
+    expect(await dumpTables()).toBe(before);
+  });
+
+  it('applies a changed value as an update with an audit entry', async () => {
+    const input = fixture();
+    const [first] = await run(input);
+    input.tenants[0]!.products[0]!.price = 24.5;
+    const [second] = await run(input, 'operator:someone');
+    expect(second!.products[0]).toMatchObject({ change: 'updated', id: first!.products[0]!.id });
+    const audit = await app.orm.em.fork().getConnection().execute(`select actor, action from audit_entries where entity_type = 'Product' and entity_id = ? order by id`, [
+      String(first!.products[0]!.id),
+    ]);
+    expect(audit).toEqual([
+      { actor: 'test', action: 'product.created' },
+      { actor: 'operator:someone', action: 'product.updated' },
+    ]);
+  });
+
+  it('refuses a MID that belongs to another tenant and leaves the database as it was', async () => {
+    const first = fixture();
+    await run(first);
+    const before = await dumpTables();
+    const second = fixture();
+    second.tenants[0]!.merchantAccounts[0]!.mid = first.tenants[0]!.merchantAccounts[0]!.mid;
+    await expect(run(second)).rejects.toThrow(/belongs to another tenant/);
+    expect(await dumpTables()).toBe(before);
+  });
+
+  it.each([
+    [{ tenants: [] }, /tenants/],
+    [{ tenants: [{ slug: 'x', name: 'x', clientId: 'x', surprise: true }] }, /surprise is not a known field/],
+    [{ tenants: [{ slug: 'x', name: 'x', clientId: 'x', products: [{ slug: 'p', name: 'p', price: '1.999', currency: 'USD' }] }] }, /price/],
+    [{ tenants: [{ slug: 'x', name: 'x', clientId: 'x', merchantAccounts: [{ mid: 'M', title: 't', reservePercentage: 2 }] }] }, /reservePercentage/],
+  ])('rejects an invalid fixture with a message naming the field (%#)', (input, message) => {
+    expect(() => parseFixture(input)).toThrow(message);
+  });
+});
+
+describe('npm run provision', () => {
+  it('prints ids as JSON and is idempotent across runs', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'provision-'));
+    const file = path.join(dir, 'fixture.json');
+    writeFileSync(file, JSON.stringify(fixture()));
+    const env = { ...process.env, DATABASE_URL: app.config.databaseUrl!, DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'), DATA_DIR: dir };
+    const exec = promisify(execFile);
+    const script = path.resolve(import.meta.dirname, '../scripts/provision.ts');
+    const first = JSON.parse((await exec(process.execPath, ['--import', 'tsx', script, file], { env })).stdout);
+    expect(first.tenants[0]).toMatchObject({ change: 'created', apiKeys: [{ key: expect.any(String) }] });
+    const second = JSON.parse((await exec(process.execPath, ['--import', 'tsx', script, file], { env })).stdout);
+    expect(second.tenants[0]).toMatchObject({ id: first.tenants[0].id, change: 'unchanged' });
+    expect(second.tenants[0].apiKeys[0].key).toBeUndefined();
+  });
+
+  it('exits non-zero with the reason on an invalid fixture', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'provision-'));
+    const file = path.join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ tenants: [{ slug: 'Bad Slug' }] }));
+    const exec = promisify(execFile);
+    const script = path.resolve(import.meta.dirname, '../scripts/provision.ts');
+    const env = { ...process.env, DATABASE_URL: app.config.databaseUrl!, DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+    await expect(exec(process.execPath, ['--import', 'tsx', script, file], { env })).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('Invalid fixture') });
+  });
+});
+
+describe('GraphQL operator mutations', () => {
+  const mutation = `mutation($fixture: JSONObject!) { provisionTenants(fixture: $fixture) {
+    slug id change apiKeys { name change key } products { key id change } webhookEndpoints { key change secret } } }`;
+
+  async function call(authorization: string | undefined, variables: unknown) {
+    const response = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+      body: JSON.stringify({ query: mutation, variables }),
+    });
+    return (await response.json()) as any;
+  }
+
+  it('provisions with the operator token, idempotently', async () => {
+    const input = fixture();
+    const first = await call(`Bearer ${app.config.operatorToken}`, { fixture: input });
+    expect(first.errors).toBeUndefined();
+    expect(first.data.provisionTenants[0]).toMatchObject({ change: 'created', apiKeys: [{ change: 'created', key: expect.stringMatching(/^sk_api_/) }] });
+    const second = await call(`Bearer ${app.config.operatorToken}`, { fixture: input });
+    expect(second.data.provisionTenants[0]).toMatchObject({ change: 'unchanged', apiKeys: [{ change: 'unchanged', key: null }] });
+  });
+
+  it('refuses a tenant API key and anonymous callers', async () => {
+    const [tenant] = await run(fixture());
+    const withKey = await call(`Bearer ${tenant!.apiKeys[0]!.key}`, { fixture: fixture() });
+    expect(withKey.errors[0].extensions.code).toBe('FORBIDDEN');
+    const anonymous = await call(undefined, { fixture: fixture() });
+    expect(anonymous.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('rejects an invalid fixture with BAD_USER_INPUT', async () => {
+    const result = await call(`Bearer ${app.config.operatorToken}`, { fixture: { tenants: [{ slug: 'x' }] } });
+    expect(result.errors[0]).toMatchObject({ message: expect.stringContaining('name is required'), extensions: { code: 'BAD_USER_INPUT' } });
+  });
+});

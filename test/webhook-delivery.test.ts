@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateWebhookSecret } from '../infra/crypto.ts';
+import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
+import { provision } from '../domain/provisioning/provision.ts';
+import { dispatchWebhookEvent } from '../domain/webhooks/dispatch.ts';
+import { temporalDeliveryStarter } from '../infra/webhook-delivery-starter.ts';
+import { WebhookEndpoint } from '../schema/entities/index.ts';
+import { workflowIds } from '../workflows/task-queues.ts';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { createTestTenant } from './support/tenants.ts';
+import { startWebhookReceiver, type Behaviour } from './support/webhook-receiver.ts';
+
+let app: TestApp;
+
+// A schedule in seconds so the whole retry ladder runs inside a test.
+const SCHEDULE = [0, 1, 1, 1];
+const TIMEOUT_MS = 1_500;
+
+beforeAll(async () => {
+  app = await startTestApp({ WEBHOOK_RETRY_SCHEDULE: SCHEDULE.join(','), WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) });
+  await app.startWorker();
+});
+afterAll(() => app?.close());
+
+async function deliverTo(behaviour: Behaviour) {
+  const secret = generateWebhookSecret();
+  const receiver = await startWebhookReceiver(secret, behaviour);
+  const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: receiver.url, secret }] });
+  const endpointId = tenant.result.webhookEndpoints[0]!.id;
+  const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+  const [deliveryId] = await dispatchWebhookEvent(
+    { em: app.orm.em.fork(), starter },
+    { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: { leadId: 'lead-1', amount: '29.99' } } },
+  );
+  const result = await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result();
+  return { receiver, tenant, endpointId, deliveryId: deliveryId!, result };
+}
+
+async function deliveryFromGraphQL(apiKey: string, deliveryId: string) {
+  const response = await fetch(`${app.baseUrl}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ query: '{ webhookDeliveries { id state attemptCount attempts { attemptNumber httpStatus latencyMs error } } }' }),
+  });
+  const body = (await response.json()) as any;
+  expect(body.errors).toBeUndefined();
+  return body.data.webhookDeliveries.find((d: { id: string }) => d.id === deliveryId);
+}
+
+describe('signed webhook delivery', () => {
+  it('delivers on the first attempt with a signature the standardwebhooks package verifies', async () => {
+    const { receiver, tenant, deliveryId, result } = await deliverTo(() => ({ status: 204 }));
+    try {
+      expect(result).toBe('delivered');
+      expect(receiver.received).toHaveLength(1);
+      const [request] = receiver.received;
+      expect(request!.verified).toBe(true);
+      expect(request!.headers['webhook-id']).toBe(deliveryId);
+      expect(request!.payload).toEqual({ type: 'customer_lead.paid', timestamp: expect.any(String), data: { leadId: 'lead-1', amount: '29.99' } });
+      const delivery = await deliveryFromGraphQL(tenant.apiKey, deliveryId);
+      expect(delivery).toMatchObject({ state: 'delivered', attemptCount: 1, attempts: [{ attemptNumber: 1, httpStatus: 204, error: null }] });
+      expect(delivery.attempts[0].latencyMs).toBeGreaterThanOrEqual(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('retries after two failures and records all three attempts', async () => {
+    const { receiver, tenant, deliveryId, result } = await deliverTo((n) => (n <= 2 ? { status: 503 } : { status: 200 }));
+    try {
+      expect(result).toBe('delivered');
+      expect(receiver.received).toHaveLength(3);
+      expect(receiver.received.every((r) => r.verified)).toBe(true);
+      expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([deliveryId]));
+      const delivery = await deliveryFromGraphQL(tenant.apiKey, deliveryId);
+      expect(delivery.state).toBe('delivered');
+      expect(delivery.attempts.map((a: { httpStatus: number }) => a.httpStatus)).toEqual([503, 503, 200]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('stops at 410 Gone and disables the endpoint', async () => {
+    const { receiver, tenant, endpointId, deliveryId, result } = await deliverTo(() => ({ status: 410 }));
+    try {
+      expect(result).toBe('endpoint_disabled');
+      expect(receiver.received).toHaveLength(1);
+      const endpoint = await app.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: endpointId });
+      expect(endpoint.disabledAt).toBeInstanceOf(Date);
+      const delivery = await deliveryFromGraphQL(tenant.apiKey, deliveryId);
+      expect(delivery).toMatchObject({ state: 'endpoint_disabled', attemptCount: 1, attempts: [{ httpStatus: 410 }] });
+      // A disabled endpoint receives no further event.
+      const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+      const more = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
+      expect(more).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('counts a receiver that hangs past the timeout as a failed attempt', async () => {
+    const { receiver, tenant, deliveryId, result } = await deliverTo((n) => (n === 1 ? 'hang' : { status: 200 }));
+    try {
+      expect(result).toBe('delivered');
+      const delivery = await deliveryFromGraphQL(tenant.apiKey, deliveryId);
+      expect(delivery.attempts).toHaveLength(2);
+      expect(delivery.attempts[0]).toMatchObject({ attemptNumber: 1, httpStatus: null, error: expect.stringContaining('Timed out') });
+      expect(delivery.attempts[0].latencyMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+      expect(delivery.attempts[1]).toMatchObject({ attemptNumber: 2, httpStatus: 200 });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('gives up after the last scheduled attempt and honours Retry-After', async () => {
+    const started = Date.now();
+    const { receiver, tenant, deliveryId, result } = await deliverTo(() => ({ status: 500, headers: { 'retry-after': '2' } }));
+    try {
+      expect(result).toBe('failed');
+      expect(receiver.received).toHaveLength(SCHEDULE.length);
+      // Three waits of max(1 s, Retry-After 2 s).
+      expect(Date.now() - started).toBeGreaterThanOrEqual(6_000);
+      const delivery = await deliveryFromGraphQL(tenant.apiKey, deliveryId);
+      expect(delivery).toMatchObject({ state: 'failed', attemptCount: SCHEDULE.length });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('signs with both secrets during a rotation', async () => {
+    const oldSecret = generateWebhookSecret();
+    const newSecret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(oldSecret, () => ({ status: 200 }));
+    try {
+      const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'rot', url: receiver.url, secret: oldSecret }] });
+      await provision(
+        { em: app.orm.em.fork(), secretBox: app.secretBox, actor: 'test' },
+        parseFixture({ tenants: [{ slug: tenant.result.slug, name: `Tenant`, clientId: tenant.clientId, webhookEndpoints: [{ slug: 'rot', url: receiver.url, secret: newSecret }] }] }),
+      );
+      const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+      const [id] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'webhook.test', timestamp: new Date().toISOString(), data: {} } });
+      await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(id!)).result();
+      const signatures = String(receiver.received[0]!.headers['webhook-signature']).split(' ');
+      expect(signatures).toHaveLength(2);
+      expect(receiver.received[0]!.verified).toBe(true);
+    } finally {
+      await receiver.close();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 /**
  * Every setting of the product: its environment variable, default and meaning.
  * Read once at start-up; a bad value stops the process with a message naming the variable.
- * `docs/configuration.md` is generated from SETTINGS (npm run docs:config) so the two never drift.
+ * `docs/configuration.md` is generated from SETTINGS (`npm run docs:config`) so the two never drift.
  */
 
 type Parser<T> = (raw: string) => T;

@@ -1,0 +1,152 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { createTestTenant } from './support/tenants.ts';
+
+let app: TestApp;
+let second: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp({ BODY_LIMIT_BYTES: '4096' });
+  second = await startTestApp();
+});
+afterAll(async () => {
+  await app?.close();
+  await second?.close();
+});
+
+describe('health', () => {
+  it('healthz answers while the process is up', async () => {
+    const response = await fetch(`${app.baseUrl}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('readyz is 503 until a worker polls the task queue, then 200', async () => {
+    const before = await fetch(`${app.baseUrl}/readyz`);
+    expect(before.status).toBe(503);
+    expect(await before.json()).toMatchObject({ status: 'not_ready', checks: { postgres: 'ok', temporal: 'ok', worker: expect.stringContaining('no worker') } });
+    await app.startWorker();
+    let ready: Response | undefined;
+    for (let i = 0; i < 50; i++) {
+      ready = await fetch(`${app.baseUrl}/readyz`);
+      if (ready.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(ready!.status).toBe(200);
+    expect(await ready!.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', worker: 'ok' } });
+  });
+});
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document covering every REST route', async () => {
+    const document = (await (await fetch(`${app.baseUrl}/openapi.json`)).json()) as any;
+    const validation = await new Validator().validate(document);
+    expect(validation.errors ?? []).toEqual([]);
+    expect(validation.valid).toBe(true);
+    expect(document.openapi).toBe('3.1.0');
+    const restRoutes = app.gateway
+      .printRoutes({ commonPrefix: false })
+      .split('\n')
+      .filter((line) => line.includes('(GET') || line.includes('(POST') || line.includes('(PUT'));
+    expect(restRoutes.length).toBeGreaterThan(0);
+    expect(Object.keys(document.paths).sort()).toEqual(['/api/admin/statuses', '/healthz', '/readyz']);
+    const statusParameters = document.paths['/api/admin/statuses'].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`);
+    expect(statusParameters).toEqual(expect.arrayContaining(['query:pageNumber', 'query:pageSize', 'query:search', 'query:isOther', 'header:authorization', 'header:clientid', 'header:useremail']));
+  });
+});
+
+describe('bad input never gives a 500', () => {
+  it('malformed JSON on /graphql is a 400', async () => {
+    const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query": ' });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ success: false, message: 'Invalid JSON body' });
+  });
+
+  it('a body over the limit is a 413', async () => {
+    const response = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ __typename } # ${'x'.repeat(5000)}` }),
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({ success: false, message: 'Request body too large' });
+  });
+
+  it('a non-JSON body on /graphql is a 400 GraphQL error', async () => {
+    const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as any).errors[0].extensions.code).toBe('BAD_REQUEST');
+  });
+
+  it('an unsupported media type is a 415', async () => {
+    const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<q/>' });
+    expect(response.status).toBe(415);
+    expect(await response.json()).toEqual({ success: false, message: 'Content-Type must be application/json' });
+  });
+
+  it('an unknown route is a 404 in the error shape', async () => {
+    const response = await fetch(`${app.baseUrl}/api/admin/nothing-here`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ success: false, message: 'No route GET /api/admin/nothing-here' });
+  });
+
+  it('a GraphQL query with a wrong variable type is a 4xx with a GraphQL error', async () => {
+    const tenant = await createTestTenant(app);
+    const response = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tenant.apiKey}` },
+      body: JSON.stringify({ query: 'query($n: Int) { statuses(pageSize: $n) { count } }', variables: { n: 'many' } }),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as any).errors[0].extensions.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('request ids', () => {
+  it('echoes a caller-supplied x-request-id and logs it', async () => {
+    const response = await fetch(`${app.baseUrl}/healthz`, { headers: { 'x-request-id': 'trace-123' } });
+    expect(response.headers.get('x-request-id')).toBe('trace-123');
+    expect(app.logs.lines.some((line) => JSON.parse(line).reqId === 'trace-123')).toBe(true);
+  });
+});
+
+describe('rate limit', () => {
+  it('holds across two gateway processes sharing PostgreSQL, with Retry-After', async () => {
+    const tenant = await createTestTenant(app, { rateLimitPerMinute: 5 });
+    // Keep the burst inside one minute window.
+    const secondsIntoMinute = new Date().getSeconds();
+    if (secondsIntoMinute > 55) await new Promise((resolve) => setTimeout(resolve, (61 - secondsIntoMinute) * 1000));
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 7; i++) {
+      const base = i % 2 === 0 ? app.baseUrl : second.baseUrl;
+      const response = await fetch(`${base}/api/admin/statuses?pageSize=1`, { headers: tenant.adminHeaders });
+      statuses.push(response.status);
+      if (response.status === 429) {
+        retryAfter = response.headers.get('retry-after');
+        expect(await response.json()).toEqual({ success: false, message: expect.stringContaining('Rate limit') });
+      }
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+    // Another tenant's key is counted separately.
+    const other = await createTestTenant(app, { rateLimitPerMinute: 5 });
+    expect((await fetch(`${app.baseUrl}/api/admin/statuses?pageSize=1`, { headers: other.adminHeaders })).status).toBe(200);
+  });
+});
+
+describe('logs', () => {
+  it('never contain an API key or the Authorization header', async () => {
+    const tenant = await createTestTenant(app);
+    await fetch(`${app.baseUrl}/api/admin/statuses`, { headers: tenant.adminHeaders });
+    await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tenant.apiKey}` },
+      body: JSON.stringify({ query: '{ statuses { count } }' }),
+    });
+    expect(app.logs.text()).not.toContain(tenant.apiKey);
+    expect(app.logs.lines.length).toBeGreaterThan(0);
+  });
+});

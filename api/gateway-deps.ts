@@ -4,6 +4,8 @@ import type { SecretBox } from '../infra/crypto.ts';
 import type { Logger } from '../infra/logger.ts';
 import type { DeliveryStarter } from '../domain/webhooks/dispatch.ts';
 import type { ReadinessProbes } from './rest/health.routes.ts';
+import type { CardVault } from '../infra/card-vault.ts';
+import type { PaymentRunner } from '../domain/payments/submit-payment.ts';
 
 /** Everything the gateway needs, passed in by its entry point (or a test). */
 export interface GatewayDeps {
@@ -13,6 +15,8 @@ export interface GatewayDeps {
   readonly secretBox: SecretBox;
   readonly deliveryStarter: DeliveryStarter;
   readonly readiness: ReadinessProbes;
+  readonly cardVault: CardVault;
+  readonly paymentRunner: PaymentRunner;
 }
 
 /** The subset resolvers reach through the GraphQL context. */

@@ -1,5 +1,7 @@
 import { loadConfig, gatewayBaseUrl } from '../infra/config.ts';
 import { createSecretBox } from '../infra/crypto.ts';
+import { createCardVault } from '../infra/card-vault.ts';
+import { temporalPaymentRunner } from '../infra/temporal-payment-runner.ts';
 import { createLogger } from '../infra/logger.ts';
 import { openOrm } from '../infra/orm.ts';
 import { createReadinessProbes } from '../infra/readiness.ts';
@@ -13,11 +15,14 @@ const config = loadConfig();
 const logger = createLogger({ level: config.logLevel, name: 'gateway' });
 const orm = await openOrm({ databaseUrl: requireSetting(config.databaseUrl, 'DATABASE_URL'), poolSize: config.databasePoolSize });
 const temporal = await connectTemporal({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS'), namespace: config.temporalNamespace });
+const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');
 const app = await buildGateway({
   config,
   orm,
   logger,
-  secretBox: createSecretBox(requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY')),
+  secretBox: createSecretBox(dataEncryptionKey),
+  cardVault: createCardVault(dataEncryptionKey),
+  paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue }),
   deliveryStarter: temporalDeliveryStarter({
     client: temporal.client,
     taskQueue: config.temporalTaskQueue,

@@ -14,6 +14,7 @@ import { buildOpenApiDocument } from './http/openapi.ts';
 import type { RouteDefinition } from './http/route.ts';
 import { healthRoutes } from './rest/health.routes.ts';
 import { statusRoutes } from './rest/statuses.routes.ts';
+import { paymentRoutes } from './rest/payments.routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,7 +55,21 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     reply.header('x-request-id', request.id);
   });
 
-  const routes: RouteDefinition[] = [...healthRoutes(deps.readiness), ...statusRoutes];
+  const routes: RouteDefinition[] = [
+    ...healthRoutes(deps.readiness),
+    ...statusRoutes,
+    ...paymentRoutes({
+      runner: deps.paymentRunner,
+      cardVault: deps.cardVault,
+      defaultRateLimitPerMinute: config.rateLimitPerMinute,
+      settings: {
+        processorTimeoutMs: config.processorTimeoutMs,
+        threeDSecureTimeoutSeconds: config.threeDSecureTimeoutSeconds,
+        webhookSchedule: config.webhookRetrySchedule,
+        webhookTimeoutMs: config.webhookTimeoutMs,
+      },
+    }),
+  ];
   for (const route of routes) {
     app.route({
       method: route.method,

@@ -113,6 +113,24 @@ export const SETTINGS = {
     parse: secondsList,
   },
   webhookTimeoutMs: { env: 'WEBHOOK_TIMEOUT_MS', default: '15000', description: 'Timeout of one webhook attempt.', parse: integer(100, 120_000) },
+  sandboxProcessorUrl: {
+    env: 'SANDBOX_PROCESSOR_URL',
+    description: 'Base URL of the sandbox processor used by merchant accounts whose gateway is `sandbox`. Unset: `npm start` runs one.',
+    parse: url,
+  },
+  sandboxProcessorPort: { env: 'SANDBOX_PROCESSOR_PORT', default: '4100', description: 'Port of the sandbox processor `npm start` runs.', parse: integer(0, 65535) },
+  processorTimeoutMs: {
+    env: 'PROCESSOR_TIMEOUT_MS',
+    default: '10000',
+    description: 'Timeout of one processor call; an authorization without an answer is resolved by status inquiry, never retried blindly.',
+    parse: integer(100, 120_000),
+  },
+  threeDSecureTimeoutSeconds: {
+    env: 'THREE_DS_TIMEOUT_SECONDS',
+    default: '900',
+    description: 'How long a Pending 3-D Secure payment waits for completion before it is voided and failed.',
+    parse: integer(1, 86_400),
+  },
 } as const satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof SETTINGS;

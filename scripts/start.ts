@@ -35,14 +35,20 @@ if ((await orm.em.fork().count(Tenant, {})) === 0) {
 }
 await orm.close();
 
+const sandboxUrl = config.sandboxProcessorUrl ?? `http://127.0.0.1:${config.sandboxProcessorPort}`;
 const env: NodeJS.ProcessEnv = {
   ...process.env,
+  SANDBOX_PROCESSOR_URL: sandboxUrl,
   DATABASE_URL: servers.databaseUrl,
   TEMPORAL_ADDRESS: servers.temporalAddress,
   DATA_ENCRYPTION_KEY: encryptionKey,
   OPERATOR_TOKEN: operatorToken,
 };
-const children: ChildProcess[] = [spawnEntry('worker/main.ts', env), spawnEntry('api/main.ts', env)];
+const children: ChildProcess[] = [
+  ...(config.sandboxProcessorUrl ? [] : [spawnEntry('sandbox/main.ts', { ...env, SANDBOX_PORT: String(config.sandboxProcessorPort) })]),
+  spawnEntry('worker/main.ts', env),
+  spawnEntry('api/main.ts', env),
+];
 
 let stopping = false;
 async function stopAll(code: number) {
@@ -63,6 +69,7 @@ say(`REST API        ${base}/api/{productId}  (status list: ${base}/api/admin/st
 say(`GraphQL         ${base}/graphql`);
 say(`OpenAPI         ${base}/openapi.json`);
 say(`Temporal UI     ${servers.temporalUiUrl ?? '(set TEMPORAL_UI_URL to print it)'}`);
+say(`Sandbox         ${sandboxUrl}  (test cards: README)`);
 say(`Operator token  ${operatorToken}`);
 if (demo) say(`Demo tenant (keys are shown once):\n${JSON.stringify(demo, null, 2)}`);
 say('Press Ctrl-C to stop.');

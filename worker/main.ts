@@ -1,6 +1,8 @@
 import { createActivities } from '../activities/index.ts';
 import { loadConfig } from '../infra/config.ts';
 import { createSecretBox } from '../infra/crypto.ts';
+import { createCardVault } from '../infra/card-vault.ts';
+import { processorsFromConfig } from '../infra/processors/from-config.ts';
 import { createLogger } from '../infra/logger.ts';
 import { openOrm } from '../infra/orm.ts';
 import { requireSetting } from '../infra/require-setting.ts';
@@ -17,7 +19,14 @@ const admin = await connectTemporal({ address, namespace: config.temporalNamespa
 await ensureSearchAttributes(admin.connection, config.temporalNamespace);
 await admin.close();
 
-const activities = createActivities({ orm, logger, secretBox: createSecretBox(requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY')) });
+const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');
+const activities = createActivities({
+  orm,
+  logger,
+  secretBox: createSecretBox(dataEncryptionKey),
+  cardVault: createCardVault(dataEncryptionKey),
+  processors: processorsFromConfig(config),
+});
 const { worker, connection } = await createWorker({ address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue, activities, logger });
 logger.info({ taskQueue: config.temporalTaskQueue }, 'worker polling');
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());

@@ -10,6 +10,7 @@ export const GRAPHQL_CODES = {
   forbidden: 'FORBIDDEN',
   not_found: 'NOT_FOUND',
   conflict: 'CONFLICT',
+  gone: 'GONE',
   payload_too_large: 'PAYLOAD_TOO_LARGE',
   rate_limited: 'RATE_LIMITED',
   unavailable: 'SERVICE_UNAVAILABLE',

@@ -9,6 +9,7 @@ export const HTTP_STATUS = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  gone: 410,
   payload_too_large: 413,
   rate_limited: 429,
   unavailable: 503,

@@ -8,15 +8,22 @@ export interface DeliveryStarter {
   startDelivery(delivery: { deliveryId: string; tenantId: number; endpointId: string; eventType: string }): Promise<void>;
 }
 
+export interface RecordedDelivery {
+  readonly deliveryId: string;
+  readonly tenantId: number;
+  readonly endpointId: string;
+  readonly eventType: string;
+}
+
 /**
- * Records one delivery per enabled endpoint of the tenant subscribed to the event type, then starts
- * each delivery. The delivery id is the Standard Webhooks `webhook-id` receivers deduplicate on.
+ * Records one delivery per enabled endpoint of the tenant subscribed to the event type. The delivery
+ * id is the Standard Webhooks `webhook-id` receivers deduplicate on.
  */
-export async function dispatchWebhookEvent(
-  deps: { em: EntityManager; starter: DeliveryStarter },
+export async function recordWebhookDeliveries(
+  em: EntityManager,
   input: { tenantId: number; event: WebhookEvent; endpointIds?: readonly string[] },
-): Promise<string[]> {
-  const endpoints = await deps.em.find(WebhookEndpoint, {
+): Promise<RecordedDelivery[]> {
+  const endpoints = await em.find(WebhookEndpoint, {
     tenant: input.tenantId,
     disabledAt: null,
     ...(input.endpointIds ? { id: { $in: [...input.endpointIds] } } : {}),
@@ -24,11 +31,18 @@ export async function dispatchWebhookEvent(
   const subscribed = endpoints.filter((e) => e.eventTypes.length === 0 || e.eventTypes.includes(input.event.type));
   const body = serializeEvent(input.event);
   const deliveries = subscribed.map((endpoint) =>
-    deps.em.create(WebhookDelivery, { id: `msg_${randomUUID().replaceAll('-', '')}`, tenant: input.tenantId, endpoint, eventType: input.event.type, body }),
+    em.create(WebhookDelivery, { id: `msg_${randomUUID().replaceAll('-', '')}`, tenant: input.tenantId, endpoint, eventType: input.event.type, body }),
   );
-  await deps.em.flush();
-  for (const delivery of deliveries) {
-    await deps.starter.startDelivery({ deliveryId: delivery.id, tenantId: input.tenantId, endpointId: delivery.endpoint.id, eventType: delivery.eventType });
-  }
-  return deliveries.map((d) => d.id);
+  await em.flush();
+  return deliveries.map((d) => ({ deliveryId: d.id, tenantId: input.tenantId, endpointId: d.endpoint.id, eventType: d.eventType }));
+}
+
+/** Records the deliveries of an event and starts each one durably. */
+export async function dispatchWebhookEvent(
+  deps: { em: EntityManager; starter: DeliveryStarter },
+  input: { tenantId: number; event: WebhookEvent; endpointIds?: readonly string[] },
+): Promise<string[]> {
+  const deliveries = await recordWebhookDeliveries(deps.em, input);
+  for (const delivery of deliveries) await deps.starter.startDelivery(delivery);
+  return deliveries.map((d) => d.deliveryId);
 }

@@ -1,4 +1,8 @@
 import { AuditEntry, RateLimitWindow } from './audit.entity.ts';
+import { Affiliate, Campaign, Customer } from './customer.entity.ts';
+import { Order, Subscription } from './order.entity.ts';
+import { BlocklistEntry, IdempotencyKey, SubmitAttempt } from './risk.entity.ts';
+import { Transaction } from './transaction.entity.ts';
 import { MerchantAccount, MerchantAccountCurrency } from './merchant-account.entity.ts';
 import { Product } from './product.entity.ts';
 import { StatusCode } from './status-code.entity.ts';
@@ -6,6 +10,10 @@ import { ApiKey, LeadKeySet, SenderDomain, Tenant } from './tenant.entity.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook.entity.ts';
 
 export * from './audit.entity.ts';
+export * from './customer.entity.ts';
+export * from './order.entity.ts';
+export * from './risk.entity.ts';
+export * from './transaction.entity.ts';
 export * from './merchant-account.entity.ts';
 export * from './product.entity.ts';
 export * from './status-code.entity.ts';
@@ -26,4 +34,13 @@ export const ENTITIES = [
   WebhookAttempt,
   AuditEntry,
   RateLimitWindow,
+  Customer,
+  Campaign,
+  Affiliate,
+  Order,
+  Subscription,
+  Transaction,
+  BlocklistEntry,
+  SubmitAttempt,
+  IdempotencyKey,
 ];

@@ -14,6 +14,8 @@ const StatusCodeSchema = defineEntity({
     isInvalidCardDetails: p.boolean(),
     isOther: p.boolean(),
   },
+  // Case-insensitive search on the description (the status list `search` parameter).
+  indexes: [{ name: 'status_codes_status_lower_index', expression: 'create index "status_codes_status_lower_index" on "status_codes" (lower("status"))' }],
 });
 export class StatusCode extends StatusCodeSchema.class {}
 StatusCodeSchema.setClass(StatusCode);

@@ -6,18 +6,20 @@ import { startEmbeddedPostgres } from '../../infra/embedded-postgres.ts';
 import { migrate, openOrm } from '../../infra/orm.ts';
 import { findTemporalCli, startTemporalDevServer } from '../../infra/temporal-dev-server.ts';
 import { freePort } from './free-port.ts';
+import { startSandboxProcessor } from '../../sandbox/processor-server.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
     temporalAddress: string;
+    sandboxProcessorUrl: string;
   }
 }
 
 /**
  * Starts the real servers the suites run against: PostgreSQL (TEST_DATABASE_URL's server, or an
  * embedded one) with a fresh, migrated database, and a Temporal dev server (TEST_TEMPORAL_ADDRESS, or
- * the CLI started here). Nothing is mocked.
+ * the CLI started here), and the sandbox card processor. Nothing is mocked.
  */
 export default async function setup(project: TestProject) {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'payments-test-'));
@@ -49,7 +51,12 @@ export default async function setup(project: TestProject) {
     temporalAddress = temporal.address;
   }
 
+  // Slow answers (amount .98) outlast the tests' 1 s processor timeout.
+  const sandbox = await startSandboxProcessor({ port: 0, slowResponseMs: 2_500 });
+  stops.unshift(sandbox.close);
+
   project.provide('databaseUrl', databaseUrl);
+  project.provide('sandboxProcessorUrl', sandbox.url);
   project.provide('temporalAddress', temporalAddress);
 
   return async () => {

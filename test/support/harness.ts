@@ -7,6 +7,9 @@ import { createActivities } from '../../activities/index.ts';
 import { buildGateway } from '../../api/server.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import { createSecretBox, type SecretBox } from '../../infra/crypto.ts';
+import { createCardVault } from '../../infra/card-vault.ts';
+import { processorsFromConfig } from '../../infra/processors/from-config.ts';
+import { temporalPaymentRunner } from '../../infra/temporal-payment-runner.ts';
 import { createLogger, type Logger } from '../../infra/logger.ts';
 import { openOrm, type MikroORM } from '../../infra/orm.ts';
 import { createReadinessProbes } from '../../infra/readiness.ts';
@@ -55,6 +58,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     DATABASE_URL: inject('databaseUrl'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
+    SANDBOX_PROCESSOR_URL: inject('sandboxProcessorUrl'),
+    PROCESSOR_TIMEOUT_MS: '1000',
     DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     OPERATOR_TOKEN: `operator-${randomUUID()}`,
     LOG_LEVEL: 'info',
@@ -66,11 +71,14 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const orm = await openOrm({ databaseUrl: config.databaseUrl!, poolSize: 5 });
   const secretBox = createSecretBox(config.dataEncryptionKey!);
   const temporal = await connectTemporal({ address: config.temporalAddress!, namespace: config.temporalNamespace });
+  const cardVault = createCardVault(config.dataEncryptionKey!);
   const gateway = await buildGateway({
     config,
     orm,
     logger,
     secretBox,
+    cardVault,
+    paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue }),
     deliveryStarter: temporalDeliveryStarter({ client: temporal.client, taskQueue, schedule: config.webhookRetrySchedule, attemptTimeoutMs: config.webhookTimeoutMs }),
     readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue }),
   });
@@ -93,7 +101,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
         address: config.temporalAddress!,
         namespace: config.temporalNamespace,
         taskQueue,
-        activities: createActivities({ orm, logger, secretBox }),
+        activities: createActivities({ orm, logger, secretBox, cardVault, processors: processorsFromConfig(config) }),
         logger,
         workflowBundle: await sharedBundle,
       });

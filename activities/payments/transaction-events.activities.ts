@@ -1,0 +1,20 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { recordWebhookDeliveries, type RecordedDelivery } from '../../domain/webhooks/dispatch.ts';
+import type { SubmitResult } from '../../domain/payments/submit-result.ts';
+
+/** The transaction webhook's `data`: the submit result without card-derived details beyond BIN and last 4. */
+export type TransactionEventData = Pick<
+  SubmitResult,
+  'info' | 'statusId' | 'error' | 'chargeSuccess' | 'subscribeSuccess' | 'declineSalvage' | 'amount' | 'transactionId' | 'orderId' | 'submitOrderId' | 'subscriptionId' | 'mid' | 'email' | 'partnerSession' | 'serviceSession' | 'bin' | 'last4'
+> & { currency: string; productId: number };
+
+export function createTransactionEventActivities(deps: { orm: MikroORM }) {
+  /** Records the `transaction.completed` deliveries; the workflow then starts one delivery workflow each. */
+  async function recordTransactionEvent(input: { tenantId: number; occurredAt: string; data: TransactionEventData }): Promise<RecordedDelivery[]> {
+    return recordWebhookDeliveries(deps.orm.em.fork() as never, {
+      tenantId: input.tenantId,
+      event: { type: 'transaction.completed', timestamp: input.occurredAt, data: input.data },
+    });
+  }
+  return { recordTransactionEvent };
+}

@@ -1,0 +1,88 @@
+import type { CardNetwork } from '../../schema/entities/product.entity.ts';
+
+/** Luhn check digit validation. */
+export function passesLuhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+interface NetworkRule {
+  readonly network: CardNetwork;
+  readonly matches: (bin: string) => boolean;
+  readonly lengths: readonly number[];
+  readonly cvvLength: number;
+}
+
+const range = (bin: string, digits: number, from: number, to: number) => {
+  const prefix = Number(bin.slice(0, digits));
+  return prefix >= from && prefix <= to;
+};
+
+/**
+ * The five networks the gateway recognises from the BIN (spec: "five card networks"). NetworkA and
+ * NetworkB are the two the spec names; C, D and E follow the usual 3/6/35 prefixes.
+ */
+const NETWORK_RULES: readonly NetworkRule[] = [
+  { network: 'NetworkA', matches: (bin) => bin.startsWith('4'), lengths: [13, 16, 19], cvvLength: 3 },
+  { network: 'NetworkB', matches: (bin) => range(bin, 2, 51, 55) || range(bin, 4, 2221, 2720), lengths: [16], cvvLength: 3 },
+  { network: 'NetworkC', matches: (bin) => bin.startsWith('34') || bin.startsWith('37'), lengths: [15], cvvLength: 4 },
+  { network: 'NetworkD', matches: (bin) => bin.startsWith('6011') || bin.startsWith('65') || range(bin, 3, 644, 649), lengths: [16, 19], cvvLength: 3 },
+  { network: 'NetworkE', matches: (bin) => range(bin, 4, 3528, 3589), lengths: [16, 19], cvvLength: 3 },
+];
+
+export function detectNetwork(binOrPan: string): CardNetwork | undefined {
+  return NETWORK_RULES.find((rule) => rule.matches(binOrPan))?.network;
+}
+
+export function cvvLengthFor(network: CardNetwork | undefined): number {
+  return NETWORK_RULES.find((rule) => rule.network === network)?.cvvLength ?? 3;
+}
+
+/** A number is valid when it is 12-19 digits, fits its network's lengths and passes Luhn. */
+export function isValidCardNumber(pan: string): boolean {
+  if (!/^\d{12,19}$/.test(pan)) return false;
+  const rule = NETWORK_RULES.find((r) => r.matches(pan));
+  if (rule && !rule.lengths.includes(pan.length)) return false;
+  return passesLuhn(pan);
+}
+
+/** Expiry is valid when month is 1-12, year is plausible, and the card has not expired at month end. */
+export function isValidExpiry(month: number | undefined, year: number | undefined, now: Date): boolean {
+  if (!month || !year || !Number.isInteger(month) || !Number.isInteger(year)) return false;
+  if (month < 1 || month > 12) return false;
+  const fullYear = year < 100 ? 2000 + year : year;
+  if (fullYear > now.getUTCFullYear() + 25) return false;
+  return fullYear > now.getUTCFullYear() || (fullYear === now.getUTCFullYear() && month >= now.getUTCMonth() + 1);
+}
+
+export function normalizeExpiryYear(year: number): number {
+  return year < 100 ? 2000 + year : year;
+}
+
+/**
+ * Country of a BIN where the gateway knows it. A production deployment would load a BIN database;
+ * this table covers the sandbox cards (documented in the README).
+ */
+const BIN_COUNTRIES: readonly [prefix: string, country: string][] = [
+  ['40000076', 'BR'],
+  ['400000', 'US'],
+  ['424242', 'US'],
+  ['555555', 'US'],
+];
+
+export function binCountry(bin: string): string | undefined {
+  return BIN_COUNTRIES.find(([prefix]) => bin.startsWith(prefix))?.[1];
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]{2,}$/;
+export function isValidEmail(email: string | undefined): email is string {
+  return typeof email === 'string' && email.length <= 320 && EMAIL.test(email);
+}

@@ -1,0 +1,66 @@
+import type { CardNetwork } from '../../schema/entities/product.entity.ts';
+import { binCountry, cvvLengthFor, detectNetwork, isValidCardNumber, isValidEmail, isValidExpiry, normalizeExpiryYear } from './card.ts';
+import type { SubmitRequest } from './submit-request.schema.ts';
+import type { SubmitInfo } from './submit-result.ts';
+
+/** A card that passed validation; the PAN and CVV only ever leave this shape sealed. */
+export interface ValidatedCard {
+  readonly pan: string;
+  readonly cvv: string;
+  readonly expiryMonth: number;
+  readonly expiryYear: number;
+  readonly holderName?: string;
+  readonly bin: string;
+  readonly last4: string;
+  readonly network: CardNetwork;
+  readonly binCountry?: string;
+}
+
+export type PreValidation =
+  | { readonly ok: true; readonly email: string; readonly card: ValidatedCard }
+  | { readonly ok: false; readonly info: SubmitInfo; readonly error: string; readonly card?: Pick<ValidatedCard, 'bin' | 'last4'> };
+
+const fail = (error: string, card?: Pick<ValidatedCard, 'bin' | 'last4'>): PreValidation => ({ ok: false, info: 'Failed', error, card });
+
+/**
+ * The pre-processing validations of spec 7.1, in order: sessions, e-mail, card data, network accepted
+ * by the product. Pure: database checks (MID, blocklists, velocity) come after.
+ */
+export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly string[], now: Date): PreValidation {
+  if (!body.serviceSession && !body.partnerSession) return fail('Either serviceSession or partnerSession is required');
+  if (!isValidEmail(body.email?.trim())) return fail('Invalid Email');
+  const card = body.card ?? {};
+  if (card.encrypted !== undefined && (!card.bin || !card.lastFour)) return fail('Bin and Last4 required along with Encrypted data');
+  if (card.encrypted !== undefined) return { ok: false, info: 'None', error: 'Encrypted card data is not enabled for this account' };
+
+  const pan = (card.pan ?? '').replace(/[\s-]/g, '');
+  if (!isValidCardNumber(pan)) return fail('Invalid CC Number');
+  const summary = { bin: pan.slice(0, 8), last4: pan.slice(-4) };
+  if (!isValidExpiry(card.expiryMonth, card.expiryYear, now)) return fail('Invalid expiry', summary);
+  const network = detectNetwork(pan);
+  const cvv = card.cvv?.trim() ?? '';
+  if (!new RegExp(`^\\d{${cvvLengthFor(network)}}$`).test(cvv)) return fail('Invalid CVV', summary);
+  if (!network || !acceptedNetworks.includes(network)) return fail(`${network ?? 'Unknown'} cards not supported`, summary);
+
+  return {
+    ok: true,
+    email: body.email!.trim().toLowerCase(),
+    card: {
+      pan,
+      cvv,
+      expiryMonth: card.expiryMonth!,
+      expiryYear: normalizeExpiryYear(card.expiryYear!),
+      holderName: card.name,
+      ...summary,
+      network,
+      binCountry: binCountry(summary.bin),
+    },
+  };
+}
+
+/** `primary_secondary` or `primary` (spec 2.1). */
+export function splitSubAffiliate(value: string | undefined): { primary?: string; secondary?: string } {
+  if (!value) return {};
+  const index = value.indexOf('_');
+  return index < 0 ? { primary: value } : { primary: value.slice(0, index) || undefined, secondary: value.slice(index + 1) || undefined };
+}

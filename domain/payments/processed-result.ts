@@ -1,0 +1,90 @@
+import { statusById } from '../../schema/reference/status-codes.ts';
+import { emptyResult, type ResultContext, type SubmitResult } from './submit-result.ts';
+
+/** The subset of an attempt the result needs (kept structural so workflow code can use it). */
+export interface AttemptView {
+  readonly outcome:
+    | { kind: 'approved'; statusId: number; processorTransactionId: string; authCode: string; eci?: string }
+    | { kind: 'declined'; statusId: number; processorTransactionId?: string }
+    | { kind: 'challenge'; processorTransactionId: string; challengeUrl: string }
+    | { kind: 'unknown'; reason: string }
+    | { kind: 'not_found' };
+  readonly exchange: { gateway: string; httpStatus: number; response: string };
+}
+
+export interface AccountView {
+  readonly merchantAccountId: number;
+  readonly mid: string;
+  readonly descriptor: string;
+  readonly midPortalUrl: string;
+}
+
+export interface Settlement {
+  readonly orderId: number;
+  readonly subscriptionId: number;
+}
+
+interface PaymentView {
+  readonly submitOrderId: number;
+  readonly resultContext: ResultContext;
+}
+
+function base(payment: PaymentView, account: AccountView, attempts: readonly AttemptView[]): SubmitResult {
+  return {
+    ...emptyResult(payment.resultContext),
+    submitOrderId: payment.submitOrderId,
+    orderId: payment.submitOrderId,
+    mid: account.mid,
+    merchantAccountId: account.merchantAccountId,
+    descriptor: account.descriptor,
+    midPortalUrl: account.midPortalUrl,
+    gatewayResponses: attempts.map((a) => ({ ...a.exchange })),
+  };
+}
+
+/** A processed outcome (spec 3.1): Success when charged or subscribed, Error with the status otherwise. */
+export function buildProcessedResult(
+  payment: PaymentView,
+  account: AccountView,
+  attempts: readonly AttemptView[],
+  settlement: Settlement,
+  options: { salvage: boolean; overrideStatusId?: number },
+): SubmitResult {
+  const last = attempts[attempts.length - 1]!.outcome;
+  const approved = last.kind === 'approved' && options.overrideStatusId === undefined;
+  const statusId = options.overrideStatusId ?? (last.kind === 'approved' || last.kind === 'declined' ? last.statusId : 4285);
+  const description = statusById(statusId)?.status ?? 'Unknown status';
+  const subscribed = settlement.subscriptionId > 0;
+  return {
+    ...base(payment, account, attempts),
+    orderId: settlement.orderId,
+    subscriptionId: settlement.subscriptionId,
+    info: approved || (subscribed && options.salvage) ? 'Success' : 'Error',
+    error: approved ? '' : description,
+    message: approved ? description : description,
+    chargeSuccess: approved,
+    subscribeSuccess: subscribed,
+    declineSalvage: !approved && subscribed && options.salvage,
+    statusId,
+    transactionId: 'processorTransactionId' in last ? (last.processorTransactionId ?? '') : '',
+    eci: last.kind === 'approved' ? (last.eci ?? '') : '',
+  };
+}
+
+/** 3-D Secure needed: `Pending`, a `threeDSecureId`, empty message (spec 2.3). */
+export function pendingResult(payment: PaymentView, account: AccountView, attempts: readonly AttemptView[], threeDSecureId: string): SubmitResult {
+  const last = attempts[attempts.length - 1]!.outcome;
+  return {
+    ...base(payment, account, attempts),
+    info: 'Pending',
+    threeDSecureId,
+    statusId: 1789,
+    transactionId: 'processorTransactionId' in last ? (last.processorTransactionId ?? '') : '',
+  };
+}
+
+/** No merchant account can take the payment: nothing was sent to a processor. */
+export function noMerchantAccountResult(payment: PaymentView): SubmitResult {
+  const error = 'No merchant account available for this payment';
+  return { ...emptyResult(payment.resultContext), submitOrderId: payment.submitOrderId, orderId: payment.submitOrderId, info: 'None', error, message: error };
+}

@@ -1,0 +1,75 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Affiliate, Campaign, Customer } from './customer.entity.ts';
+import { Product } from './product.entity.ts';
+import { Tenant } from './tenant.entity.ts';
+
+export const ORDER_KINDS = ['submit', 'subscription'] as const;
+export const ORDER_STATES = ['processing', 'pending_3ds', 'approved', 'declined', 'failed', 'expired'] as const;
+export type OrderState = (typeof ORDER_STATES)[number];
+
+/**
+ * One card submit (`kind: submit`, its id is `submitOrderId`), or the order of a subscription the
+ * submit created (`kind: subscription`, its id is `orderId`, spec 2.3).
+ */
+const OrderSchema = defineEntity({
+  name: 'Order',
+  tableName: 'orders',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    product: () => p.manyToOne(Product),
+    customer: () => p.manyToOne(Customer),
+    kind: p.enum(() => [...ORDER_KINDS]).default('submit'),
+    parentOrder: () => p.manyToOne(Order).nullable(),
+    state: p.enum(() => [...ORDER_STATES]).default('processing'),
+    amount: p.decimal('string').precision(14).scale(2),
+    currency: p.string().length(3),
+    /** Persisted only when 50 characters or fewer (spec 2.1, 8): used for webhook and lead correlation. */
+    partnerSession: p.string().length(50).nullable(),
+    serviceSession: p.string().length(200).nullable(),
+    workflowId: p.string().length(200).nullable(),
+    threeDSecureId: p.string().length(64).nullable().unique().fieldName('three_d_secure_id'),
+    campaign: () => p.manyToOne(Campaign).nullable(),
+    affiliate: () => p.manyToOne(Affiliate).nullable(),
+    subAffiliatePrimary: p.string().length(200).nullable(),
+    subAffiliateSecondary: p.string().length(200).nullable(),
+    trackerClickId: p.string().length(200).nullable(),
+    props: p.json<Record<string, unknown>>().nullable(),
+    userAgent: p.string().length(1000).nullable(),
+    ip: p.string().length(64).nullable(),
+    billingAddress: p.json<Record<string, string>>().nullable(),
+    shippingAddress: p.json<Record<string, string>>().nullable(),
+    storefront: p.json<Record<string, boolean>>().nullable(),
+    phone: p.string().length(40).nullable(),
+    mobileWalletA: p.boolean().default(false),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+  indexes: [{ properties: ['tenant', 'partnerSession'] }, { properties: ['tenant', 'createdAt'] }],
+});
+export class Order extends OrderSchema.class {}
+OrderSchema.setClass(Order);
+
+export const SUBSCRIPTION_STATES = ['active', 'grace', 'cancelled'] as const;
+
+/** A subscription created by a submit on a product with a plan. */
+const SubscriptionSchema = defineEntity({
+  name: 'Subscription',
+  tableName: 'subscriptions',
+  properties: {
+    id: p.integer().primary().autoincrement(),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    product: () => p.manyToOne(Product),
+    customer: () => p.manyToOne(Customer),
+    order: () => p.manyToOne(Order),
+    email: p.string().length(320),
+    state: p.enum(() => [...SUBSCRIPTION_STATES]),
+    recurringAmount: p.decimal('string').precision(14).scale(2),
+    nextBillingAt: p.datetime(),
+    graceUntil: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+  indexes: [{ properties: ['tenant', 'product', 'email'] }],
+});
+export class Subscription extends SubscriptionSchema.class {}
+SubscriptionSchema.setClass(Subscription);

@@ -1,0 +1,197 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { authorizationsFor, card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+
+let app: TestApp;
+let tenant: PaymentTenant;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.startWorker();
+  tenant = await createPaymentTenant(app);
+});
+afterAll(() => app?.close());
+
+const submit = (body: unknown, headers: Record<string, string> = {}, productId = tenant.productId, apiKey = `Bearer ${tenant.apiKey}`) =>
+  post(app, `/api/${productId}`, apiKey, body, headers);
+
+const RESULT_FIELDS: Record<string, string> = {
+  serviceSession: 'string', partnerSession: 'string', subscribeSuccess: 'boolean', chargeSuccess: 'boolean', info: 'string', error: 'string',
+  email: 'string', message: 'string', orderId: 'number', descriptor: 'string', mid: 'string', threeDSecureId: 'string', transactionId: 'string',
+  amount: 'number', statusId: 'number', declineSalvage: 'boolean', merchantAccountId: 'number', midPortalUrl: 'string', bin: 'string',
+  binCountry: 'string', last4: 'string', eci: 'string', networkTokenized: 'boolean', submitOrderId: 'number', mobileWalletA: 'boolean',
+  mobileWalletB: 'boolean', gatewayResponses: 'object', subscriptionId: 'number',
+};
+
+function expectFullShape(result: Record<string, unknown>) {
+  expect(Object.keys(result).sort()).toEqual(Object.keys(RESULT_FIELDS).sort());
+  for (const [field, type] of Object.entries(RESULT_FIELDS)) expect(typeof result[field], field).toBe(type);
+}
+
+describe('POST /api/{productId}', () => {
+  it('approves a good card with the full result of spec 2.3 and records the transaction', async () => {
+    const body = submitBody('4242424242424242');
+    const { status, body: result } = await submit(body, {}, tenant.productId, tenant.apiKey);
+    expect(status).toBe(200);
+    expectFullShape(result);
+    expect(result).toMatchObject({
+      info: 'Success', chargeSuccess: true, subscribeSuccess: false, statusId: 2636, error: '', amount: 19.99, email: body.email,
+      partnerSession: body.partnerSession, bin: '42424242', last4: '4242', binCountry: 'US', mid: tenant.mids[0], descriptor: 'SHOP*1',
+      threeDSecureId: '', subscriptionId: 0, declineSalvage: false,
+    });
+    expect(result.submitOrderId).toBeGreaterThan(0);
+    expect(result.orderId).toBe(result.submitOrderId);
+    expect(result.transactionId).toMatch(/^sbx_/);
+    expect(result.gatewayResponses).toEqual([{ gateway: 'sandbox', httpStatus: 200, response: expect.stringContaining('"approved"') }]);
+    const [row] = await app.orm.em.fork().getConnection().execute(`select * from transactions where order_id = ?`, [result.submitOrderId]);
+    expect(row).toMatchObject({ status_id: 2636, success: true, amount: '19.99', currency: 'USD', bin: '42424242', last4: '4242', partner_session: body.partnerSession, gateway_transaction_id: result.transactionId, mid: tenant.mids[0] });
+    expect(await authorizationsFor(result.submitOrderId)).toBe(1);
+  });
+
+  it.each([
+    ['4000000000000002', 3617, 'Declined'],
+    ['4000000000009995', 3512, 'Insufficient Funds'],
+    ['4000000000000069', 3137, 'Card Expired'],
+    ['4000000000000127', 3627, 'Invalid card security code'],
+    ['4000000000000119', 4273, 'Processing Error - Try Again'],
+  ])('answers a declined card %s with HTTP 200, info Error and status %i', async (pan, statusId, error) => {
+    const { status, body: result } = await submit(submitBody(pan));
+    expect(status).toBe(200);
+    expectFullShape(result);
+    expect(result).toMatchObject({ info: 'Error', statusId, error, chargeSuccess: false });
+  });
+
+  it.each([
+    [{ partnerSession: undefined, serviceSession: undefined }, 'Either serviceSession or partnerSession is required'],
+    [{ email: 'not-an-email' }, 'Invalid Email'],
+    [{ email: undefined }, 'Invalid Email'],
+    [{ card: card('4242424242424242', { expiryMonth: 0 }) }, 'Invalid expiry'],
+    [{ card: card('4242424242424242', { expiryYear: undefined }) }, 'Invalid expiry'],
+    [{ card: card('4242424242424242', { cvv: '12' }) }, 'Invalid CVV'],
+    [{ card: card('4242424242424242', { cvv: undefined }) }, 'Invalid CVV'],
+    [{ card: card('4242424242424241') }, 'Invalid CC Number'],
+    [{ card: card('42424242') }, 'Invalid CC Number'],
+    [{ card: card('378282246310005', { cvv: '1234' }) }, 'NetworkC cards not supported'],
+    [{ card: { encrypted: 'eyJhbGciOi.x.y.z.w', expiryMonth: 12, expiryYear: 2030 } }, 'Bin and Last4 required along with Encrypted data'],
+    [{ mid: 'NO-SUCH-MID' }, 'Specified Mid not found'],
+  ])('fails pre-processing with the exact 7.1 error (%#)', async (overrides, error) => {
+    const { status, body: result } = await submit(submitBody('4242424242424242', overrides));
+    expect(status).toBe(200);
+    expectFullShape(result);
+    expect(result).toMatchObject({ info: 'Failed', error, message: error, statusId: 0, submitOrderId: 0, transactionId: '' });
+  });
+
+  it("refuses another tenant's MID and another tenant's product", async () => {
+    const other = await createPaymentTenant(app);
+    const { body: result } = await submit(submitBody('4242424242424242', { mid: other.mids[0] }));
+    expect(result).toMatchObject({ info: 'Failed', error: 'Specified Mid does not belong to Tenant account' });
+    const foreign = await submit(submitBody('4242424242424242'), {}, other.productId);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual({ success: false, message: `Product ${other.productId} not found` });
+  });
+
+  it('names the network a product does not accept', async () => {
+    const visaOnly = await createPaymentTenant(app, { acceptedNetworks: ['NetworkA'] });
+    const { body: result } = await post(app, `/api/${visaOnly.productId}`, visaOnly.apiKey, submitBody('5555555555554444'));
+    expect(result).toMatchObject({ info: 'Failed', error: 'NetworkB cards not supported' });
+  });
+
+  it('uses the MID given in `mid`', async () => {
+    const { body: result } = await submit(submitBody('4242424242424242', { mid: tenant.mids[1] }));
+    expect(result).toMatchObject({ info: 'Success', mid: tenant.mids[1] });
+  });
+
+  it('cascades a decline once to a MID of another bank, one gatewayResponses item per attempt', async () => {
+    const { body: result } = await submit(submitBody('4000000000000341', { cascade: true }));
+    expect(result).toMatchObject({ info: 'Success', statusId: 2636, mid: tenant.mids[1] });
+    expect(result.gatewayResponses).toHaveLength(2);
+    expect(result.gatewayResponses[0].response).toContain('"declined"');
+    const withoutCascade = await submit(submitBody('4000000000000341'));
+    expect(withoutCascade.body).toMatchObject({ info: 'Error', statusId: 3617, mid: tenant.mids[0] });
+    expect(withoutCascade.body.gatewayResponses).toHaveLength(1);
+  });
+
+  it('never cascades a non-cascadable decline', async () => {
+    const { body: result } = await submit(submitBody('4000000000000127', { cascade: true }));
+    expect(result).toMatchObject({ info: 'Error', statusId: 3627 });
+    expect(result.gatewayResponses).toHaveLength(1);
+  });
+
+  it('asks the processor before anything else when an answer is lost, and charges once', async () => {
+    const slow = await createSlowTenant();
+    const { body: result } = await post(app, `/api/${slow.productId}`, slow.apiKey, submitBody('4242424242424242', { cascade: true }));
+    expect(result).toMatchObject({ info: 'Success', statusId: 2636, mid: slow.mids[0] });
+    expect(result.gatewayResponses[0]).toMatchObject({ httpStatus: 0, response: expect.stringContaining('timeout') });
+    expect(result.gatewayResponses.at(-1)).toMatchObject({ httpStatus: 200 });
+    expect(await authorizationsFor(result.submitOrderId)).toBe(1);
+  });
+
+  it('stores order details: campaign and affiliate by name, sub-affiliate split, props', async () => {
+    const { body: result } = await submit(
+      submitBody('4242424242424242', { campaignName: 'Spring', affiliateName: 'Partner X', subAffiliate: 'sub1_sub2', props: { plan: 'gold' }, trackerClickId: 'clk-1', ip: '203.0.113.9', useragent: 'UA/1' }),
+    );
+    const [order] = await app.orm.em.fork().getConnection().execute(
+      `select o.*, c.name as campaign, a.name as affiliate from orders o left join campaigns c on c.id = o.campaign_id left join affiliates a on a.id = o.affiliate_id where o.id = ?`,
+      [result.submitOrderId],
+    );
+    expect(order).toMatchObject({ campaign: 'Spring', affiliate: 'Partner X', sub_affiliate_primary: 'sub1', sub_affiliate_secondary: 'sub2', props: { plan: 'gold' }, tracker_click_id: 'clk-1', ip: '203.0.113.9', user_agent: 'UA/1', state: 'approved' });
+  });
+
+  it('processes but does not persist a partnerSession over 50 characters', async () => {
+    const long = 'p'.repeat(60);
+    const { body: result } = await submit(submitBody('4242424242424242', { partnerSession: long }));
+    expect(result).toMatchObject({ info: 'Success', partnerSession: long });
+    const [order] = await app.orm.em.fork().getConnection().execute(`select partner_session from orders where id = ?`, [result.submitOrderId]);
+    expect(order!.partner_session).toBeNull();
+  });
+});
+
+describe('request-level errors', () => {
+  it.each([
+    ['malformed JSON', 400, '{"card": ', 'Invalid JSON body'],
+    ['a body that is not an object', 400, '[1,2]', 'body must be object'],
+    ['a wrong type', 400, JSON.stringify({ email: 42 }), 'email must be string'],
+    ['an unknown field', 400, JSON.stringify({ surprise: true }), 'surprise is not a known field'],
+  ])('%s is a %i', async (_name, status, body, message) => {
+    const response = await submit(body);
+    expect(response.status).toBe(status);
+    expect(response.body).toEqual({ success: false, message });
+  });
+
+  it('401 without a key, 404 for an unknown product, 413 for a huge body', async () => {
+    expect((await post(app, `/api/${tenant.productId}`, '', submitBody('4242424242424242'))).status).toBe(401);
+    expect((await submit(submitBody('4242424242424242'), {}, 999999999)).status).toBe(404);
+    expect((await submit(submitBody('4242424242424242', { props: { big: 'x'.repeat(70_000) } }))).status).toBe(413);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('returns the first result for the same key and body without a second authorization', async () => {
+    const body = submitBody('4242424242424242');
+    const key = { 'idempotency-key': `key-${Date.now()}` };
+    const [first, second] = await Promise.all([submit(body, key), submit(body, key)]);
+    const third = await submit(body, key);
+    expect([first.status, second.status, third.status]).toEqual([200, 200, 200]);
+    const results = [first, second, third].map((r) => r.body);
+    for (const result of results) expect(result).toEqual(results[0]);
+    expect(await authorizationsFor(results[0]!.submitOrderId)).toBe(1);
+    const conflict = await submit({ ...body, phone: '+100' }, key);
+    expect(conflict.status).toBe(409);
+  });
+
+  it('replays a pre-processing outcome too', async () => {
+    const body = submitBody('4242424242424241');
+    const key = { 'idempotency-key': `key-bad-${Date.now()}` };
+    const first = await submit(body, key);
+    const again = await submit(body, key);
+    expect(again.body).toEqual(first.body);
+    expect(first.body.error).toBe('Invalid CC Number');
+  });
+});
+
+async function createSlowTenant(): Promise<PaymentTenant> {
+  const slow = await createPaymentTenant(app);
+  // .98 makes the sandbox answer after the 1 s processor timeout (see README: amount rules).
+  await app.orm.em.fork().getConnection().execute(`update products set price = '10.98' where id = ?`, [slow.productId]);
+  return slow;
+}

@@ -1,0 +1,359 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuthorizationOutcome, AuthorizationRequest, ProcessorGateway, RawExchange } from '../domain/processors/processor-gateway.ts';
+import { createProcessorRegistry } from '../infra/processors/registry.ts';
+import { createSandboxAdapter } from '../infra/processors/sandbox.adapter.ts';
+import { startSandboxProcessor, type SandboxProcessor } from '../sandbox/processor-server.ts';
+import { TEST_CARDS, luhnValid, testCardsMarkdown } from '../sandbox/test-cards.ts';
+import { freePort } from './support/free-port.ts';
+
+/**
+ * The sandbox processor, started for real, exercised through its adapter over HTTP. Nothing is mocked.
+ */
+
+const TIMEOUT = 5_000;
+const SLOW_MS = 1_500;
+const CVV = '987';
+
+let sandbox: SandboxProcessor;
+let adapter: ProcessorGateway;
+/** Every exchange seen, checked at the end for card data. */
+const exchanges: RawExchange[] = [];
+const cardNumbersUsed = new Set<string>();
+
+beforeAll(async () => {
+  sandbox = await startSandboxProcessor({ slowResponseMs: SLOW_MS });
+  adapter = createSandboxAdapter({ baseUrl: sandbox.url });
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+function request(number: string, overrides: Partial<AuthorizationRequest> = {}): AuthorizationRequest {
+  cardNumbersUsed.add(number);
+  return {
+    reference: `att_${randomUUID()}`,
+    orderReference: `ord_${randomUUID()}`,
+    merchantId: 'mid-1',
+    amount: '29.99',
+    currency: 'EUR',
+    card: { number, expiryMonth: 12, expiryYear: 2031, cvv: CVV, holderName: 'Ada Lovelace' },
+    threeDSecure: false,
+    credentials: { apiKey: 'sandbox-key' },
+    ...overrides,
+  };
+}
+
+async function authorize(req: AuthorizationRequest, timeoutMs = TIMEOUT) {
+  const result = await adapter.authorize(req, timeoutMs);
+  exchanges.push(result.exchange);
+  return result;
+}
+async function inquire(reference: string, timeoutMs = TIMEOUT) {
+  const result = await adapter.inquire(reference, timeoutMs);
+  exchanges.push(result.exchange);
+  return result;
+}
+async function complete3ds(id: string, proceed: boolean) {
+  const result = await adapter.complete3ds(id, proceed, TIMEOUT);
+  exchanges.push(result.exchange);
+  return result;
+}
+
+function challengeOf(outcome: AuthorizationOutcome) {
+  if (outcome.kind !== 'challenge') throw new Error(`expected a challenge, got ${JSON.stringify(outcome)}`);
+  return outcome;
+}
+
+async function chooseOnChallengePage(challengeUrl: string, outcome: 'authenticate' | 'fail', as: 'form' | 'json' = 'form') {
+  const response = await fetch(challengeUrl, {
+    method: 'POST',
+    headers: { 'content-type': as === 'form' ? 'application/x-www-form-urlencoded' : 'application/json' },
+    body: as === 'form' ? new URLSearchParams({ outcome }).toString() : JSON.stringify({ outcome }),
+  });
+  expect(response.status).toBe(200);
+  return response;
+}
+
+const approved = (extra: Record<string, unknown> = {}) => ({
+  kind: 'approved',
+  statusId: 2636,
+  processorTransactionId: expect.stringMatching(/^sbx_[0-9a-f-]{36}$/),
+  authCode: expect.stringMatching(/^[A-Z0-9]{6}$/),
+  ...extra,
+});
+const declined = (statusId: number, message: string) => ({
+  kind: 'declined',
+  statusId,
+  message,
+  processorTransactionId: expect.stringMatching(/^sbx_/),
+});
+
+describe('test cards', () => {
+  const expectations: Record<string, ReturnType<typeof approved> | ReturnType<typeof declined>> = {
+    '4242424242424242': approved(),
+    '5555555555554444': approved(),
+    '4000000000000002': declined(3617, 'Declined'),
+    '4000000000009995': declined(3512, 'Insufficient Funds'),
+    '4000000000000069': declined(3137, 'Card Expired'),
+    '4000000000000127': declined(3627, 'Invalid card security code'),
+    '4000000000000119': declined(4273, 'Processing Error - Try Again'),
+    // Challenge cards without 3-D Secure.
+    '4000000000003220': declined(4167, 'Strong Customer Authentication Required'),
+    '4000000000003063': declined(4167, 'Strong Customer Authentication Required'),
+    // Cascade card on the first merchant of its order.
+    '4000000000000341': declined(3617, 'Declined'),
+    '4000000760000002': approved(),
+    // Not in the table: any Luhn-valid number is approved, a Luhn-invalid one declined.
+    '4111111111111111': approved(),
+    '4242424242424241': declined(3256, 'Invalid credit card number'),
+  };
+
+  it('every card of the table is Luhn-valid and has an expectation here', () => {
+    for (const card of TEST_CARDS) {
+      expect(luhnValid(card.pan), card.pan).toBe(true);
+      expect(expectations[card.pan], card.pan).toBeDefined();
+    }
+    expect(testCardsMarkdown()).toContain('| `4000000000000341` |');
+  });
+
+  it.each(Object.entries(expectations))('%s without 3-D Secure', async (number, expected) => {
+    const { outcome, exchange } = await authorize(request(number));
+    expect(outcome).toEqual(expected);
+    expect(exchange.gateway).toBe('sandbox');
+    expect(exchange.httpStatus).toBe(200);
+    expect(outcome.kind === 'approved' && outcome.eci).toBeFalsy();
+    const body = JSON.parse(exchange.response);
+    expect(body.code).toBe((expected as { statusId: number }).statusId);
+    expect(body.id).toBe((outcome as { processorTransactionId: string }).processorTransactionId);
+  });
+
+  it('frictionless 3-D Secure approvals carry an ECI (05 NetworkA, 02 NetworkB)', async () => {
+    expect((await authorize(request('4242424242424242', { threeDSecure: true }))).outcome).toEqual(approved({ eci: '05' }));
+    expect((await authorize(request('5555555555554444', { threeDSecure: true }))).outcome).toEqual(approved({ eci: '02' }));
+  });
+
+  it('the cascade card is declined on the first merchant of an order and approved on another', async () => {
+    const orderReference = `ord_${randomUUID()}`;
+    const first = await authorize(request('4000000000000341', { orderReference, merchantId: 'mid-a' }));
+    expect(first.outcome).toEqual(declined(3617, 'Declined'));
+    const second = await authorize(request('4000000000000341', { orderReference, merchantId: 'mid-b' }));
+    expect(second.outcome).toEqual(approved());
+    const againOnFirst = await authorize(request('4000000000000341', { orderReference, merchantId: 'mid-a' }));
+    expect(againOnFirst.outcome).toEqual(declined(3617, 'Declined'));
+    expect(sandbox.stats().byOrderReference[orderReference]).toBe(3);
+  });
+});
+
+describe('idempotency and status inquiry', () => {
+  it('the same reference authorizes once and answers the same', async () => {
+    const req = request('4242424242424242');
+    const first = await authorize(req);
+    const second = await authorize({ ...req });
+    expect(first.outcome.kind).toBe('approved');
+    expect(second.outcome).toEqual(first.outcome);
+    expect(second.exchange.response).toBe(first.exchange.response);
+
+    expect(sandbox.stats().byReference[req.reference]).toBe(1);
+    expect(sandbox.stats().byOrderReference[req.orderReference]).toBe(1);
+    const overHttp = (await (await fetch(`${sandbox.url}/v1/_stats`)).json()) as { totalAuthorizations: number; byReference: Record<string, number> };
+    expect(overHttp.byReference[req.reference]).toBe(1);
+    expect(overHttp.totalAuthorizations).toBe(sandbox.stats().totalAuthorizations);
+  });
+
+  it('inquiry returns the stored outcome, and null for an unknown reference', async () => {
+    const approvedReq = request('4242424242424242');
+    const approvedResult = await authorize(approvedReq);
+    expect((await inquire(approvedReq.reference)).outcome).toEqual(approvedResult.outcome);
+
+    const declinedReq = request('4000000000009995');
+    const declinedResult = await authorize(declinedReq);
+    expect((await inquire(declinedReq.reference)).outcome).toEqual(declinedResult.outcome);
+
+    const unknown = await inquire(`att_${randomUUID()}`);
+    expect(unknown.outcome).toBeNull();
+    expect(unknown.exchange.httpStatus).toBe(404);
+    expect(JSON.parse(unknown.exchange.response)).toEqual({ error: 'not_found' });
+  });
+});
+
+describe('amount rules and transport failures', () => {
+  it('.98: the client times out, yet the authorization happened exactly once', async () => {
+    const req = request('4242424242424242', { amount: '10.98' });
+    const started = Date.now();
+    const timedOut = await authorize(req, 200);
+    expect(Date.now() - started).toBeLessThan(SLOW_MS);
+    expect(timedOut.outcome).toEqual({ kind: 'unknown', reason: expect.stringContaining('timeout') });
+    expect(timedOut.exchange).toEqual({ gateway: 'sandbox', httpStatus: 0, response: 'no answer within 200 ms (timeout)' });
+
+    const inquiry = await inquire(req.reference);
+    expect(inquiry.outcome).toEqual(approved());
+    // A retry with the same reference is a replay: answered at once, not a second authorization.
+    const retry = await authorize(req, 500);
+    expect(retry.outcome).toEqual(inquiry.outcome);
+    expect(sandbox.stats().byReference[req.reference]).toBe(1);
+    expect(sandbox.stats().byOrderReference[req.orderReference]).toBe(1);
+  });
+
+  it('.98 with a patient client: the first answer arrives after the delay', async () => {
+    const started = Date.now();
+    const { outcome } = await authorize(request('4242424242424242', { amount: '1.98' }), SLOW_MS + 3_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(SLOW_MS - 50);
+    expect(outcome).toEqual(approved());
+  });
+
+  it('.97: HTTP 500 is unknown and nothing is authorized', async () => {
+    const req = request('4242424242424242', { amount: '5.97' });
+    const { outcome, exchange } = await authorize(req);
+    expect(outcome).toEqual({ kind: 'unknown', reason: 'processor answered HTTP 500: processor unavailable' });
+    expect(exchange).toEqual({ gateway: 'sandbox', httpStatus: 500, response: '{"error":"processor unavailable"}' });
+    expect((await inquire(req.reference)).outcome).toBeNull();
+    expect(sandbox.stats().byReference[req.reference]).toBeUndefined();
+  });
+
+  it('connection refused is unknown with httpStatus 0', async () => {
+    const nowhere = createSandboxAdapter({ baseUrl: `http://127.0.0.1:${await freePort()}` });
+    const { outcome, exchange } = await nowhere.authorize(request('4242424242424242'), 1_000);
+    expect(outcome).toEqual({ kind: 'unknown', reason: expect.stringContaining('ECONNREFUSED') });
+    expect(exchange.httpStatus).toBe(0);
+    expect(exchange.response).toMatch(/^connection error: ECONNREFUSED/);
+    exchanges.push(exchange);
+    const inquiry = await nowhere.inquire('att_x', 1_000);
+    expect(inquiry.outcome).toMatchObject({ kind: 'unknown' });
+    expect((await nowhere.void('sbx_x', 1_000)).outcome).toEqual({ voided: false });
+  });
+
+  it('a malformed body is refused with 400 and the answer does not quote it', async () => {
+    const response = await fetch(`${sandbox.url}/v1/authorizations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"card":{"number":"4242424242424242","cvv":"${CVV}"`,
+    });
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({ error: 'malformed JSON body' });
+    expect(text).not.toContain('4242');
+
+    const invalid = await authorize(request('4242424242424242', { amount: '29.9' }));
+    expect(invalid.exchange.httpStatus).toBe(400);
+    expect(invalid.outcome).toMatchObject({ kind: 'declined', statusId: 4089 });
+  });
+});
+
+describe('3-D Secure challenge', () => {
+  it('challenge card: the cardholder authenticates, then completion approves with ECI 05', async () => {
+    const req = request('4000000000003220', { threeDSecure: true });
+    const { outcome, exchange } = await authorize(req);
+    const challenge = challengeOf(outcome);
+    expect(challenge.challengeUrl).toBe(`${sandbox.url}/challenge/${challenge.processorTransactionId}`);
+    expect(JSON.parse(exchange.response)).toMatchObject({ status: 'challenge_required', challengeUrl: challenge.challengeUrl });
+
+    const pageResponse = await fetch(challenge.challengeUrl);
+    expect(pageResponse.status).toBe(200);
+    expect(pageResponse.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await pageResponse.text();
+    expect(html).toContain('Sandbox 3-D Secure challenge');
+    expect(html.match(/<button/g)).toHaveLength(2);
+    expect(html).toContain('value="authenticate"');
+    expect(html).toContain('value="fail"');
+    expect(html).not.toContain(req.card.number);
+
+    // Before the cardholder acted: 409, unknown.
+    const early = await complete3ds(challenge.processorTransactionId, false);
+    expect(early.outcome).toEqual({ kind: 'unknown', reason: 'challenge pending' });
+    expect(early.exchange.httpStatus).toBe(409);
+    expect(JSON.parse(early.exchange.response)).toEqual({ status: 'challenge_pending' });
+    expect((await inquire(req.reference)).outcome).toEqual(challenge);
+
+    const confirmation = await chooseOnChallengePage(challenge.challengeUrl, 'authenticate');
+    expect(confirmation.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await confirmation.text()).toContain('Authentication succeeded');
+
+    const completed = await complete3ds(challenge.processorTransactionId, false);
+    expect(completed.outcome).toEqual(approved({ eci: '05', processorTransactionId: challenge.processorTransactionId }));
+    // Completion is final and idempotent; inquiry and a replayed authorize show it.
+    expect((await complete3ds(challenge.processorTransactionId, true)).outcome).toEqual(completed.outcome);
+    expect((await inquire(req.reference)).outcome).toEqual(completed.outcome);
+    expect((await authorize(req)).outcome).toEqual(completed.outcome);
+    expect(sandbox.stats().byReference[req.reference]).toBe(1);
+  });
+
+  it('challenge card: the cardholder fails, completion declines 4172 unless proceeding without authentication', async () => {
+    const failed = challengeOf((await authorize(request('4000000000003220', { threeDSecure: true }))).outcome);
+    await chooseOnChallengePage(failed.challengeUrl, 'fail');
+    expect((await complete3ds(failed.processorTransactionId, false)).outcome).toEqual(declined(4172, '3DS Failed'));
+  });
+
+  it('fail card: "authenticate" still fails; 4172 without proceeding, ECI 07 when proceeding', async () => {
+    const first = challengeOf((await authorize(request('4000000000003063', { threeDSecure: true }))).outcome);
+    const answer = await chooseOnChallengePage(first.challengeUrl, 'authenticate', 'json');
+    expect(await answer.json()).toEqual({ id: first.processorTransactionId, challenge: 'failed' });
+    expect((await complete3ds(first.processorTransactionId, false)).outcome).toEqual(declined(4172, '3DS Failed'));
+
+    const second = challengeOf((await authorize(request('4000000000003063', { threeDSecure: true }))).outcome);
+    await chooseOnChallengePage(second.challengeUrl, 'authenticate');
+    expect((await complete3ds(second.processorTransactionId, true)).outcome).toEqual(approved({ eci: '07', processorTransactionId: second.processorTransactionId }));
+  });
+
+  it('completing an unknown transaction is a definite decline (4264)', async () => {
+    const { outcome, exchange } = await complete3ds(`sbx_${randomUUID()}`, false);
+    expect(outcome).toEqual({ kind: 'declined', statusId: 4264, message: 'Transaction Not Found' });
+    expect(exchange.httpStatus).toBe(404);
+  });
+});
+
+describe('void', () => {
+  it('voids an approved authorization; inquiry then shows 4166', async () => {
+    const req = request('4242424242424242');
+    const { outcome } = await authorize(req);
+    if (outcome.kind !== 'approved') throw new Error('expected approval');
+    const voided = await adapter.void(outcome.processorTransactionId, TIMEOUT);
+    exchanges.push(voided.exchange);
+    expect(voided.outcome).toEqual({ voided: true });
+    expect(JSON.parse(voided.exchange.response)).toEqual({ id: outcome.processorTransactionId, status: 'voided' });
+    expect((await adapter.void(outcome.processorTransactionId, TIMEOUT)).outcome).toEqual({ voided: true });
+    expect((await inquire(req.reference)).outcome).toEqual(declined(4166, 'Authorized then Voided/Cancelled'));
+  });
+
+  it('a decline or an unknown id is not voided', async () => {
+    const { outcome } = await authorize(request('4000000000000002'));
+    if (outcome.kind !== 'declined') throw new Error('expected decline');
+    const notVoidable = await adapter.void(outcome.processorTransactionId!, TIMEOUT);
+    expect(notVoidable.outcome).toEqual({ voided: false });
+    expect(notVoidable.exchange.httpStatus).toBe(409);
+    const unknown = await adapter.void(`sbx_${randomUUID()}`, TIMEOUT);
+    expect(unknown.outcome).toEqual({ voided: false });
+    expect(unknown.exchange.httpStatus).toBe(404);
+  });
+
+  it('voiding a pending challenge cancels it', async () => {
+    const req = request('4000000000003220', { threeDSecure: true });
+    const challenge = challengeOf((await authorize(req)).outcome);
+    expect((await adapter.void(challenge.processorTransactionId, TIMEOUT)).outcome).toEqual({ voided: true });
+    expect((await complete3ds(challenge.processorTransactionId, false)).outcome).toEqual(declined(4166, 'Authorized then Voided/Cancelled'));
+    const pageResponse = await fetch(challenge.challengeUrl);
+    expect(await pageResponse.text()).not.toContain('<button');
+  });
+});
+
+describe('registry', () => {
+  it('finds an adapter by gateway name and names an unknown one', () => {
+    const registry = createProcessorRegistry([adapter]);
+    expect(registry.get('sandbox')).toBe(adapter);
+    expect(() => registry.get('acme-pay')).toThrow('Unknown processor gateway "acme-pay" (configured gateways: "sandbox")');
+    expect(() => createProcessorRegistry([adapter, adapter])).toThrow(/registered twice/);
+  });
+});
+
+describe('card data', () => {
+  it('no exchange contains a card number or the CVV', () => {
+    expect(exchanges.length).toBeGreaterThan(30);
+    for (const exchange of exchanges) {
+      for (const number of cardNumbersUsed) expect(exchange.response).not.toContain(number);
+      // A CVV's digits may occur inside an id, so look for it as a value.
+      expect(exchange.response).not.toMatch(/cvv/i);
+      expect(exchange.response).not.toMatch(new RegExp(`[^0-9a-f]${CVV}[^0-9a-f]`));
+    }
+  });
+});

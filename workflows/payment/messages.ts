@@ -1,0 +1,68 @@
+import { defineUpdate } from '@temporalio/workflow';
+import type { SubscriptionPlan } from '../../schema/entities/product.entity.ts';
+import type { ResultContext, SubmitResult } from '../../domain/payments/submit-result.ts';
+
+/** Card facts safe to keep in workflow history: no PAN, no CVV. */
+export interface CardSummary {
+  readonly bin: string;
+  readonly last4: string;
+  readonly network: string;
+  readonly binCountry?: string;
+  readonly expiryMonth: number;
+  readonly expiryYear: number;
+  readonly fingerprint: string;
+  readonly holderName?: string;
+}
+
+/** What the order records besides money (spec 2.1). */
+export interface OrderDetails {
+  readonly partnerSession?: string;
+  readonly serviceSession?: string;
+  readonly campaignName?: string;
+  readonly affiliateName?: string;
+  readonly subAffiliatePrimary?: string;
+  readonly subAffiliateSecondary?: string;
+  readonly trackerClickId?: string;
+  readonly props?: Record<string, unknown>;
+  readonly userAgent?: string;
+  readonly ip?: string;
+  readonly billingAddress?: Record<string, string>;
+  readonly shippingAddress?: Record<string, string>;
+  readonly storefront?: Record<string, boolean>;
+  readonly phone?: string;
+  readonly mobileWalletA: boolean;
+  readonly firstName?: string;
+  readonly lastName?: string;
+}
+
+export interface PaymentSettings {
+  readonly processorTimeoutMs: number;
+  readonly threeDSecureTimeoutSeconds: number;
+  readonly webhookSchedule: readonly number[];
+  readonly webhookTimeoutMs: number;
+}
+
+export interface PaymentWorkflowInput {
+  readonly tenantId: number;
+  readonly productId: number;
+  readonly submitOrderId: number;
+  readonly amount: string;
+  readonly currency: string;
+  readonly email: string;
+  /** AES-256-GCM ciphertext of the card; only the authorization activity opens it. */
+  readonly sealedCard: string;
+  readonly card: CardSummary;
+  readonly order: OrderDetails;
+  readonly forcedMerchantAccountId?: number;
+  readonly cascade: boolean;
+  readonly threeDSecure: { readonly enabled: boolean; readonly cancelOnFail: boolean };
+  readonly subscriptionPlan: SubscriptionPlan | null;
+  readonly resultContext: ResultContext;
+  readonly settings: PaymentSettings;
+}
+
+/** Returns the submit result as soon as the authorization outcome is known (early return). */
+export const submitUpdate = defineUpdate<SubmitResult>('submit');
+
+/** Sent by `POST /api/{productId}/3ds` after the cardholder's challenge; returns the final result. */
+export const completeThreeDSecureUpdate = defineUpdate<SubmitResult, [{ threeDSecureId: string }]>('complete3ds');

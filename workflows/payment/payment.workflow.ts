@@ -1,0 +1,211 @@
+import { ApplicationFailure, ParentClosePolicy, condition, proxyActivities, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../../activities/index.ts';
+import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../activities/payments/payment.activities.ts';
+import { mayCascade } from '../../domain/payments/cascade-policy.ts';
+import { buildProcessedResult, noMerchantAccountResult, pendingResult, type Settlement } from '../../domain/payments/processed-result.ts';
+import type { SubmitResult } from '../../domain/payments/submit-result.ts';
+import { statusById } from '../../schema/reference/status-codes.ts';
+import { OutcomeAttribute } from '../search-attributes.ts';
+import { workflowIds } from '../task-queues.ts';
+import { webhookDeliveryWorkflow } from '../webhook-delivery.workflow.ts';
+import { completeThreeDSecureUpdate, submitUpdate, type PaymentWorkflowInput } from './messages.ts';
+
+const { openPaymentOrder, settlePaymentOrder, recordTransactionEvent } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 10, initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
+});
+
+/** Processor calls: an authorization is not retried by Temporal (its outcome would be unknown); inquiries are. */
+const { authorizeAttempt } = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 1 } });
+const { inquireAttempt, completeThreeDSecure, voidAuthorization } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/** How many times an authorization the processor never saw is sent again (same reference, so never twice). */
+const MAX_RESENDS = 2;
+const THREE_DS_FAILED = 4172;
+
+/**
+ * A card submit, from the first authorization to the last webhook:
+ * open the order and choose merchant accounts, authorize (asking the processor when an answer is lost),
+ * cascade a cascadable decline once to another account, wait for a 3-D Secure challenge when needed,
+ * settle the order and subscription, answer the caller, then notify the tenant's endpoints.
+ */
+export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<SubmitResult> {
+  let answer: SubmitResult | undefined;
+  let finalResult: SubmitResult | undefined;
+  let challenge: { threeDSecureId: string; answered: boolean } | undefined;
+
+  setHandler(submitUpdate, async () => {
+    await condition(() => answer !== undefined);
+    return answer!;
+  });
+  setHandler(
+    completeThreeDSecureUpdate,
+    async () => {
+      challenge!.answered = true;
+      await condition(() => finalResult !== undefined);
+      return finalResult!;
+    },
+    {
+      validator: ({ threeDSecureId }) => {
+        if (!challenge || challenge.threeDSecureId !== threeDSecureId) throw ApplicationFailure.nonRetryable('Unknown threeDSecureId', 'UnknownThreeDSecure');
+        if (challenge.answered || finalResult) throw ApplicationFailure.nonRetryable('This 3-D Secure session was already completed', 'ThreeDSecureCompleted');
+      },
+    },
+  );
+
+  const { candidates } = await openPaymentOrder({
+    tenantId: input.tenantId,
+    productId: input.productId,
+    submitOrderId: input.submitOrderId,
+    workflowId: workflowInfo().workflowId,
+    email: input.email,
+    amount: input.amount,
+    currency: input.currency,
+    network: input.card.network,
+    order: input.order,
+    forcedMerchantAccountId: input.forcedMerchantAccountId,
+  });
+  const [primary, secondary] = candidates;
+  if (!primary) {
+    await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed' });
+    answer = finalResult = noMerchantAccountResult(input);
+    upsertSearchAttributes([{ key: OutcomeAttribute, value: 'NoMerchantAccount' }]);
+    return finalResult;
+  }
+
+  const attempts: AttemptResult[] = [];
+  let account = primary;
+  let attempt = await authorize(account, 1);
+  if (input.cascade && secondary && attempt.outcome.kind === 'declined' && mayCascade(attempt.outcome.statusId, primary)) {
+    account = secondary;
+    attempt = await authorize(account, 2);
+  }
+
+  if (attempt.outcome.kind === 'challenge') {
+    const threeDSecureId = `3ds_${input.submitOrderId}_${workflowInfo().runId.slice(0, 8)}`;
+    challenge = { threeDSecureId, answered: false };
+    await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'pending_3ds', threeDSecureId });
+    answer = pendingResult(input, account, attempts, threeDSecureId);
+    upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Pending' }]);
+
+    const answered = await condition(() => challenge!.answered, input.settings.threeDSecureTimeoutSeconds * 1000);
+    if (!answered) return expireChallenge(account, attempt);
+    attempt = await finishChallenge(account, attempt);
+  }
+
+  const outcome = attempt.outcome;
+  const approved = outcome.kind === 'approved';
+  const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : 4285;
+  const plan = input.subscriptionPlan;
+  const salvage = !approved && plan !== null && plan.gracePeriodDays > 0 && statusById(statusId)?.group === 'insufficientFunds';
+  const settlement: Settlement = await settlePaymentOrder({
+    tenantId: input.tenantId,
+    productId: input.productId,
+    submitOrderId: input.submitOrderId,
+    email: input.email,
+    state: approved ? 'approved' : 'declined',
+    subscription: plan && (approved || salvage) ? { ...plan, state: approved ? 'active' : 'grace' } : undefined,
+  });
+  finalResult = buildProcessedResult(input, account, attempts, settlement, { salvage });
+  answer ??= finalResult;
+  upsertSearchAttributes([{ key: OutcomeAttribute, value: finalResult.info }]);
+
+  await notify(finalResult);
+  return finalResult;
+
+  /** One authorization; a lost answer is resolved by inquiry, and an unseen one is resent under the same reference. */
+  async function authorize(candidate: MerchantCandidate, attemptNumber: number): Promise<AttemptResult> {
+    const context = attemptContext(candidate, attemptNumber);
+    let result = await authorizeAttempt({ ...context, sealedCard: input.sealedCard, threeDSecure: input.threeDSecure.enabled, timeoutMs: input.settings.processorTimeoutMs });
+    for (let resend = 0; ; resend++) {
+      attempts.push(result);
+      if (result.outcome.kind !== 'unknown') break;
+      result = await inquireAttempt({ ...context, timeoutMs: input.settings.processorTimeoutMs });
+      if (result.outcome.kind === 'not_found' && resend < MAX_RESENDS) {
+        attempts.push(result);
+        result = await authorizeAttempt({ ...context, sealedCard: input.sealedCard, threeDSecure: input.threeDSecure.enabled, timeoutMs: input.settings.processorTimeoutMs });
+      }
+    }
+    return result.outcome.kind === 'not_found' ? { ...result, outcome: { kind: 'declined', statusId: 4285 } } : result;
+  }
+
+  async function finishChallenge(candidate: MerchantCandidate, pending: AttemptResult): Promise<AttemptResult> {
+    const processorTransactionId = (pending.outcome as Extract<AttemptOutcome, { kind: 'challenge' }>).processorTransactionId;
+    const context = attemptContext(candidate, attempts.length);
+    let result = await completeThreeDSecure({ ...context, processorTransactionId, proceedWithoutAuthentication: false, timeoutMs: input.settings.processorTimeoutMs });
+    attempts.push(result);
+    if (result.outcome.kind === 'declined' && result.outcome.statusId === THREE_DS_FAILED && !input.threeDSecure.cancelOnFail) {
+      // Authentication failed; the merchant chose to charge anyway, without liability shift.
+      result = await completeThreeDSecure({ ...context, processorTransactionId, proceedWithoutAuthentication: true, timeoutMs: input.settings.processorTimeoutMs });
+      attempts.push(result);
+    }
+    return result;
+  }
+
+  /** Nobody completed the challenge in time: void anything authorized, fail the payment, tell the tenant. */
+  async function expireChallenge(candidate: MerchantCandidate, pending: AttemptResult): Promise<SubmitResult> {
+    const processorTransactionId = (pending.outcome as Extract<AttemptOutcome, { kind: 'challenge' }>).processorTransactionId;
+    await voidAuthorization({ gateway: candidate.gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs });
+    const settlement = await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'expired' });
+    finalResult = buildProcessedResult(input, candidate, attempts, settlement, { salvage: false, overrideStatusId: THREE_DS_FAILED });
+    upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Expired' }]);
+    await notify(finalResult);
+    return finalResult;
+  }
+
+  function attemptContext(candidate: MerchantCandidate, attemptNumber: number) {
+    return {
+      tenantId: input.tenantId,
+      productId: input.productId,
+      submitOrderId: input.submitOrderId,
+      attemptNumber,
+      candidate,
+      amount: input.amount,
+      currency: input.currency,
+      email: input.email,
+      card: input.card,
+      partnerSession: input.order.partnerSession,
+      firstName: input.order.firstName,
+      lastName: input.order.lastName,
+    };
+  }
+
+  /** The transaction webhook, one durable delivery per endpoint; they outlive this workflow. */
+  async function notify(result: SubmitResult): Promise<void> {
+    const deliveries = await recordTransactionEvent({
+      tenantId: input.tenantId,
+      occurredAt: new Date().toISOString(),
+      data: {
+        info: result.info,
+        statusId: result.statusId,
+        error: result.error,
+        chargeSuccess: result.chargeSuccess,
+        subscribeSuccess: result.subscribeSuccess,
+        declineSalvage: result.declineSalvage,
+        amount: result.amount,
+        currency: input.currency,
+        productId: input.productId,
+        transactionId: result.transactionId,
+        orderId: result.orderId,
+        submitOrderId: result.submitOrderId,
+        subscriptionId: result.subscriptionId,
+        mid: result.mid,
+        email: result.email,
+        partnerSession: input.order.partnerSession && input.order.partnerSession.length <= 50 ? input.order.partnerSession : '',
+        serviceSession: result.serviceSession,
+        bin: result.bin,
+        last4: result.last4,
+      },
+    });
+    for (const delivery of deliveries) {
+      await startChild(webhookDeliveryWorkflow, {
+        workflowId: workflowIds.webhookDelivery(delivery.deliveryId),
+        args: [{ deliveryId: delivery.deliveryId, schedule: input.settings.webhookSchedule, attemptTimeoutMs: input.settings.webhookTimeoutMs }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+    }
+  }
+}

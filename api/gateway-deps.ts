@@ -24,5 +24,6 @@ export interface GatewayServices {
   readonly operatorToken?: string;
   readonly defaultRateLimitPerMinute: number;
   readonly secretBox: SecretBox;
+  readonly cardVault: CardVault;
   readonly deliveryStarter: DeliveryStarter;
 }

@@ -14,7 +14,7 @@ import { buildOpenApiDocument } from './http/openapi.ts';
 import type { RouteDefinition } from './http/route.ts';
 import { healthRoutes } from './rest/health.routes.ts';
 import { statusRoutes } from './rest/statuses.routes.ts';
-import { paymentRoutes } from './rest/payments.routes.ts';
+import { paymentRoutes, threeDSecureChallengeRoute } from './rest/payments.routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -58,6 +58,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   const routes: RouteDefinition[] = [
     ...healthRoutes(deps.readiness),
     ...statusRoutes,
+    threeDSecureChallengeRoute,
     ...paymentRoutes({
       runner: deps.paymentRunner,
       cardVault: deps.cardVault,
@@ -96,6 +97,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     operatorToken: config.operatorToken,
     defaultRateLimitPerMinute: config.rateLimitPerMinute,
     secretBox: deps.secretBox,
+    cardVault: deps.cardVault,
     deliveryStarter: deps.deliveryStarter,
   };
   await mountGraphQL(app, options.schema ?? (await buildGatewaySchema()), services);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { loadConfig } from '../infra/config.ts';
 import { createSecretBox } from '../infra/crypto.ts';
+import { createCardVault } from '../infra/card-vault.ts';
 import { ensureLocalServers } from '../infra/local-runtime.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
 import { stopChild } from '../infra/temporal-dev-server.ts';
@@ -35,7 +36,7 @@ await migrate(orm);
 const apiKey = `sk_bench_${randomUUID().replaceAll('-', '')}`;
 const clientId = `bench-${randomUUID().slice(0, 8)}`;
 await provision(
-  { em: orm.em.fork(), secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')), actor: 'bench' },
+  { em: orm.em.fork(), secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')), fingerprintCard: createCardVault(Buffer.from(encryptionKey, 'base64')).fingerprint, actor: 'bench' },
   parseFixture({ tenants: [{ slug: clientId, name: 'Bench', clientId, rateLimitPerMinute: 100_000_000, apiKeys: [{ name: 'bench', value: apiKey }] }] }),
 );
 await orm.close();

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../infra/config.ts';
 import { createSecretBox } from '../infra/crypto.ts';
+import { createCardVault } from '../infra/card-vault.ts';
 import { developmentEncryptionKey, ensureLocalServers } from '../infra/local-runtime.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -33,7 +34,7 @@ const key = config.dataEncryptionKey ?? Buffer.from(developmentEncryptionKey(con
 const orm = await openOrm({ databaseUrl: servers.databaseUrl });
 try {
   await migrate(orm);
-  const results = await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), actor: 'operator:cli' }, parseFixture(raw));
+  const results = await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), fingerprintCard: createCardVault(key).fingerprint, actor: 'operator:cli' }, parseFixture(raw));
   process.stdout.write(`${JSON.stringify({ tenants: results }, null, 2)}\n`);
 } catch (error) {
   process.stderr.write(`${error instanceof DomainError ? error.message : (error as Error).stack}\n`);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { loadConfig, gatewayBaseUrl } from '../infra/config.ts';
 import { createSecretBox } from '../infra/crypto.ts';
+import { createCardVault } from '../infra/card-vault.ts';
 import { developmentEncryptionKey, ensureLocalServers } from '../infra/local-runtime.ts';
 import { migrate, openOrm } from '../infra/orm.ts';
 import { stopChild } from '../infra/temporal-dev-server.ts';
@@ -31,7 +32,12 @@ if (applied.length > 0) say(`Applied migrations: ${applied.join(', ')}`);
 let demo: unknown;
 if ((await orm.em.fork().count(Tenant, {})) === 0) {
   const fixture = parseFixture(JSON.parse(readFileSync(path.join(REPO_ROOT, 'fixtures/demo.json'), 'utf8')));
-  demo = await provision({ em: orm.em.fork(), secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')), actor: 'operator:npm-start' }, fixture);
+  demo = await provision({
+    em: orm.em.fork(),
+    secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')),
+    fingerprintCard: createCardVault(Buffer.from(encryptionKey, 'base64')).fingerprint,
+    actor: 'operator:npm-start',
+  }, fixture);
 }
 await orm.close();
 

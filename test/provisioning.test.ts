@@ -58,7 +58,7 @@ function fixture(unique = randomUUID().slice(0, 8)) {
   };
 }
 
-const run = (input: unknown, actor = 'test') => provision({ em: app.orm.em.fork(), secretBox: app.secretBox, actor }, parseFixture(input));
+const run = (input: unknown, actor = 'test') => provision({ em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor }, parseFixture(input));
 
 /** Every table as JSON: secrets must not appear anywhere in it. */
 async function dumpTables(): Promise<string> {

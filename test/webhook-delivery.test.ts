@@ -134,7 +134,7 @@ describe('signed webhook delivery', () => {
     try {
       const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'rot', url: receiver.url, secret: oldSecret }] });
       await provision(
-        { em: app.orm.em.fork(), secretBox: app.secretBox, actor: 'test' },
+        { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
         parseFixture({ tenants: [{ slug: tenant.result.slug, name: `Tenant`, clientId: tenant.clientId, webhookEndpoints: [{ slug: 'rot', url: receiver.url, secret: newSecret }] }] }),
       );
       const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });

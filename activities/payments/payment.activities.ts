@@ -161,16 +161,16 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
     email: string;
     state: OrderState;
     threeDSecureId?: string;
+    challengeUrl?: string;
     subscription?: { state: 'active' | 'grace'; recurringAmount: string; intervalDays: number; trialDays: number; gracePeriodDays: number };
   }): Promise<{ orderId: number; subscriptionId: number }> {
     const em = fork();
     return em.transactional(async (tx) => {
       const connection = tx.getConnection();
-      await connection.execute(`update orders set state = ?, three_d_secure_id = coalesce(?, three_d_secure_id), updated_at = now() where id = ?`, [
-        input.state,
-        input.threeDSecureId ?? null,
-        input.submitOrderId,
-      ]);
+      await connection.execute(
+        `update orders set state = ?, three_d_secure_id = coalesce(?, three_d_secure_id), challenge_url = coalesce(?, challenge_url), updated_at = now() where id = ?`,
+        [input.state, input.threeDSecureId ?? null, input.challengeUrl ?? null, input.submitOrderId],
+      );
       if (!input.subscription) return { orderId: input.submitOrderId, subscriptionId: 0 };
       const [existing] = await connection.execute<{ id: number; order_id: number }[]>(
         `select s.id, s.order_id from subscriptions s join orders o on o.id = s.order_id where o.parent_order_id = ?`,

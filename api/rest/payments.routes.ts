@@ -106,3 +106,27 @@ export function paymentRoutes(deps: PaymentRouteDeps) {
     }),
   ];
 }
+
+/** Opens the processor's 3-D Secure challenge for a Pending payment: the checkout sends the cardholder here. */
+export const threeDSecureChallengeRoute = defineRoute({
+  method: 'GET',
+  url: '/3ds/:threeDSecureId',
+  operationId: 'openThreeDSecureChallenge',
+  summary: 'Redirects a browser to the 3-D Secure challenge of a Pending payment',
+  tags: ['payments'],
+  auth: 'none',
+  schema: {
+    params: Type.Object({ threeDSecureId: Type.String({ maxLength: 64 }) }),
+    response: { 302: Type.Null({ description: 'Location: the challenge page' }), 404: ErrorResponse, 410: ErrorResponse },
+  },
+  async handler(request, reply) {
+    const { threeDSecureId } = request.params as { threeDSecureId: string };
+    const [order] = await request.em.getConnection().execute<{ challenge_url: string | null; state: string }[]>(
+      `select challenge_url, state from orders where three_d_secure_id = ?`,
+      [threeDSecureId],
+    );
+    if (!order?.challenge_url) throw new DomainError('not_found', 'Unknown threeDSecureId');
+    if (order.state !== 'pending_3ds') throw new DomainError('gone', 'This 3-D Secure session is no longer pending');
+    return reply.redirect(order.challenge_url, 302);
+  },
+});

@@ -72,7 +72,7 @@ export function normalizeExpiryYear(year: number): number {
  * this table covers the sandbox cards (documented in the README).
  */
 const BIN_COUNTRIES: readonly [prefix: string, country: string][] = [
-  ['40000076', 'BR'],
+  ['40000007', 'BR'],
   ['400000', 'US'],
   ['424242', 'US'],
   ['555555', 'US'],

@@ -34,6 +34,7 @@ export async function completeThreeDSecure(
     (input.body.serviceSession !== undefined && input.body.serviceSession === order.service_session);
   if (!sessionMatches) throw new DomainError('validation', 'The session does not match the 3-D Secure payment', { field: 'partnerSession' });
   if (order.state === 'expired') throw new DomainError('gone', 'This 3-D Secure session has expired');
+  if (order.state !== 'pending_3ds') throw new DomainError('conflict', 'This 3-D Secure session was already completed');
 
   const completion = await deps.runner.completeThreeDSecure({ workflowId: order.workflow_id, threeDSecureId: input.body.threeDSecureId });
   switch (completion.kind) {

@@ -74,6 +74,17 @@ const WebhookEndpointInput = Type.Object(
   { additionalProperties: false },
 );
 
+const BlocklistInput = Type.Object(
+  {
+    emails: Type.Optional(Type.Array(Type.String({ format: 'email', maxLength: 320 }), { uniqueItems: true })),
+    /** Card numbers are stored as keyed fingerprints only, never as given. */
+    cards: Type.Optional(Type.Array(Type.String({ pattern: '^\\d{12,19}$' }), { uniqueItems: true })),
+    bins: Type.Optional(Type.Array(Type.String({ pattern: '^\\d{6,8}$' }), { uniqueItems: true })),
+    binCountries: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Z]{2}$' }), { uniqueItems: true })),
+  },
+  { additionalProperties: false },
+);
+
 export const TenantFixture = Type.Object(
   {
     slug: Slug,
@@ -87,6 +98,7 @@ export const TenantFixture = Type.Object(
     leads: Type.Optional(LeadsInput),
     email: Type.Optional(EmailInput),
     webhookEndpoints: Type.Optional(Type.Array(WebhookEndpointInput)),
+    blocklist: Type.Optional(BlocklistInput),
   },
   { additionalProperties: false },
 );

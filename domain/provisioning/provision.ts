@@ -13,6 +13,8 @@ import {
   Tenant,
   WebhookEndpoint,
   CARD_NETWORKS,
+  BlocklistEntry,
+  type BlocklistKind,
 } from '../../schema/entities/index.ts';
 import { DomainError } from '../errors.ts';
 import { toFractionString, toMoneyString } from '../money.ts';
@@ -40,6 +42,8 @@ export interface ProvisioningDeps {
   readonly secretBox: SecretBox;
   /** Recorded on every audit entry. */
   readonly actor: string;
+  /** Keyed fingerprint of a card number (blocklisted cards are stored only this way). */
+  readonly fingerprintCard: (pan: string) => string;
 }
 
 /**
@@ -222,8 +226,38 @@ async function provisionTenant(deps: ProvisioningDeps, fixture: TenantFixture): 
     result.webhookEndpoints.push({ slug: endpoint.slug, id: endpoint.id, change });
   }
 
+  if (fixture.blocklist) await syncBlocklist(em, tenant, fixture.blocklist, deps.fingerprintCard, audit);
+
   await em.flush();
   return result;
+}
+
+/** The tenant's blocklist becomes exactly the fixture's (a set per kind). */
+async function syncBlocklist(
+  em: EntityManager,
+  tenant: Tenant,
+  blocklist: NonNullable<TenantFixture['blocklist']>,
+  fingerprintCard: (pan: string) => string,
+  audit: (tenant: Tenant, action: string, entityType: string, entityId: string | number, changes?: Record<string, unknown>) => void,
+): Promise<void> {
+  const wanted = new Set<string>([
+    ...(blocklist.emails ?? []).map((v) => `email:${v.toLowerCase()}`),
+    ...(blocklist.cards ?? []).map((v) => `card:${fingerprintCard(v)}`),
+    ...(blocklist.bins ?? []).map((v) => `bin:${v}`),
+    ...(blocklist.binCountries ?? []).map((v) => `bin_country:${v}`),
+  ]);
+  const current = await em.find(BlocklistEntry, { tenant });
+  for (const entry of current) {
+    if (!wanted.delete(`${entry.kind}:${entry.value}`)) {
+      em.remove(entry);
+      audit(tenant, 'blocklist.removed', 'BlocklistEntry', entry.id, { kind: entry.kind });
+    }
+  }
+  for (const item of wanted) {
+    const [kind, ...rest] = item.split(':') as [BlocklistKind, ...string[]];
+    em.create(BlocklistEntry, { tenant, kind, value: rest.join(':') });
+    audit(tenant, 'blocklist.added', 'BlocklistEntry', kind, { kind });
+  }
 }
 
 type AccountFields = Omit<MerchantAccountProvisionInput, 'mid' | 'currencies'>;

@@ -29,6 +29,8 @@ const OrderSchema = defineEntity({
     serviceSession: p.string().length(200).nullable(),
     workflowId: p.string().length(200).nullable(),
     threeDSecureId: p.string().length(64).nullable().unique().fieldName('three_d_secure_id'),
+    /** Where the cardholder completes the 3-D Secure challenge (the processor's page). */
+    challengeUrl: p.string().length(2048).nullable(),
     campaign: () => p.manyToOne(Campaign).nullable(),
     affiliate: () => p.manyToOne(Affiliate).nullable(),
     subAffiliatePrimary: p.string().length(200).nullable(),

@@ -7,7 +7,7 @@ import { createActivities } from '../../activities/index.ts';
 import { buildGateway } from '../../api/server.ts';
 import { loadConfig, type Config } from '../../infra/config.ts';
 import { createSecretBox, type SecretBox } from '../../infra/crypto.ts';
-import { createCardVault } from '../../infra/card-vault.ts';
+import { createCardVault, type CardVault } from '../../infra/card-vault.ts';
 import { processorsFromConfig } from '../../infra/processors/from-config.ts';
 import { temporalPaymentRunner } from '../../infra/temporal-payment-runner.ts';
 import { createLogger, type Logger } from '../../infra/logger.ts';
@@ -35,6 +35,7 @@ export interface TestApp {
   readonly config: Config;
   readonly orm: MikroORM;
   readonly secretBox: SecretBox;
+  readonly cardVault: CardVault;
   readonly logs: CapturedLogs;
   readonly logger: Logger;
   readonly temporal: TemporalHandle;
@@ -89,6 +90,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     config,
     orm,
     secretBox,
+    cardVault,
     logs,
     logger,
     temporal,

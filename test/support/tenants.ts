@@ -18,7 +18,7 @@ export async function createTestTenant(app: TestApp, extra: Record<string, unkno
   const apiKey = `sk_test_${randomUUID().replaceAll('-', '')}`;
   const clientId = `client-${unique}`;
   const [result] = await provision(
-    { em: app.orm.em.fork(), secretBox: app.secretBox, actor: 'test' },
+    { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
     parseFixture({ tenants: [{ slug: `t-${unique}`, name: `Tenant ${unique}`, clientId, apiKeys: [{ name: 'default', value: apiKey }], ...extra }] }),
   );
   return {

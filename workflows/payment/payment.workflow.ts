@@ -1,4 +1,4 @@
-import { ApplicationFailure, ParentClosePolicy, condition, proxyActivities, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, ParentClosePolicy, condition, proxyActivities, setHandler, startChild, upsertSearchAttributes, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../activities/payments/payment.activities.ts';
 import { mayCascade } from '../../domain/payments/cascade-policy.ts';
@@ -85,9 +85,18 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   }
 
   if (attempt.outcome.kind === 'challenge') {
-    const threeDSecureId = `3ds_${input.submitOrderId}_${workflowInfo().runId.slice(0, 8)}`;
+    // Unguessable: it is the only key of the challenge redirect and of the completion call.
+    const threeDSecureId = `3ds_${uuid4().replaceAll('-', '')}`;
     challenge = { threeDSecureId, answered: false };
-    await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'pending_3ds', threeDSecureId });
+    await settlePaymentOrder({
+      tenantId: input.tenantId,
+      productId: input.productId,
+      submitOrderId: input.submitOrderId,
+      email: input.email,
+      state: 'pending_3ds',
+      threeDSecureId,
+      challengeUrl: (attempt.outcome as Extract<AttemptOutcome, { kind: 'challenge' }>).challengeUrl,
+    });
     answer = pendingResult(input, account, attempts, threeDSecureId);
     upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Pending' }]);
 
@@ -135,13 +144,14 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   async function finishChallenge(candidate: MerchantCandidate, pending: AttemptResult): Promise<AttemptResult> {
     const processorTransactionId = (pending.outcome as Extract<AttemptOutcome, { kind: 'challenge' }>).processorTransactionId;
     const context = attemptContext(candidate, attempts.length);
-    let result = await completeThreeDSecure({ ...context, processorTransactionId, proceedWithoutAuthentication: false, timeoutMs: input.settings.processorTimeoutMs });
+    // cancelOnFail false: if authentication fails, charge anyway, without liability shift.
+    const result = await completeThreeDSecure({
+      ...context,
+      processorTransactionId,
+      proceedWithoutAuthentication: !input.threeDSecure.cancelOnFail,
+      timeoutMs: input.settings.processorTimeoutMs,
+    });
     attempts.push(result);
-    if (result.outcome.kind === 'declined' && result.outcome.statusId === THREE_DS_FAILED && !input.threeDSecure.cancelOnFail) {
-      // Authentication failed; the merchant chose to charge anyway, without liability shift.
-      result = await completeThreeDSecure({ ...context, processorTransactionId, proceedWithoutAuthentication: true, timeoutMs: input.settings.processorTimeoutMs });
-      attempts.push(result);
-    }
     return result;
   }
 

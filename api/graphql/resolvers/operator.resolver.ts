@@ -13,7 +13,7 @@ export class OperatorResolver {
   })
   async provisionTenants(@Arg('fixture', () => JSONObjectResolver) fixture: Record<string, unknown>, @Ctx() context: GraphQLContext): Promise<TenantProvisioningType[]> {
     requireOperator(context);
-    const results = await provision({ em: context.em, secretBox: context.services.secretBox, actor: 'operator:graphql' }, parseFixture(fixture));
+    const results = await provision({ em: context.em, secretBox: context.services.secretBox, fingerprintCard: context.services.cardVault.fingerprint, actor: 'operator:graphql' }, parseFixture(fixture));
     return results.map((tenant) => ({
       ...tenant,
       products: tenant.products.map((p) => ({ key: p.slug, id: String(p.id), change: p.change })),

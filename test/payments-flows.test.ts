@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
+import { provision } from '../domain/provisioning/provision.ts';
+import { workflowIds } from '../workflows/task-queues.ts';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { authorizationsFor, card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+
+let app: TestApp;
+let tenant: PaymentTenant;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.startWorker();
+  tenant = await createPaymentTenant(app);
+});
+afterAll(() => app?.close());
+
+const submit = (body: unknown, productId = tenant.productId, who: PaymentTenant = tenant) => post(app, `/api/${productId}`, who.apiKey, body);
+const complete = (body: unknown, productId = tenant.productId, who: PaymentTenant = tenant) => post(app, `/api/${productId}/3ds`, who.apiKey, body);
+
+/** Plays the cardholder: opens the challenge through the gateway's redirect and answers it. */
+async function answerChallenge(threeDSecureId: string, outcome: 'authenticate' | 'fail') {
+  const redirect = await fetch(`${app.baseUrl}/3ds/${threeDSecureId}`, { redirect: 'manual' });
+  expect(redirect.status).toBe(302);
+  const challengeUrl = redirect.headers.get('location')!;
+  const page = await fetch(challengeUrl);
+  expect(page.headers.get('content-type')).toContain('text/html');
+  expect(await page.text()).toContain('3-D Secure');
+  const answer = await fetch(challengeUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `outcome=${outcome}` });
+  expect(answer.ok).toBe(true);
+}
+
+describe('3-D Secure', () => {
+  it('answers Pending, then completes with the same result schema and eci 05', async () => {
+    const body = submitBody('4000000000003220', { threeDSecure: { enabled: true } });
+    const pending = await submit(body);
+    expect(pending.status).toBe(200);
+    expect(pending.body).toMatchObject({ info: 'Pending', message: '', chargeSuccess: false, threeDSecureId: expect.stringMatching(/^3ds_/) });
+    await answerChallenge(pending.body.threeDSecureId, 'authenticate');
+    const done = await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+    expect(done.status).toBe(200);
+    expect(Object.keys(done.body).sort()).toEqual(Object.keys(pending.body).sort());
+    expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, eci: '05', submitOrderId: pending.body.submitOrderId });
+    const again = await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+    expect(again.status).toBe(409);
+    expect(again.body.message).toMatch(/already completed/);
+  });
+
+  it('ends the payment on failed authentication when cancelOnFail, or charges without liability shift', async () => {
+    const cancel = submitBody('4000000000003063', { threeDSecure: { enabled: true, cancelOnFail: true } });
+    const pending = await submit(cancel);
+    await answerChallenge(pending.body.threeDSecureId, 'authenticate');
+    const failed = await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: cancel.partnerSession });
+    expect(failed.body).toMatchObject({ info: 'Error', statusId: 4172, error: '3DS Failed', chargeSuccess: false });
+
+    const proceed = submitBody('4000000000003063', { threeDSecure: { enabled: true, cancelOnFail: false } });
+    const pending2 = await submit(proceed);
+    await answerChallenge(pending2.body.threeDSecureId, 'fail');
+    const charged = await complete({ threeDSecureId: pending2.body.threeDSecureId, partnerSession: proceed.partnerSession });
+    expect(charged.body).toMatchObject({ info: 'Success', chargeSuccess: true, eci: '07' });
+  });
+
+  it('rejects an unknown id, a wrong session, and another tenant', async () => {
+    expect((await complete({ threeDSecureId: '3ds_nope', partnerSession: 'x' })).status).toBe(404);
+    const body = submitBody('4000000000003220', { threeDSecure: { enabled: true } });
+    const pending = await submit(body);
+    expect((await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: 'someone-else' })).status).toBe(400);
+    expect((await complete({ threeDSecureId: pending.body.threeDSecureId })).status).toBe(400);
+    expect((await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: 'p'.repeat(51) })).status).toBe(400);
+    const other = await createPaymentTenant(app);
+    expect((await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession }, other.productId, other)).status).toBe(404);
+  });
+
+  it('without 3-D Secure requested, a challenge card is declined for strong customer authentication', async () => {
+    const { body: result } = await submit(submitBody('4000000000003220'));
+    expect(result).toMatchObject({ info: 'Error', statusId: 4167 });
+  });
+});
+
+describe('3-D Secure expiry', () => {
+  let quick: TestApp;
+  beforeAll(async () => {
+    quick = await startTestApp({ THREE_DS_TIMEOUT_SECONDS: '2' });
+    await quick.startWorker();
+  });
+  afterAll(() => quick?.close());
+
+  it('voids and fails a Pending payment nobody completes, on a durable timer', async () => {
+    const owner = await createPaymentTenant(quick);
+    const body = submitBody('4000000000003220', { threeDSecure: { enabled: true } });
+    const pending = await post(quick, `/api/${owner.productId}`, owner.apiKey, body);
+    expect(pending.body.info).toBe('Pending');
+    const final = await quick.temporal.client.workflow.getHandle(workflowIds.payment(owner.id, pending.body.submitOrderId)).result();
+    expect(final).toMatchObject({ info: 'Error', statusId: 4172, chargeSuccess: false });
+    const [order] = await quick.orm.em.fork().getConnection().execute(`select state from orders where id = ?`, [pending.body.submitOrderId]);
+    expect(order).toEqual({ state: 'expired' });
+    const late = await post(quick, `/api/${owner.productId}/3ds`, owner.apiKey, { threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+    expect(late.status).toBe(410);
+  });
+});
+
+describe('subscriptions and orders', () => {
+  it('creates the subscription and its own order; a second submit is AlreadySubscribed', async () => {
+    const body = submitBody('4242424242424242');
+    const { body: result } = await submit(body, tenant.planProductId);
+    expect(result).toMatchObject({ info: 'Success', subscribeSuccess: true, chargeSuccess: true, amount: 29.99 });
+    expect(result.subscriptionId).toBeGreaterThan(0);
+    expect(result.orderId).not.toBe(result.submitOrderId);
+    const again = await submit({ ...submitBody('4242424242424242'), email: body.email }, tenant.planProductId);
+    expect(again.body).toMatchObject({ info: 'AlreadySubscribed', statusId: 0, subscriptionId: 0 });
+  });
+
+  it('salvages an insufficient-funds decline with a grace-period subscription', async () => {
+    const { body: result } = await submit(submitBody('4000000000009995'), tenant.planProductId);
+    expect(result).toMatchObject({ info: 'Success', subscribeSuccess: true, chargeSuccess: false, declineSalvage: true, statusId: 3512 });
+    const [subscription] = await app.orm.em.fork().getConnection().execute(`select state, grace_until from subscriptions where id = ?`, [result.subscriptionId]);
+    expect(subscription!.state).toBe('grace');
+    expect(new Date(subscription!.grace_until).getTime()).toBeGreaterThan(Date.now() + 2 * 86_400_000);
+  });
+
+  it('creates no subscription on another decline', async () => {
+    const { body: result } = await submit(submitBody('4000000000000002'), tenant.planProductId);
+    expect(result).toMatchObject({ info: 'Error', subscribeSuccess: false, subscriptionId: 0, declineSalvage: false });
+    expect(result.orderId).toBe(result.submitOrderId);
+  });
+});
+
+describe('blocklists and velocity', () => {
+  it('blocks by e-mail, card, BIN and BIN country, tenant and platform level', async () => {
+    const blocked = await createPaymentTenant(app);
+    await provision(
+      { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+      parseFixture({
+        tenants: [
+          {
+            slug: blocked.result.slug,
+            name: 'Blocked',
+            clientId: blocked.clientId,
+            blocklist: { emails: ['bad@example.com'], cards: ['5555555555554444'], bins: ['40000000'], binCountries: ['BR'] },
+          },
+        ],
+      }),
+    );
+    const run = (body: unknown) => submit(body, blocked.productId, blocked);
+    expect((await run(submitBody('4242424242424242', { email: 'bad@example.com' }))).body).toMatchObject({ info: 'UserBlocked', error: 'Blocked', statusId: 0 });
+    expect((await run(submitBody('5555555555554444'))).body).toMatchObject({ info: 'UserBlocked', error: 'Blocked' });
+    expect((await run(submitBody('4000000000000002'))).body).toMatchObject({ info: 'UserBlocked', error: 'Blocked' });
+    expect((await run(submitBody('4000000760000002'))).body).toMatchObject({ info: 'UserBlocked', error: 'Blocked card', binCountry: 'BR' });
+    expect((await run(submitBody('4242424242424242'))).body).toMatchObject({ info: 'Success' });
+    // A platform-level block (no tenant) answers Failed / Blocked.
+    await app.orm.em.fork().getConnection().execute(`insert into blocklist_entries (tenant_id, kind, value, created_at) values (null, 'email', 'fraud@example.com', now())`);
+    expect((await run(submitBody('4242424242424242', { email: 'fraud@example.com' }))).body).toMatchObject({ info: 'Failed', error: 'Blocked' });
+  });
+
+  it('limits the same card in quick succession and the same e-mail per product', async () => {
+    const limited = await createPaymentTenant(app, { cardSubmitLimit: 2 });
+    const run = (body: unknown) => submit(body, limited.productId, limited);
+    expect((await run(submitBody('4242424242424242'))).body.info).toBe('Success');
+    expect((await run(submitBody('4242424242424242'))).body.info).toBe('Success');
+    expect((await run(submitBody('4242424242424242'))).body).toMatchObject({ info: 'LimitReached', error: 'CC entered too many times in quick succession', statusId: 0 });
+    const email = 'repeat@example.com';
+    await app.orm.em.fork().getConnection().execute(`update products set email_submit_limit = 1 where id = ?`, [limited.productId]);
+    expect((await run(submitBody('5555555555554444', { email }))).body.info).toBe('Success');
+    expect((await run(submitBody('4000000000000002', { email }))).body).toMatchObject({ info: 'LimitReached', error: 'Email entered too many times for this product' });
+  });
+});
+
+describe('card data never at rest in plain text', () => {
+  it('keeps a submitted PAN and CVV out of Temporal history, every table and the logs', async () => {
+    const pan = '4000000000000341';
+    const cvv = '987';
+    const body = submitBody(pan, { cascade: true, card: card(pan, { cvv }) });
+    const { body: result } = await submit(body);
+    expect(result.info).toBe('Success');
+    const handle = app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, result.submitOrderId));
+    await handle.result();
+    const history = JSON.stringify(await handle.fetchHistory());
+    expect(history.length).toBeGreaterThan(1000);
+    expect(history).not.toContain(pan);
+    expect(Buffer.from(history).toString('base64')).not.toContain(Buffer.from(pan).toString('base64'));
+
+    const em = app.orm.em.fork();
+    const tables = await em.getConnection().execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
+    for (const { tablename } of tables) {
+      const dump = JSON.stringify(await em.getConnection().execute(`select * from "${tablename}"`));
+      expect(dump, tablename).not.toContain(pan);
+    }
+    const [row] = await em.getConnection().execute(`select * from transactions where order_id = ? order by attempt_number desc limit 1`, [result.submitOrderId]);
+    expect(JSON.stringify(row)).not.toContain(`"${cvv}"`);
+    expect(app.logs.text()).not.toContain(pan);
+    expect(app.logs.lines.length).toBeGreaterThan(0);
+  });
+});
+
+describe('tenant isolation', () => {
+  it("a key never submits to or reads another tenant's payments", async () => {
+    const other = await createPaymentTenant(app);
+    expect((await submit(submitBody('4242424242424242'), tenant.productId, other)).status).toBe(404);
+    const { body: mine } = await submit(submitBody('4242424242424242'));
+    expect(await authorizationsFor(mine.submitOrderId)).toBe(1);
+  });
+});

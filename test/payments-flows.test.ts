@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
 import { provision } from '../domain/provisioning/provision.ts';
 import { workflowIds } from '../workflows/task-queues.ts';
+import { generateWebhookSecret } from '../infra/crypto.ts';
+import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
 
@@ -198,5 +200,31 @@ describe('tenant isolation', () => {
     expect((await submit(submitBody('4242424242424242'), tenant.productId, other)).status).toBe(404);
     const { body: mine } = await submit(submitBody('4242424242424242'));
     expect(await authorizationsFor(mine.submitOrderId)).toBe(1);
+  });
+});
+
+describe('transaction webhook', () => {
+  it('tells the tenant about the outcome, signed and correlated by partnerSession', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const hooked = await createPaymentTenant(app);
+      await provision(
+        { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+        parseFixture({ tenants: [{ slug: hooked.result.slug, name: 'Hooked', clientId: hooked.clientId, webhookEndpoints: [{ slug: 'tx', url: receiver.url, secret }] }] }),
+      );
+      const body = submitBody('4000000000000002');
+      const { body: result } = await submit(body, hooked.productId, hooked);
+      await app.temporal.client.workflow.getHandle(workflowIds.payment(hooked.id, result.submitOrderId)).result();
+      for (let i = 0; i < 50 && receiver.received.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(receiver.received).toHaveLength(1);
+      expect(receiver.received[0]!.verified).toBe(true);
+      expect(receiver.received[0]!.payload).toMatchObject({
+        type: 'transaction.completed',
+        data: { info: 'Error', statusId: 3617, partnerSession: body.partnerSession, submitOrderId: result.submitOrderId, amount: 19.99, currency: 'USD', last4: '0002' },
+      });
+    } finally {
+      await receiver.close();
+    }
   });
 });

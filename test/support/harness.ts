@@ -44,6 +44,8 @@ export interface TestApp {
   /** Base URL of the gateway listening on a real port. */
   readonly baseUrl: string;
   startWorker(): Promise<Worker>;
+  /** Environment for running a worker as its own process against this app's servers and task queue. */
+  workerProcessEnv(): NodeJS.ProcessEnv;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,17 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     taskQueue,
     gateway,
     baseUrl: address,
+    workerProcessEnv() {
+      return {
+        ...process.env,
+        DATABASE_URL: config.databaseUrl,
+        TEMPORAL_ADDRESS: config.temporalAddress,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        DATA_ENCRYPTION_KEY: config.dataEncryptionKey!.toString('base64'),
+        SANDBOX_PROCESSOR_URL: config.sandboxProcessorUrl,
+        LOG_LEVEL: 'warn',
+      };
+    },
     async startWorker() {
       sharedBundle ??= bundleWorkflows();
       const { worker, connection } = await createWorker({

@@ -1,4 +1,4 @@
-import { ApplicationFailure, ParentClosePolicy, condition, proxyActivities, setHandler, startChild, upsertSearchAttributes, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, ParentClosePolicy, condition, proxyActivities, setHandler, startChild, upsertSearchAttributes, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../activities/payments/payment.activities.ts';
 import { mayCascade } from '../../domain/payments/cascade-policy.ts';
@@ -15,8 +15,7 @@ const { openPaymentOrder, settlePaymentOrder, recordTransactionEvent } = proxyAc
   retry: { maximumAttempts: 10, initialInterval: '200 milliseconds', maximumInterval: '10 seconds' },
 });
 
-/** Processor calls: an authorization is not retried by Temporal (its outcome would be unknown); inquiries are. */
-const { authorizeAttempt } = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 1 } });
+/** Processor calls other than the authorization itself are safe to retry. */
 const { inquireAttempt, completeThreeDSecure, voidAuthorization } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
@@ -24,6 +23,8 @@ const { inquireAttempt, completeThreeDSecure, voidAuthorization } = proxyActivit
 
 /** How many times an authorization the processor never saw is sent again (same reference, so never twice). */
 const MAX_RESENDS = 2;
+/** Time an authorization activity may take beyond the processor timeout (database write, scheduling). */
+const AUTHORIZATION_MARGIN_MS = 5_000;
 const THREE_DS_FAILED = 4172;
 
 /**
@@ -33,6 +34,12 @@ const THREE_DS_FAILED = 4172;
  * settle the order and subscription, answer the caller, then notify the tenant's endpoints.
  */
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<SubmitResult> {
+  // An authorization is never retried by Temporal: if its worker dies or it times out, the outcome is
+  // unknown and the processor is asked (below) before anything else happens.
+  const { authorizeAttempt } = proxyActivities<Activities>({
+    startToCloseTimeout: input.settings.processorTimeoutMs + AUTHORIZATION_MARGIN_MS,
+    retry: { maximumAttempts: 1 },
+  });
   let answer: SubmitResult | undefined;
   let finalResult: SubmitResult | undefined;
   let challenge: { threeDSecureId: string; answered: boolean } | undefined;
@@ -128,16 +135,25 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   /** One authorization; a lost answer is resolved by inquiry, and an unseen one is resent under the same reference. */
   async function authorize(candidate: MerchantCandidate, attemptNumber: number): Promise<AttemptResult> {
     const context = attemptContext(candidate, attemptNumber);
-    let result = await authorizeAttempt({ ...context, sealedCard: input.sealedCard, threeDSecure: input.threeDSecure.enabled, timeoutMs: input.settings.processorTimeoutMs });
-    for (let resend = 0; ; resend++) {
-      attempts.push(result);
-      if (result.outcome.kind !== 'unknown') break;
-      result = await inquireAttempt({ ...context, timeoutMs: input.settings.processorTimeoutMs });
-      if (result.outcome.kind === 'not_found' && resend < MAX_RESENDS) {
-        attempts.push(result);
-        result = await authorizeAttempt({ ...context, sealedCard: input.sealedCard, threeDSecure: input.threeDSecure.enabled, timeoutMs: input.settings.processorTimeoutMs });
+    const send = async (): Promise<AttemptResult | undefined> => {
+      try {
+        return await authorizeAttempt({ ...context, sealedCard: input.sealedCard, threeDSecure: input.threeDSecure.enabled, timeoutMs: input.settings.processorTimeoutMs });
+      } catch (error) {
+        if (error instanceof ActivityFailure) return undefined; // worker lost or timed out: outcome unknown
+        throw error;
       }
+    };
+    let result = await send();
+    for (let resend = 0; ; resend++) {
+      if (result && result.outcome.kind !== 'unknown') break;
+      if (result) attempts.push(result);
+      result = await inquireAttempt({ ...context, timeoutMs: input.settings.processorTimeoutMs });
+      if (result.outcome.kind !== 'not_found' || resend >= MAX_RESENDS) break;
+      attempts.push(result);
+      // The processor never saw it: sending again under the same reference cannot charge twice.
+      result = await send();
     }
+    attempts.push(result);
     return result.outcome.kind === 'not_found' ? { ...result, outcome: { kind: 'declined', statusId: 4285 } } : result;
   }
 

@@ -17,7 +17,8 @@ import { stopChild } from '../infra/temporal-dev-server.ts';
 import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
 import { provision } from '../domain/provisioning/provision.ts';
 import { spawnEntry } from '../scripts/child-process.ts';
-import { scenarios, type Scenario } from './scenarios.ts';
+import { benchSubmitBody, scenarios, THREE_DS_CARD, type Scenario } from './scenarios.ts';
+import { closedLoop } from './closed-loop.ts';
 
 const durationSeconds = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 10;
 const port = 3900;
@@ -35,37 +36,94 @@ const orm = await openOrm({ databaseUrl: servers.databaseUrl });
 await migrate(orm);
 const apiKey = `sk_bench_${randomUUID().replaceAll('-', '')}`;
 const clientId = `bench-${randomUUID().slice(0, 8)}`;
-await provision(
+const [benchTenant] = await provision(
   { em: orm.em.fork(), secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')), fingerprintCard: createCardVault(Buffer.from(encryptionKey, 'base64')).fingerprint, actor: 'bench' },
-  parseFixture({ tenants: [{ slug: clientId, name: 'Bench', clientId, rateLimitPerMinute: 100_000_000, apiKeys: [{ name: 'bench', value: apiKey }] }] }),
+  parseFixture({
+    tenants: [
+      {
+        slug: clientId,
+        name: 'Bench',
+        clientId,
+        rateLimitPerMinute: 100_000_000,
+        apiKeys: [{ name: 'bench', value: apiKey }],
+        products: [{ slug: 'bench', name: 'Bench', price: '10.00', currency: 'USD', velocity: { cardSubmitLimit: 1_000_000_000, emailSubmitLimit: 1_000_000_000 } }],
+        merchantAccounts: [
+          {
+            mid: `BENCH-${clientId}`,
+            title: 'Bench MID',
+            gateway: 'sandbox',
+            fullyLive: true,
+            currencies: [{ currency: 'USD', gatewayCredentials: { apiKey: 'bench' } }],
+          },
+        ],
+      },
+    ],
+  }),
 );
+const productId = benchTenant!.products[0]!.id;
 await orm.close();
 
-const gateway = spawnEntry(
-  'api/main.ts',
-  {
-    ...process.env,
-    DATABASE_URL: servers.databaseUrl,
-    TEMPORAL_ADDRESS: servers.temporalAddress,
-    DATA_ENCRYPTION_KEY: encryptionKey,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
-  },
-  'pipe',
-);
+const sandboxPort = 4290; // not 4190: fetch refuses that "bad port" (sieve)
+const childEnv = {
+  ...process.env,
+  DATABASE_URL: servers.databaseUrl,
+  TEMPORAL_ADDRESS: servers.temporalAddress,
+  TEMPORAL_TASK_QUEUE: `bench-${clientId}`,
+  DATA_ENCRYPTION_KEY: encryptionKey,
+  SANDBOX_PROCESSOR_URL: `http://127.0.0.1:${sandboxPort}`,
+  PORT: String(port),
+  LOG_LEVEL: 'warn',
+};
+const children = [
+  spawnEntry('sandbox/main.ts', { ...childEnv, SANDBOX_PORT: String(sandboxPort) }, 'inherit'),
+  spawnEntry('worker/main.ts', childEnv, 'inherit'),
+];
+const gateway = spawnEntry('api/main.ts', childEnv, 'inherit');
+children.push(gateway);
+// A crash of the bench must not leave servers holding the ports for the next run.
+process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
 const baseUrl = `http://127.0.0.1:${port}`;
-await waitForHealth(`${baseUrl}/healthz`);
+await waitForHealth(`${baseUrl}/readyz`);
+
+const probe = await fetch(`${baseUrl}/api/${productId}`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json', authorization: apiKey },
+  body: JSON.stringify(benchSubmitBody('4242424242424242')),
+  signal: AbortSignal.timeout(30_000),
+});
+const probeResult = (await probe.json()) as { info?: string };
+if (probeResult.info !== 'Success') throw new Error(`The bench checkout is not approved: ${JSON.stringify(probeResult)}`);
 
 const auth = { authorization: `Bearer ${apiKey}`, clientid: clientId, useremail: 'bench@example.com' };
 const rows: string[] = [];
-for (const scenario of scenarios(auth)) {
+for (const scenario of scenarios(auth, productId).filter((s) => !process.env.BENCH_ONLY || s.name.includes(process.env.BENCH_ONLY))) {
   for (const connections of scenario.concurrency) {
     await runOnce(scenario, 1, 2); // warm-up
     const result = await runOnce(scenario, connections, durationSeconds);
+    process.stderr.write(`${scenario.name} c=${connections}: p50 ${result.latency.p50} ms, ${Math.round(result.requests.average)}/s\n`);
     rows.push(
       `| ${scenario.name} | ${connections} | ${result.latency.p50} | ${result.latency.p99} | ${Math.round(result.requests.average)} | ${result.non2xx + result.errors} |`,
     );
   }
+}
+
+const flowRows: string[] = [];
+for (const concurrency of [1, 16]) {
+  await threeDSecureFlow();
+  const result = await closedLoop({ concurrency, durationMs: durationSeconds * 1000, iteration: threeDSecureFlow });
+  flowRows.push(`| 3DS submit + challenge + completion | ${concurrency} | ${result.p50.toFixed(1)} | ${result.p99.toFixed(1)} | ${result.perSecond.toFixed(0)} | ${result.errors} |`);
+}
+
+/** One 3-D Secure checkout as a client runs it: submit (Pending), cardholder answers, /3ds. */
+async function threeDSecureFlow() {
+  const partnerSession = `bench-${randomUUID().slice(0, 12)}`;
+  const json = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json', authorization: apiKey }, body: JSON.stringify(body) });
+  const pending = (await (await fetch(`${baseUrl}/api/${productId}`, json({ ...benchSubmitBody(THREE_DS_CARD), partnerSession, threeDSecure: { enabled: true } }))).json()) as { info: string; threeDSecureId: string };
+  if (pending.info !== 'Pending') throw new Error(`expected Pending, got ${pending.info}`);
+  const redirect = await fetch(`${baseUrl}/3ds/${pending.threeDSecureId}`, { redirect: 'manual' });
+  await fetch(redirect.headers.get('location')!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ outcome: 'authenticate' }) });
+  const done = (await (await fetch(`${baseUrl}/api/${productId}/3ds`, json({ threeDSecureId: pending.threeDSecureId, partnerSession }))).json()) as { info: string };
+  if (done.info !== 'Success') throw new Error(`expected Success, got ${done.info}`);
 }
 
 process.stdout.write(
@@ -76,11 +134,12 @@ process.stdout.write(
     '| scenario | concurrency | p50 ms | p99 ms | requests/s | errors |',
     '| --- | --- | --- | --- | --- | --- |',
     ...rows,
+    ...flowRows,
     '',
   ].join('\n'),
 );
 
-await stopChild(gateway);
+for (const child of children) await stopChild(child);
 await servers.stop();
 
 function runOnce(scenario: Scenario, connections: number, duration: number): Promise<autocannon.Result> {

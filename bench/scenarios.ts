@@ -8,8 +8,28 @@ export interface Scenario {
   readonly concurrency: readonly number[];
 }
 
-export function scenarios(adminHeaders: Record<string, string>): Scenario[] {
+/** Sandbox test cards (see README): approved, and 3-D Secure challenge. */
+export const APPROVED_CARD = '4242424242424242';
+export const THREE_DS_CARD = '4000000000003220';
+
+export function benchSubmitBody(pan: string) {
+  return {
+    card: { name: 'Bench', pan, expiryMonth: 12, expiryYear: new Date().getFullYear() + 2, cvv: '123' },
+    email: 'bench@example.com',
+    partnerSession: 'bench-session',
+  };
+}
+
+export function scenarios(adminHeaders: Record<string, string>, productId: number): Scenario[] {
   return [
+    {
+      name: 'REST POST /api/{productId} approved submit',
+      method: 'POST',
+      path: `/api/${productId}`,
+      headers: { authorization: adminHeaders.authorization!, 'content-type': 'application/json' },
+      body: JSON.stringify(benchSubmitBody(APPROVED_CARD)),
+      concurrency: [1, 16, 64],
+    },
     {
       name: 'REST GET /api/admin/statuses (page of 50)',
       method: 'GET',

@@ -8,7 +8,7 @@ const POLLER_FRESH_MS = 70_000;
 export function createReadinessProbes(deps: { orm: MikroORM; temporal: Connection; namespace: string; taskQueue: string }): ReadinessProbes {
   return {
     async postgres() {
-      await deps.orm.em.getConnection().execute('select 1');
+      await deps.orm.em.fork().execute('select 1');
     },
     async temporal() {
       await deps.temporal.workflowService.getSystemInfo({});

@@ -35,19 +35,19 @@ describe('durability (real worker processes)', () => {
   it('a worker killed between authorization and recording: the payment completes once, one authorization', async () => {
     const tenant = await createPaymentTenant(app);
     // .98: the sandbox authorizes at once but answers only after 2.5 s, leaving time to kill the worker.
-    await app.orm.em.fork().getConnection().execute(`update products set price = '12.98' where id = ?`, [tenant.productId]);
+    await app.orm.em.fork().execute(`update products set price = '12.98' where id = ?`, [tenant.productId]);
     const first = startWorkerProcess();
 
     const submitted = post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4242424242424242'));
     let submitOrderId = 0;
     await until(async () => {
-      const [order] = await app.orm.em.fork().getConnection().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [tenant.productId]);
+      const [order] = await app.orm.em.fork().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [tenant.productId]);
       submitOrderId = order?.id ?? 0;
       return submitOrderId > 0 && (await authorizationsFor(submitOrderId)) === 1;
     }, 30_000);
 
     first.kill('SIGKILL');
-    const [before] = await app.orm.em.fork().getConnection().execute(`select count(*)::int as n from transactions where order_id = ?`, [submitOrderId]);
+    const [before] = await app.orm.em.fork().execute(`select count(*)::int as n from transactions where order_id = ?`, [submitOrderId]);
     expect(before).toEqual({ n: 0 });
     startWorkerProcess();
 
@@ -55,7 +55,7 @@ describe('durability (real worker processes)', () => {
     expect(status).toBe(200);
     expect(result).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, submitOrderId });
     expect(await authorizationsFor(submitOrderId)).toBe(1);
-    const rows = await app.orm.em.fork().getConnection().execute(`select success, status_id from transactions where order_id = ?`, [submitOrderId]);
+    const rows = await app.orm.em.fork().execute(`select success, status_id from transactions where order_id = ?`, [submitOrderId]);
     expect(rows).toEqual([{ success: true, status_id: 2636 }]);
   });
 });

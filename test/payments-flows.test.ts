@@ -94,7 +94,7 @@ describe('3-D Secure expiry', () => {
     expect(pending.body.info).toBe('Pending');
     const final = await quick.temporal.client.workflow.getHandle(workflowIds.payment(owner.id, pending.body.submitOrderId)).result();
     expect(final).toMatchObject({ info: 'Error', statusId: 4172, chargeSuccess: false });
-    const [order] = await quick.orm.em.fork().getConnection().execute(`select state from orders where id = ?`, [pending.body.submitOrderId]);
+    const [order] = await quick.orm.em.fork().execute(`select state from orders where id = ?`, [pending.body.submitOrderId]);
     expect(order).toEqual({ state: 'expired' });
     const late = await post(quick, `/api/${owner.productId}/3ds`, owner.apiKey, { threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
     expect(late.status).toBe(410);
@@ -115,7 +115,7 @@ describe('subscriptions and orders', () => {
   it('salvages an insufficient-funds decline with a grace-period subscription', async () => {
     const { body: result } = await submit(submitBody('4000000000009995'), tenant.planProductId);
     expect(result).toMatchObject({ info: 'Success', subscribeSuccess: true, chargeSuccess: false, declineSalvage: true, statusId: 3512 });
-    const [subscription] = await app.orm.em.fork().getConnection().execute(`select state, grace_until from subscriptions where id = ?`, [result.subscriptionId]);
+    const [subscription] = await app.orm.em.fork().execute(`select state, grace_until from subscriptions where id = ?`, [result.subscriptionId]);
     expect(subscription!.state).toBe('grace');
     expect(new Date(subscription!.grace_until).getTime()).toBeGreaterThan(Date.now() + 2 * 86_400_000);
   });
@@ -150,7 +150,7 @@ describe('blocklists and velocity', () => {
     expect((await run(submitBody('4000000760000002'))).body).toMatchObject({ info: 'UserBlocked', error: 'Blocked card', binCountry: 'BR' });
     expect((await run(submitBody('4242424242424242'))).body).toMatchObject({ info: 'Success' });
     // A platform-level block (no tenant) answers Failed / Blocked.
-    await app.orm.em.fork().getConnection().execute(`insert into blocklist_entries (tenant_id, kind, value, created_at) values (null, 'email', 'fraud@example.com', now())`);
+    await app.orm.em.fork().execute(`insert into blocklist_entries (tenant_id, kind, value, created_at) values (null, 'email', 'fraud@example.com', now())`);
     expect((await run(submitBody('4242424242424242', { email: 'fraud@example.com' }))).body).toMatchObject({ info: 'Failed', error: 'Blocked' });
   });
 
@@ -161,7 +161,7 @@ describe('blocklists and velocity', () => {
     expect((await run(submitBody('4242424242424242'))).body.info).toBe('Success');
     expect((await run(submitBody('4242424242424242'))).body).toMatchObject({ info: 'LimitReached', error: 'CC entered too many times in quick succession', statusId: 0 });
     const email = 'repeat@example.com';
-    await app.orm.em.fork().getConnection().execute(`update products set email_submit_limit = 1 where id = ?`, [limited.productId]);
+    await app.orm.em.fork().execute(`update products set email_submit_limit = 1 where id = ?`, [limited.productId]);
     expect((await run(submitBody('5555555555554444', { email }))).body.info).toBe('Success');
     expect((await run(submitBody('4000000000000002', { email }))).body).toMatchObject({ info: 'LimitReached', error: 'Email entered too many times for this product' });
   });
@@ -182,12 +182,12 @@ describe('card data never at rest in plain text', () => {
     expect(Buffer.from(history).toString('base64')).not.toContain(Buffer.from(pan).toString('base64'));
 
     const em = app.orm.em.fork();
-    const tables = await em.getConnection().execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
+    const tables = await em.execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
     for (const { tablename } of tables) {
-      const dump = JSON.stringify(await em.getConnection().execute(`select * from "${tablename}"`));
+      const dump = JSON.stringify(await em.execute(`select * from "${tablename}"`));
       expect(dump, tablename).not.toContain(pan);
     }
-    const [row] = await em.getConnection().execute(`select * from transactions where order_id = ? order by attempt_number desc limit 1`, [result.submitOrderId]);
+    const [row] = await em.execute(`select * from transactions where order_id = ? order by attempt_number desc limit 1`, [result.submitOrderId]);
     expect(JSON.stringify(row)).not.toContain(`"${cvv}"`);
     expect(app.logs.text()).not.toContain(pan);
     expect(app.logs.lines.length).toBeGreaterThan(0);
@@ -226,5 +226,22 @@ describe('transaction webhook', () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+describe('Temporal visibility', () => {
+  it('finds a checkout by tenant, product, partnerSession, e-mail and outcome', async () => {
+    const body = submitBody('4242424242424242');
+    const { body: result } = await submit(body);
+    const handle = app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, result.submitOrderId));
+    await handle.result();
+    const query = `TenantId = '${tenant.id}' AND ProductId = '${tenant.productId}' AND PartnerSession = '${body.partnerSession}' AND CustomerEmail = '${body.email}' AND Outcome = 'Success'`;
+    let found: string[] = [];
+    for (let i = 0; i < 50 && found.length === 0; i++) {
+      found = [];
+      for await (const workflow of app.temporal.client.workflow.list({ query })) found.push(workflow.workflowId);
+      if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(found).toEqual([`payment/tenant-${tenant.id}/order-${result.submitOrderId}`]);
   });
 });

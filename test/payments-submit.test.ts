@@ -43,7 +43,7 @@ describe('POST /api/{productId}', () => {
     expect(result.orderId).toBe(result.submitOrderId);
     expect(result.transactionId).toMatch(/^sbx_/);
     expect(result.gatewayResponses).toEqual([{ gateway: 'sandbox', httpStatus: 200, response: expect.stringContaining('"approved"') }]);
-    const [row] = await app.orm.em.fork().getConnection().execute(`select * from transactions where order_id = ?`, [result.submitOrderId]);
+    const [row] = await app.orm.em.fork().execute(`select * from transactions where order_id = ?`, [result.submitOrderId]);
     expect(row).toMatchObject({ status_id: 2636, success: true, amount: '19.99', currency: 'USD', bin: '42424242', last4: '4242', partner_session: body.partnerSession, gateway_transaction_id: result.transactionId, mid: tenant.mids[0] });
     expect(await authorizationsFor(result.submitOrderId)).toBe(1);
   });
@@ -130,7 +130,7 @@ describe('POST /api/{productId}', () => {
     const { body: result } = await submit(
       submitBody('4242424242424242', { campaignName: 'Spring', affiliateName: 'Partner X', subAffiliate: 'sub1_sub2', props: { plan: 'gold' }, trackerClickId: 'clk-1', ip: '203.0.113.9', useragent: 'UA/1' }),
     );
-    const [order] = await app.orm.em.fork().getConnection().execute(
+    const [order] = await app.orm.em.fork().execute(
       `select o.*, c.name as campaign, a.name as affiliate from orders o left join campaigns c on c.id = o.campaign_id left join affiliates a on a.id = o.affiliate_id where o.id = ?`,
       [result.submitOrderId],
     );
@@ -141,7 +141,7 @@ describe('POST /api/{productId}', () => {
     const long = 'p'.repeat(60);
     const { body: result } = await submit(submitBody('4242424242424242', { partnerSession: long }));
     expect(result).toMatchObject({ info: 'Success', partnerSession: long });
-    const [order] = await app.orm.em.fork().getConnection().execute(`select partner_session from orders where id = ?`, [result.submitOrderId]);
+    const [order] = await app.orm.em.fork().execute(`select partner_session from orders where id = ?`, [result.submitOrderId]);
     expect(order!.partner_session).toBeNull();
   });
 });
@@ -192,6 +192,6 @@ describe('Idempotency-Key', () => {
 async function createSlowTenant(): Promise<PaymentTenant> {
   const slow = await createPaymentTenant(app);
   // .98 makes the sandbox answer after the 1 s processor timeout (see README: amount rules).
-  await app.orm.em.fork().getConnection().execute(`update products set price = '10.98' where id = ?`, [slow.productId]);
+  await app.orm.em.fork().execute(`update products set price = '10.98' where id = ?`, [slow.productId]);
   return slow;
 }

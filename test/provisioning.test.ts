@@ -63,8 +63,8 @@ const run = (input: unknown, actor = 'test') => provision({ em: app.orm.em.fork(
 /** Every table as JSON: secrets must not appear anywhere in it. */
 async function dumpTables(): Promise<string> {
   const em = app.orm.em.fork();
-  const tables = await em.getConnection().execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
-  const dumps = await Promise.all(tables.map(({ tablename }) => em.getConnection().execute(`select * from "${tablename}"`)));
+  const tables = await em.execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
+  const dumps = await Promise.all(tables.map(({ tablename }) => em.execute(`select * from "${tablename}"`)));
   return JSON.stringify(dumps);
 }
 
@@ -96,9 +96,9 @@ describe('provisioning', () => {
     }
     expect(dump).toContain(hashSecret(result!.apiKeys[0]!.key!));
 
-    const [product] = await app.orm.em.fork().getConnection().execute(`select price, subscription_plan from products where id = ?`, [result!.products[0]!.id]);
+    const [product] = await app.orm.em.fork().execute(`select price, subscription_plan from products where id = ?`, [result!.products[0]!.id]);
     expect(product).toMatchObject({ price: '19.90', subscription_plan: { recurringAmount: '19.90', intervalDays: 30, trialDays: 0, gracePeriodDays: 3 } });
-    const [account] = await app.orm.em.fork().getConnection().execute(`select max_price, reserve_percentage, dynamic_descriptor_prefix_network_b from merchant_accounts where id = ?`, [
+    const [account] = await app.orm.em.fork().execute(`select max_price, reserve_percentage, dynamic_descriptor_prefix_network_b from merchant_accounts where id = ?`, [
       result!.merchantAccounts[0]!.id,
     ]);
     expect(account).toEqual({ max_price: '250.00', reserve_percentage: '0.1000', dynamic_descriptor_prefix_network_b: 'ACME*' });
@@ -121,7 +121,7 @@ describe('provisioning', () => {
     input.tenants[0]!.products[0]!.price = 24.5;
     const [second] = await run(input, 'operator:someone');
     expect(second!.products[0]).toMatchObject({ change: 'updated', id: first!.products[0]!.id });
-    const audit = await app.orm.em.fork().getConnection().execute(`select actor, action from audit_entries where entity_type = 'Product' and entity_id = ? order by id`, [
+    const audit = await app.orm.em.fork().execute(`select actor, action from audit_entries where entity_type = 'Product' and entity_id = ? order by id`, [
       String(first!.products[0]!.id),
     ]);
     expect(audit).toEqual([

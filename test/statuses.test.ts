@@ -29,7 +29,7 @@ async function graphql(query: string, variables: Record<string, unknown> = {}, a
 
 describe('status-code reference table', () => {
   it('holds exactly the codes of spec 7.5, code by code', async () => {
-    const rows = await app.orm.em.fork().getConnection().execute<Record<string, any>[]>('select * from status_codes order by id');
+    const rows = await app.orm.em.fork().execute<Record<string, any>[]>('select * from status_codes order by id');
     const spec = parseSpecStatusCodes(readSpec());
     expect(rows).toHaveLength(spec.length);
     const byId = new Map(rows.map((row) => [row.id, row]));

@@ -26,14 +26,19 @@ export function installTemporalRuntimeLogger(logger: Logger): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+  // Errors in `meta` are Error objects: give them to pino's `err` serializer so they are not logged as `{}`.
+  const log = (level: 'trace' | 'debug' | 'info' | 'warn' | 'error', message: string, meta?: Record<string, unknown>) => {
+    const { error, ...rest } = meta ?? {};
+    logger[level]({ temporal: rest, ...(error !== undefined ? { err: error } : {}) }, message);
+  };
   Runtime.install({
     logger: {
-      log: (level, message, meta) => logger[levels[level]]({ temporal: meta }, message),
-      trace: (message, meta) => logger.trace({ temporal: meta }, message),
-      debug: (message, meta) => logger.debug({ temporal: meta }, message),
-      info: (message, meta) => logger.info({ temporal: meta }, message),
-      warn: (message, meta) => logger.warn({ temporal: meta }, message),
-      error: (message, meta) => logger.error({ temporal: meta }, message),
+      log: (level, message, meta) => log(levels[level], message, meta),
+      trace: (message, meta) => log('trace', message, meta),
+      debug: (message, meta) => log('debug', message, meta),
+      info: (message, meta) => log('info', message, meta),
+      warn: (message, meta) => log('warn', message, meta),
+      error: (message, meta) => log('error', message, meta),
     },
   });
 }

@@ -80,8 +80,7 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
   }): Promise<{ candidates: MerchantCandidate[] }> {
     const em = fork();
     await em.transactional(async (tx) => {
-      const connection = tx.getConnection();
-      const [customer] = await connection.execute<{ id: number }[]>(
+            const [customer] = await tx.execute<{ id: number }[]>(
         `insert into customers (tenant_id, email, first_name, last_name, phone, created_at, updated_at) values (?, ?, ?, ?, ?, now(), now())
          on conflict (tenant_id, email) do update set first_name = coalesce(excluded.first_name, customers.first_name),
            last_name = coalesce(excluded.last_name, customers.last_name), phone = coalesce(excluded.phone, customers.phone), updated_at = now()
@@ -91,7 +90,7 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
       const campaignId = input.order.campaignName ? await resolveNamed(tx, 'campaigns', input.tenantId, input.order.campaignName) : null;
       const affiliateId = input.order.affiliateName ? await resolveNamed(tx, 'affiliates', input.tenantId, input.order.affiliateName) : null;
       const o = input.order;
-      await connection.execute(
+      await tx.execute(
         `insert into orders (id, tenant_id, product_id, customer_id, kind, state, amount, currency, partner_session, service_session, workflow_id,
            campaign_id, affiliate_id, sub_affiliate_primary, sub_affiliate_secondary, tracker_click_id, props, user_agent, ip,
            billing_address, shipping_address, storefront, phone, mobile_wallet_a, created_at, updated_at)
@@ -166,25 +165,24 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
   }): Promise<{ orderId: number; subscriptionId: number }> {
     const em = fork();
     return em.transactional(async (tx) => {
-      const connection = tx.getConnection();
-      await connection.execute(
+            await tx.execute(
         `update orders set state = ?, three_d_secure_id = coalesce(?, three_d_secure_id), challenge_url = coalesce(?, challenge_url), updated_at = now() where id = ?`,
         [input.state, input.threeDSecureId ?? null, input.challengeUrl ?? null, input.submitOrderId],
       );
       if (!input.subscription) return { orderId: input.submitOrderId, subscriptionId: 0 };
-      const [existing] = await connection.execute<{ id: number; order_id: number }[]>(
+      const [existing] = await tx.execute<{ id: number; order_id: number }[]>(
         `select s.id, s.order_id from subscriptions s join orders o on o.id = s.order_id where o.parent_order_id = ?`,
         [input.submitOrderId],
       );
       if (existing) return { orderId: existing.order_id, subscriptionId: existing.id };
-      const [order] = await connection.execute<{ id: number }[]>(
+      const [order] = await tx.execute<{ id: number }[]>(
         `insert into orders (tenant_id, product_id, customer_id, kind, parent_order_id, state, amount, currency, partner_session, service_session, mobile_wallet_a, created_at, updated_at)
          select tenant_id, product_id, customer_id, 'subscription', id, ?, ?, currency, partner_session, service_session, mobile_wallet_a, now(), now() from orders where id = ?
          returning id`,
         [input.subscription.state === 'active' ? 'approved' : 'declined', input.subscription.recurringAmount, input.submitOrderId],
       );
       const plan = input.subscription;
-      const [subscription] = await connection.execute<{ id: number }[]>(
+      const [subscription] = await tx.execute<{ id: number }[]>(
         `insert into subscriptions (tenant_id, product_id, customer_id, order_id, email, state, recurring_amount, next_billing_at, grace_until, created_at)
          select tenant_id, product_id, customer_id, ?, ?, ?, ?, now() + make_interval(days => ?), ?, now() from orders where id = ?
          returning id`,
@@ -198,7 +196,7 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
   }
 
   async function credentialsFor(merchantAccountId: number, currency: string): Promise<Record<string, string>> {
-    const [row] = await fork().getConnection().execute<{ credentials_ciphertext: string }[]>(
+    const [row] = await fork().execute<{ credentials_ciphertext: string }[]>(
       `select credentials_ciphertext from merchant_account_currencies where merchant_account_id = ? and currency = ?`,
       [merchantAccountId, currency],
     );
@@ -210,7 +208,8 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
     const outcome: AttemptOutcome = override ?? toAttemptOutcome(result.outcome);
     const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : outcome.kind === 'challenge' ? 1789 : 4285;
     const status = statusById(statusId)?.status ?? 'Unknown';
-    const [row] = await fork().getConnection().execute<{ id: string }[]>(
+    const row = await fork().transactional(async (tx) => {
+    const [upserted] = await tx.execute<{ id: string; was_success: boolean | null }[]>(
       `insert into transactions (id, tenant_id, order_id, product_id, customer_id, merchant_account_id, kind, reference, attempt_number, gateway,
          gateway_transaction_id, status_id, status, success, amount, currency, mid, descriptor, auth_code, email, first_name, last_name,
          bin, last4, brand, bin_country, card_fingerprint, expiry_month, expiry_year, eci, partner_session, sandbox, refundable, gateway_response, sent_at, completed_at)
@@ -219,7 +218,7 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
        on conflict (reference) do update set gateway_transaction_id = coalesce(excluded.gateway_transaction_id, transactions.gateway_transaction_id),
          status_id = excluded.status_id, status = excluded.status, success = excluded.success, auth_code = excluded.auth_code, eci = excluded.eci,
          refundable = excluded.refundable, gateway_response = excluded.gateway_response, completed_at = excluded.completed_at
-       returning id`,
+       returning id, (select previous.success from transactions previous where previous.reference = ?) as was_success`,
       [
         randomUUID(), input.candidate.merchantAccountId, reference, input.attemptNumber, input.candidate.gateway,
         'processorTransactionId' in outcome ? (outcome.processorTransactionId ?? null) : null, statusId, status, outcome.kind === 'approved',
@@ -227,9 +226,19 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
         input.email, input.firstName ?? null, input.lastName ?? null, input.card.bin, input.card.last4, input.card.network, input.card.binCountry ?? null,
         input.card.fingerprint, input.card.expiryMonth, input.card.expiryYear, outcome.kind === 'approved' ? (outcome.eci ?? null) : null,
         input.candidate.gateway === 'sandbox', outcome.kind === 'approved', JSON.stringify(result.exchange),
-        outcome.kind === 'challenge' || outcome.kind === 'unknown' ? null : new Date(), input.submitOrderId,
+        outcome.kind === 'challenge' || outcome.kind === 'unknown' ? null : new Date(), input.submitOrderId, reference,
       ],
     );
+    // RETURNING's subquery sees the row as it was: count an approval into the month's volume once.
+    if (outcome.kind === 'approved' && upserted!.was_success !== true) {
+      await tx.execute(
+        `insert into merchant_account_volumes (merchant_account_id, month, approved_amount) values (?, date_trunc('month', now())::date, ?)
+         on conflict (merchant_account_id, month) do update set approved_amount = merchant_account_volumes.approved_amount + excluded.approved_amount`,
+        [input.candidate.merchantAccountId, input.amount],
+      );
+    }
+    return upserted!;
+    });
     deps.logger.info({ reference, outcome: outcome.kind, statusId, gateway: input.candidate.gateway }, 'authorization attempt');
     return { reference, transactionId: row!.id, outcome, exchange: result.exchange };
   }
@@ -253,7 +262,7 @@ function toAttemptOutcome(outcome: AuthorizationOutcome): AttemptOutcome {
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 
 async function resolveNamed(em: EntityManager, table: 'campaigns' | 'affiliates', tenantId: number, name: string): Promise<number> {
-  const [row] = await em.getConnection().execute<{ id: number }[]>(
+  const [row] = await em.execute<{ id: number }[]>(
     `insert into ${table} (tenant_id, name, created_at) values (?, ?, now()) on conflict (tenant_id, name) do update set name = excluded.name returning id`,
     [tenantId, name.trim()],
   );
@@ -269,10 +278,9 @@ async function selectMerchantAccounts(
   em: EntityManager,
   input: { tenantId: number; amount: string; currency: string; network: string; forcedMerchantAccountId?: number },
 ): Promise<MerchantCandidate[]> {
-  const rows = await em.getConnection().execute<Record<string, unknown>[]>(
+  const rows = await em.execute<Record<string, unknown>[]>(
     `with volume as (
-       select merchant_account_id, sum(amount) as approved from transactions
-        where success and kind = 'authorization' and sent_at >= date_trunc('month', now()) group by merchant_account_id)
+       select merchant_account_id, approved_amount as approved from merchant_account_volumes where month = date_trunc('month', now())::date)
      select m.id, m.mid, m.gateway, m.descriptor, m.acquiring_bank, m.mid_portal_url, m.allow_retries_from_other_mids, m.allow_insufficient_funds_retries,
             coalesce(v.approved, 0) / nullif(m.monthly_cap, 0) as usage
        from merchant_accounts m

@@ -121,7 +121,7 @@ export const threeDSecureChallengeRoute = defineRoute({
   },
   async handler(request, reply) {
     const { threeDSecureId } = request.params as { threeDSecureId: string };
-    const [order] = await request.em.getConnection().execute<{ challenge_url: string | null; state: string }[]>(
+    const [order] = await request.em.execute<{ challenge_url: string | null; state: string }[]>(
       `select challenge_url, state from orders where three_d_secure_id = ?`,
       [threeDSecureId],
     );

@@ -22,7 +22,7 @@ export async function authenticateApiKey(em: EntityManager, authorization: strin
   const key = apiKeyFromAuthorization(authorization);
   if (!key) throw new DomainError('unauthenticated', 'Missing API key in the Authorization header');
   if (key.length > 512) throw new DomainError('unauthenticated', 'Invalid API key');
-  const [row] = await em.getConnection().execute<{ id: number; tenant_id: number; client_id: string; rate_limit_per_minute: number | null }[]>(
+  const [row] = await em.execute<{ id: number; tenant_id: number; client_id: string; rate_limit_per_minute: number | null }[]>(
     `select k.id, k.tenant_id, t.client_id, t.rate_limit_per_minute
        from api_keys k join tenants t on t.id = k.tenant_id
       where k.key_hash = ? and k.revoked_at is null`,

@@ -24,7 +24,7 @@ export async function completeThreeDSecure(
   const productId = /^\d{1,9}$/.test(input.productId) ? Number(input.productId) : NaN;
   const [order] = Number.isNaN(productId)
     ? []
-    : await deps.em.getConnection().execute<{ workflow_id: string; state: string; partner_session: string | null; service_session: string | null }[]>(
+    : await deps.em.execute<{ workflow_id: string; state: string; partner_session: string | null; service_session: string | null }[]>(
         `select workflow_id, state, partner_session, service_session from orders where three_d_secure_id = ? and tenant_id = ? and product_id = ?`,
         [input.body.threeDSecureId, input.tenantId, productId],
       );

@@ -26,10 +26,9 @@ const EMAIL_WINDOW_SECONDS = 24 * 60 * 60;
  * is recorded for later velocity checks.
  */
 export async function screenSubmit(em: EntityManager, input: ScreeningInput, now = new Date()): Promise<Screening> {
-  const connection = em.getConnection();
-  let forcedMerchantAccountId: number | undefined;
+    let forcedMerchantAccountId: number | undefined;
   if (input.mid !== undefined && input.mid !== '') {
-    const [account] = await connection.execute<{ id: number; tenant_id: number; enabled_network_a: boolean; enabled_network_b: boolean }[]>(
+    const [account] = await em.execute<{ id: number; tenant_id: number; enabled_network_a: boolean; enabled_network_b: boolean }[]>(
       `select id, tenant_id, enabled_network_a, enabled_network_b from merchant_accounts where mid = ?`,
       [input.mid],
     );
@@ -41,7 +40,7 @@ export async function screenSubmit(em: EntityManager, input: ScreeningInput, now
     forcedMerchantAccountId = account.id;
   }
 
-  const blocks = await connection.execute<{ tenant_id: number | null; kind: string }[]>(
+  const blocks = await em.execute<{ tenant_id: number | null; kind: string }[]>(
     `select tenant_id, kind from blocklist_entries
       where (tenant_id is null or tenant_id = ?)
         and ((kind = 'email' and value = ?) or (kind = 'card' and value = ?) or (kind = 'bin' and ? like value || '%') or (kind = 'bin_country' and value = ?))`,
@@ -52,14 +51,14 @@ export async function screenSubmit(em: EntityManager, input: ScreeningInput, now
   if (blocks.length > 0) return { ok: false, info: 'UserBlocked', error: 'Blocked card' };
 
   if (input.hasSubscriptionPlan) {
-    const [subscribed] = await connection.execute(
+    const [subscribed] = await em.execute(
       `select 1 from subscriptions where tenant_id = ? and product_id = ? and email = ? and state in ('active', 'grace') limit 1`,
       [input.tenantId, input.productId, input.email],
     );
     if (subscribed) return { ok: false, info: 'AlreadySubscribed', error: 'Already subscribed' };
   }
 
-  const [counts] = await connection.execute<{ card_count: string; email_count: string }[]>(
+  const [counts] = await em.execute<{ card_count: string; email_count: string }[]>(
     `select
        (select count(*) from submit_attempts where tenant_id = ? and card_fingerprint = ? and created_at > ?) as card_count,
        (select count(*) from submit_attempts where product_id = ? and email = ? and created_at > ?) as email_count`,
@@ -75,7 +74,7 @@ export async function screenSubmit(em: EntityManager, input: ScreeningInput, now
   if (Number(counts?.card_count ?? 0) >= input.velocity.cardSubmitLimit) return { ok: false, info: 'LimitReached', error: 'CC entered too many times in quick succession' };
   if (Number(counts?.email_count ?? 0) >= input.velocity.emailSubmitLimit) return { ok: false, info: 'LimitReached', error: 'Email entered too many times for this product' };
 
-  await connection.execute(`insert into submit_attempts (tenant_id, product_id, card_fingerprint, email, created_at) values (?, ?, ?, ?, ?)`, [
+  await em.execute(`insert into submit_attempts (tenant_id, product_id, card_fingerprint, email, created_at) values (?, ?, ?, ?, ?)`, [
     input.tenantId,
     input.productId,
     input.cardFingerprint,

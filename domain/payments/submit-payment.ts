@@ -60,7 +60,7 @@ export async function submitPayment(
   const submitOrderId = { id: claim.id };
   const answerWithoutPayment = async (result: SubmitResult) => {
     if (input.idempotencyKey) {
-      await deps.em.getConnection().execute(`update idempotency_keys set result = ? where tenant_id = ? and key = ?`, [JSON.stringify(result), input.tenantId, input.idempotencyKey]);
+      await deps.em.execute(`update idempotency_keys set result = ? where tenant_id = ? and key = ?`, [JSON.stringify(result), input.tenantId, input.idempotencyKey]);
     }
     return result;
   };
@@ -126,7 +126,7 @@ export async function submitPayment(
 async function findProduct(em: EntityManager, tenantId: number, productId: string): Promise<ProductRow> {
   // Another tenant's product is indistinguishable from a missing one.
   const id = /^\d{1,9}$/.test(productId) ? Number(productId) : NaN;
-  const [product] = Number.isNaN(id) ? [] : await em.getConnection().execute<ProductRow[]>(`select * from products where id = ? and tenant_id = ?`, [id, tenantId]);
+  const [product] = Number.isNaN(id) ? [] : await em.execute<ProductRow[]>(`select * from products where id = ? and tenant_id = ?`, [id, tenantId]);
   if (!product) throw new DomainError('not_found', `Product ${productId} not found`);
   return product;
 }
@@ -135,7 +135,7 @@ const IN_FLIGHT_WAIT_MS = 5_000;
 
 /** Order ids come from the orders sequence before the workflow starts, so its id names the order. */
 async function reserveSubmitOrderId(em: EntityManager): Promise<number> {
-  const [row] = await em.getConnection().execute<{ id: string }[]>(`select nextval('orders_id_seq') as id`);
+  const [row] = await em.execute<{ id: string }[]>(`select nextval('orders_id_seq') as id`);
   return Number(row!.id);
 }
 
@@ -156,7 +156,7 @@ async function claimIdempotencyKey(
   hash: string,
 ): Promise<{ id: number } | { replay: SubmitResult }> {
   const id = await reserveSubmitOrderId(em);
-  const [claimed] = await em.getConnection().execute<{ submit_order_id: number }[]>(
+  const [claimed] = await em.execute<{ submit_order_id: number }[]>(
     `insert into idempotency_keys (tenant_id, key, request_hash, submit_order_id, created_at) values (?, ?, ?, ?, now())
      on conflict (tenant_id, key) do nothing returning submit_order_id`,
     [tenantId, key, hash, id],
@@ -165,7 +165,7 @@ async function claimIdempotencyKey(
   // The first request may still be validating: wait for its outcome or its workflow, briefly.
   const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
   for (;;) {
-    const [existing] = await em.getConnection().execute<{ request_hash: string; submit_order_id: number; result: SubmitResult | null }[]>(
+    const [existing] = await em.execute<{ request_hash: string; submit_order_id: number; result: SubmitResult | null }[]>(
       `select request_hash, submit_order_id, result from idempotency_keys where tenant_id = ? and key = ?`,
       [tenantId, key],
     );

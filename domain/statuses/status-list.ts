@@ -61,7 +61,7 @@ export async function listStatuses(em: EntityManager, query: StatusListQuery): P
   }
   const where = conditions.length > 0 ? `where ${conditions.join(' and ')}` : '';
   const offset = (query.pageNumber - 1) * query.pageSize;
-  const rows = await em.getConnection().execute<StatusRow[]>(
+  const rows = await em.execute<StatusRow[]>(
     `select *, count(*) over () as total_count from status_codes ${where} order by id limit ? offset ?`,
     [...params, query.pageSize, offset],
   );
@@ -80,7 +80,7 @@ export async function listStatuses(em: EntityManager, query: StatusListQuery): P
 
 /** A page past the end has no rows to carry the window count; count separately then. */
 async function countMatching(em: EntityManager, where: string, params: unknown[]): Promise<number> {
-  const [row] = await em.getConnection().execute<{ count: string }[]>(`select count(*) as count from status_codes ${where}`, params);
+  const [row] = await em.execute<{ count: string }[]>(`select count(*) as count from status_codes ${where}`, params);
   return Number(row?.count ?? 0);
 }
 

@@ -3,7 +3,7 @@ import { Affiliate, Campaign, Customer } from './customer.entity.ts';
 import { Order, Subscription } from './order.entity.ts';
 import { BlocklistEntry, IdempotencyKey, SubmitAttempt } from './risk.entity.ts';
 import { Transaction } from './transaction.entity.ts';
-import { MerchantAccount, MerchantAccountCurrency } from './merchant-account.entity.ts';
+import { MerchantAccount, MerchantAccountCurrency, MerchantAccountVolume } from './merchant-account.entity.ts';
 import { Product } from './product.entity.ts';
 import { StatusCode } from './status-code.entity.ts';
 import { ApiKey, LeadKeySet, SenderDomain, Tenant } from './tenant.entity.ts';
@@ -28,6 +28,7 @@ export const ENTITIES = [
   Product,
   MerchantAccount,
   MerchantAccountCurrency,
+  MerchantAccountVolume,
   StatusCode,
   WebhookEndpoint,
   WebhookDelivery,

@@ -101,3 +101,16 @@ const MerchantAccountCurrencySchema = defineEntity({
 });
 export class MerchantAccountCurrency extends MerchantAccountCurrencySchema.class {}
 MerchantAccountCurrencySchema.setClass(MerchantAccountCurrency);
+
+/** Approved volume of a MID per calendar month, kept as a running total for MID selection (`monthlyCap`). */
+const MerchantAccountVolumeSchema = defineEntity({
+  name: 'MerchantAccountVolume',
+  tableName: 'merchant_account_volumes',
+  properties: {
+    merchantAccount: () => p.manyToOne(MerchantAccount).primary().deleteRule('cascade'),
+    month: p.date().primary(),
+    approvedAmount: p.decimal('string').precision(16).scale(2),
+  },
+});
+export class MerchantAccountVolume extends MerchantAccountVolumeSchema.class {}
+MerchantAccountVolumeSchema.setClass(MerchantAccountVolume);

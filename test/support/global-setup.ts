@@ -67,8 +67,8 @@ export default async function setup(project: TestProject) {
 
 async function createFreshDatabase(serverUrl: string, name: string): Promise<string> {
   const admin = await openOrm({ databaseUrl: serverUrl, poolSize: 1 });
-  await admin.em.getConnection().execute(`drop database if exists "${name}" with (force)`);
-  await admin.em.getConnection().execute(`create database "${name}"`);
+  await admin.em.fork().execute(`drop database if exists "${name}" with (force)`);
+  await admin.em.fork().execute(`create database "${name}"`);
   await admin.close();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;

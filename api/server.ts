@@ -62,6 +62,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     ...paymentRoutes({
       runner: deps.paymentRunner,
       cardVault: deps.cardVault,
+      secretBox: deps.secretBox,
       defaultRateLimitPerMinute: config.rateLimitPerMinute,
       settings: {
         processorTimeoutMs: config.processorTimeoutMs,

@@ -3,6 +3,7 @@ import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
 import { provision } from '../domain/provisioning/provision.ts';
 import { workflowIds } from '../workflows/task-queues.ts';
 import { generateWebhookSecret } from '../infra/crypto.ts';
+import { encryptCard } from '../domain/payments/card-encryption.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
@@ -243,5 +244,36 @@ describe('Temporal visibility', () => {
       if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(found).toEqual([`payment/tenant-${tenant.id}/order-${result.submitOrderId}`]);
+  });
+});
+
+describe('client-side card encryption', () => {
+  async function publicKey(apiKey: string): Promise<Record<string, unknown>> {
+    const call = async (query: string) => {
+      const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: JSON.stringify({ query }) });
+      return ((await response.json()) as any).data;
+    };
+    expect((await call('{ cardEncryptionKey { kid } }')).cardEncryptionKey).toBeNull();
+    const rotated = (await call('mutation { rotateCardEncryptionKey { kid jwk algorithm encryption } }')).rotateCardEncryptionKey;
+    expect(rotated).toMatchObject({ algorithm: 'RSA-OAEP-256', encryption: 'A256GCM', jwk: { kty: 'RSA', kid: rotated.kid } });
+    expect(rotated.jwk.d).toBeUndefined();
+    expect((await call('{ cardEncryptionKey { kid } }')).cardEncryptionKey.kid).toBe(rotated.kid);
+    return rotated.jwk;
+  }
+
+  it('accepts a card encrypted on the client as a compact JWE, and rejects tampering and mismatches', async () => {
+    const owner = await createPaymentTenant(app);
+    const jwk = await publicKey(owner.apiKey);
+    const pan = '4242424242424242';
+    const encrypted = await encryptCard({ pan, cvv: '123', expiryMonth: 12, expiryYear: new Date().getFullYear() + 2, name: 'Ada' }, jwk);
+    const body = submitBody('unused', { card: { encrypted, bin: '424242', lastFour: '4242' } });
+    const { body: result } = await submit(body, owner.productId, owner);
+    expect(result).toMatchObject({ info: 'Success', bin: '42424242', last4: '4242' });
+
+    const tampered = `${encrypted.slice(0, -4)}AAAA`;
+    expect((await submit(submitBody('unused', { card: { encrypted: tampered, bin: '424242', lastFour: '4242' } }), owner.productId, owner)).body).toMatchObject({ info: 'Failed', error: 'Invalid CC Number' });
+    expect((await submit(submitBody('unused', { card: { encrypted, bin: '555555', lastFour: '4242' } }), owner.productId, owner)).body).toMatchObject({ info: 'Failed', error: 'Invalid CC Number' });
+    // Another tenant's key cannot open it.
+    expect((await submit(submitBody('unused', { card: { encrypted, bin: '424242', lastFour: '4242' } }))).body).toMatchObject({ info: 'Failed', error: 'Invalid CC Number' });
   });
 });

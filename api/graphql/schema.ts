@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { buildSchema } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
+import { CardKeysResolver } from './resolvers/card-keys.resolver.ts';
 import { OperatorResolver } from './resolvers/operator.resolver.ts';
 import { StatusesResolver } from './resolvers/statuses.resolver.ts';
 import { WebhooksResolver } from './resolvers/webhooks.resolver.ts';
 
-export const RESOLVERS = [StatusesResolver, WebhooksResolver, OperatorResolver] as const;
+export const RESOLVERS = [StatusesResolver, WebhooksResolver, CardKeysResolver, OperatorResolver] as const;
 
 /** Builds the executable schema; `npm run schema:emit` writes it to schema/schema.graphql. */
 export function buildGatewaySchema(): Promise<GraphQLSchema> {

@@ -7,6 +7,7 @@ import { SubmitRequest, ThreeDSecureRequest, type ThreeDSecureRequest as ThreeDS
 import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { CardVault } from '../../infra/card-vault.ts';
+import type { SecretBox } from '../../infra/crypto.ts';
 import type { PaymentSettings } from '../../workflows/payment/messages.ts';
 import { defineRoute } from '../http/route.ts';
 import { ErrorResponse } from '../http/schemas.ts';
@@ -56,6 +57,7 @@ const paymentErrors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorRespon
 export interface PaymentRouteDeps {
   readonly runner: PaymentRunner;
   readonly cardVault: CardVault;
+  readonly secretBox: SecretBox;
   readonly settings: PaymentSettings;
   readonly defaultRateLimitPerMinute: number;
 }
@@ -83,7 +85,7 @@ export function paymentRoutes(deps: PaymentRouteDeps) {
           throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
         }
         return submitPayment(
-          { em: request.em, cardVault: deps.cardVault, runner: deps.runner, settings: deps.settings },
+          { em: request.em, cardVault: deps.cardVault, secretBox: deps.secretBox, runner: deps.runner, settings: deps.settings },
           { tenantId: principal.tenantId, productId: (request.params as { productId: string }).productId, body: request.body as SubmitBody, idempotencyKey },
         );
       },

@@ -31,7 +31,6 @@ export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly s
   if (!isValidEmail(body.email?.trim())) return fail('Invalid Email');
   const card = body.card ?? {};
   if (card.encrypted !== undefined && (!card.bin || !card.lastFour)) return fail('Bin and Last4 required along with Encrypted data');
-  if (card.encrypted !== undefined) return { ok: false, info: 'None', error: 'Encrypted card data is not enabled for this account' };
 
   const pan = (card.pan ?? '').replace(/[\s-]/g, '');
   if (!isValidCardNumber(pan)) return fail('Invalid CC Number');

@@ -5,6 +5,8 @@ import type { SubscriptionPlan } from '../../schema/entities/product.entity.ts';
 import type { PaymentSettings, PaymentWorkflowInput } from '../../workflows/payment/messages.ts';
 import { DomainError } from '../errors.ts';
 import type { ThreeDSecureRunner } from './complete-three-d-secure.ts';
+import { openEncryptedCard } from './card-keys.ts';
+import type { SecretBox } from '../../infra/crypto.ts';
 import { toMoneyString } from '../money.ts';
 import { splitSubAffiliate, validateSubmit } from './pre-validation.ts';
 import { screenSubmit } from './screening.ts';
@@ -21,6 +23,7 @@ export interface PaymentRunner extends ThreeDSecureRunner {
 export interface SubmitDeps {
   readonly em: EntityManager;
   readonly cardVault: CardVault;
+  readonly secretBox: SecretBox;
   readonly runner: PaymentRunner;
   readonly settings: PaymentSettings;
 }
@@ -65,7 +68,7 @@ export async function submitPayment(
     return result;
   };
 
-  const validation = validateSubmit(body, product.accepted_networks, new Date());
+  const validation = validateSubmit(await withDecryptedCard(deps, input.tenantId, body), product.accepted_networks, new Date());
   if (!validation.ok) return answerWithoutPayment(preProcessingResult({ ...context, ...validation.card }, validation.info, validation.error));
   const { card, email } = validation;
   const fingerprint = deps.cardVault.fingerprint(card.pan);
@@ -121,6 +124,28 @@ export async function submitPayment(
     resultContext: cardContext,
     settings: deps.settings,
   });
+}
+
+/**
+ * Replaces client-encrypted card data by the card it holds. Data that does not decrypt, or whose card does
+ * not match the `bin` and `lastFour` sent beside it, becomes an empty number: `Invalid CC Number`.
+ */
+async function withDecryptedCard(deps: SubmitDeps, tenantId: number, body: SubmitRequest): Promise<SubmitRequest> {
+  const card = body.card;
+  if (card?.encrypted === undefined || !card.bin || !card.lastFour) return body;
+  const opened = await openEncryptedCard(deps.em, deps.secretBox, tenantId, card.encrypted);
+  const pan = opened?.pan.replace(/[\s-]/g, '') ?? '';
+  const consistent = pan.startsWith(card.bin) && pan.endsWith(card.lastFour);
+  return {
+    ...body,
+    card: {
+      name: opened?.name ?? card.name,
+      pan: consistent ? pan : '',
+      cvv: opened?.cvv ?? card.cvv,
+      expiryMonth: opened?.expiryMonth ?? card.expiryMonth,
+      expiryYear: opened?.expiryYear ?? card.expiryYear,
+    },
+  };
 }
 
 async function findProduct(em: EntityManager, tenantId: number, productId: string): Promise<ProductRow> {

@@ -6,7 +6,7 @@ import { Transaction } from './transaction.entity.ts';
 import { MerchantAccount, MerchantAccountCurrency, MerchantAccountVolume } from './merchant-account.entity.ts';
 import { Product } from './product.entity.ts';
 import { StatusCode } from './status-code.entity.ts';
-import { ApiKey, LeadKeySet, SenderDomain, Tenant } from './tenant.entity.ts';
+import { ApiKey, CardEncryptionKey, LeadKeySet, SenderDomain, Tenant } from './tenant.entity.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook.entity.ts';
 
 export * from './audit.entity.ts';
@@ -44,4 +44,5 @@ export const ENTITIES = [
   BlocklistEntry,
   SubmitAttempt,
   IdempotencyKey,
+  CardEncryptionKey,
 ];

@@ -74,3 +74,21 @@ const SenderDomainSchema = defineEntity({
 });
 export class SenderDomain extends SenderDomainSchema.class {}
 SenderDomainSchema.setClass(SenderDomain);
+
+/** A tenant's key pair for client-side card encryption; the private key is sealed (AES-256-GCM). */
+const CardEncryptionKeySchema = defineEntity({
+  name: 'CardEncryptionKey',
+  tableName: 'card_encryption_keys',
+  properties: {
+    id: p.string().length(64).primary(),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    publicJwk: p.json<Record<string, unknown>>(),
+    privateKeyCiphertext: p.text(),
+    /** The key handed to checkout pages; older keys still decrypt until removed. */
+    active: p.boolean().default(true),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+  indexes: [{ properties: ['tenant', 'active'] }],
+});
+export class CardEncryptionKey extends CardEncryptionKeySchema.class {}
+CardEncryptionKeySchema.setClass(CardEncryptionKey);

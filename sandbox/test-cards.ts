@@ -13,6 +13,7 @@
  *  3. amount cents `.98`: the first answer for that reference is delayed by `slowResponseMs`
  *     (the authorization is stored and counted at once, so a status inquiry already shows it).
  */
+import { passesLuhn } from '../domain/payments/card.ts';
 
 export type CardNetwork = 'NetworkA' | 'NetworkB';
 
@@ -97,17 +98,7 @@ export function networkOf(pan: string): CardNetwork {
 }
 
 export function luhnValid(pan: string): boolean {
-  if (!/^\d{12,19}$/.test(pan)) return false;
-  let sum = 0;
-  for (let i = 0; i < pan.length; i++) {
-    let digit = pan.charCodeAt(pan.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return sum % 10 === 0;
+  return /^\d{12,19}$/.test(pan) && passesLuhn(pan);
 }
 
 /** The README section's tables, rendered from the data above. */

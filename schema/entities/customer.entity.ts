@@ -21,30 +21,24 @@ export class Customer extends CustomerSchema.class {}
 CustomerSchema.setClass(Customer);
 
 /** Campaigns and traffic sources are resolved by name, or created on first use (spec 2.1). */
-const CampaignSchema = defineEntity({
-  name: 'Campaign',
-  tableName: 'campaigns',
-  properties: {
-    id: p.integer().primary().autoincrement(),
-    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
-    name: p.string().length(200),
-    createdAt: p.datetime().onCreate(() => new Date()),
-  },
-  uniques: [{ properties: ['tenant', 'name'] }],
-});
+function namedTenantRecord<const N extends string, const T extends string>(name: N, tableName: T) {
+  return defineEntity({
+    name,
+    tableName,
+    properties: {
+      id: p.integer().primary().autoincrement(),
+      tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+      name: p.string().length(200),
+      createdAt: p.datetime().onCreate(() => new Date()),
+    },
+    uniques: [{ properties: ['tenant', 'name'] }],
+  });
+}
+
+const CampaignSchema = namedTenantRecord('Campaign', 'campaigns');
 export class Campaign extends CampaignSchema.class {}
 CampaignSchema.setClass(Campaign);
 
-const AffiliateSchema = defineEntity({
-  name: 'Affiliate',
-  tableName: 'affiliates',
-  properties: {
-    id: p.integer().primary().autoincrement(),
-    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
-    name: p.string().length(200),
-    createdAt: p.datetime().onCreate(() => new Date()),
-  },
-  uniques: [{ properties: ['tenant', 'name'] }],
-});
+const AffiliateSchema = namedTenantRecord('Affiliate', 'affiliates');
 export class Affiliate extends AffiliateSchema.class {}
 AffiliateSchema.setClass(Affiliate);

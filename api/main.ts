@@ -22,7 +22,7 @@ const app = await buildGateway({
   logger,
   secretBox: createSecretBox(dataEncryptionKey),
   cardVault: createCardVault(dataEncryptionKey),
-  paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue }),
+  paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
   deliveryStarter: temporalDeliveryStarter({
     client: temporal.client,
     taskQueue: config.temporalTaskQueue,

@@ -125,6 +125,12 @@ export const SETTINGS = {
     description: 'Timeout of one processor call; an authorization without an answer is resolved by status inquiry, never retried blindly.',
     parse: integer(100, 120_000),
   },
+  submitAnswerTimeoutMs: {
+    env: 'SUBMIT_ANSWER_TIMEOUT_MS',
+    default: '60000',
+    description: 'How long the gateway waits for a payment workflow to answer before a 503 (the payment goes on; retry with the same Idempotency-Key).',
+    parse: integer(1000, 600_000),
+  },
   threeDSecureTimeoutSeconds: {
     env: 'THREE_DS_TIMEOUT_SECONDS',
     default: '900',

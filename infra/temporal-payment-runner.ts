@@ -1,6 +1,7 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { PaymentRunner } from '../domain/payments/submit-payment.ts';
+import { DomainError } from '../domain/errors.ts';
 import { workflowIds } from '../workflows/task-queues.ts';
 import { CustomerEmailAttribute, PartnerSessionAttribute, ProductIdAttribute, TenantIdAttribute } from '../workflows/search-attributes.ts';
 import { completeThreeDSecureUpdate, submitUpdate } from '../workflows/payment/messages.ts';
@@ -11,8 +12,19 @@ import type { paymentWorkflow } from '../workflows/payment/payment.workflow.ts';
  * starts (or, for a retried idempotency key, is found) and the `submit` update returns as soon as the
  * authorization outcome is known, while the workflow finishes the slow parts on its own.
  */
-export function temporalPaymentRunner(options: { client: Client; taskQueue: string }): PaymentRunner {
+export function temporalPaymentRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number }): PaymentRunner {
   const { client } = options;
+  /** Stops waiting (never the payment) when no worker answers in time, so callers get a 503, not a hang. */
+  const bounded = async <T>(call: () => Promise<T>): Promise<T> => {
+    try {
+      return await client.withAbortSignal(AbortSignal.timeout(options.answerTimeoutMs), call);
+    } catch (error) {
+      if ((error as Error).name === 'TimeoutError' || (error as { cause?: Error }).cause?.name === 'TimeoutError' || /abort|deadline|cancel/i.test((error as Error).message)) {
+        throw new DomainError('unavailable', 'The payment is still being processed; retry with the same Idempotency-Key to get its result');
+      }
+      throw error;
+    }
+  };
   return {
     async submit(input) {
       const startWorkflowOperation = new WithStartWorkflowOperation<typeof paymentWorkflow>('paymentWorkflow', {
@@ -27,7 +39,7 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
           ...(input.order.partnerSession ? [{ key: PartnerSessionAttribute, value: input.order.partnerSession }] : []),
         ]),
       });
-      return client.workflow.executeUpdateWithStart(submitUpdate, { startWorkflowOperation });
+      return bounded(() => client.workflow.executeUpdateWithStart(submitUpdate, { startWorkflowOperation }));
     },
 
     async resume(tenantId, submitOrderId) {
@@ -35,7 +47,7 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
       try {
         const { status } = await handle.describe();
         // A finished payment no longer takes updates; its result is the answer.
-        return status.name === 'RUNNING' ? await handle.executeUpdate(submitUpdate) : await handle.result();
+        return await bounded(() => (status.name === 'RUNNING' ? handle.executeUpdate(submitUpdate) : handle.result()));
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return undefined;
         throw error;
@@ -44,7 +56,7 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
 
     async completeThreeDSecure({ workflowId, threeDSecureId }) {
       try {
-        const result = await client.workflow.getHandle(workflowId).executeUpdate(completeThreeDSecureUpdate, { args: [{ threeDSecureId }] });
+        const result = await bounded(() => client.workflow.getHandle(workflowId).executeUpdate(completeThreeDSecureUpdate, { args: [{ threeDSecureId }] }));
         return { kind: 'completed', result };
       } catch (error) {
         if (error instanceof WorkflowUpdateFailedError) return { kind: 'already_completed' };

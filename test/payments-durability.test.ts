@@ -59,3 +59,26 @@ describe('durability (real worker processes)', () => {
     expect(rows).toEqual([{ success: true, status_id: 2636 }]);
   });
 });
+
+describe('no worker', () => {
+  it('answers 503 instead of hanging, and the payment completes once a worker is back', async () => {
+    const quick = await startTestApp({ SUBMIT_ANSWER_TIMEOUT_MS: '2000' });
+    try {
+      const tenant = await createPaymentTenant(quick);
+      const body = submitBody('4242424242424242');
+      const key = { 'idempotency-key': `no-worker-${Date.now()}` };
+      const first = await post(quick, `/api/${tenant.productId}`, tenant.apiKey, body, key);
+      expect(first.status).toBe(503);
+      expect(first.body).toEqual({ success: false, message: expect.stringContaining('Idempotency-Key') });
+      await quick.startWorker();
+      // A client retries with backoff until the payment answers.
+      let retry = await post(quick, `/api/${tenant.productId}`, tenant.apiKey, body, key);
+      for (let i = 0; i < 10 && retry.status === 503; i++) retry = await post(quick, `/api/${tenant.productId}`, tenant.apiKey, body, key);
+      expect(retry.status).toBe(200);
+      expect(retry.body).toMatchObject({ info: 'Success' });
+      expect(await authorizationsFor(retry.body.submitOrderId)).toBe(1);
+    } finally {
+      await quick.close();
+    }
+  });
+});

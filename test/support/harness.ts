@@ -81,7 +81,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     logger,
     secretBox,
     cardVault,
-    paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue }),
+    paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
     deliveryStarter: temporalDeliveryStarter({ client: temporal.client, taskQueue, schedule: config.webhookRetrySchedule, attemptTimeoutMs: config.webhookTimeoutMs }),
     readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue }),
   });

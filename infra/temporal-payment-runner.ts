@@ -16,12 +16,11 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
   const { client } = options;
   /** Stops waiting (never the payment) when no worker answers in time, so callers get a 503, not a hang. */
   const bounded = async <T>(call: () => Promise<T>): Promise<T> => {
+    const signal = AbortSignal.timeout(options.answerTimeoutMs);
     try {
-      return await client.withAbortSignal(AbortSignal.timeout(options.answerTimeoutMs), call);
+      return await client.withAbortSignal(signal, call);
     } catch (error) {
-      if ((error as Error).name === 'TimeoutError' || (error as { cause?: Error }).cause?.name === 'TimeoutError' || /abort|deadline|cancel/i.test((error as Error).message)) {
-        throw new DomainError('unavailable', 'The payment is still being processed; retry with the same Idempotency-Key to get its result');
-      }
+      if (signal.aborted) throw new DomainError('unavailable', 'The payment is still being processed; retry with the same Idempotency-Key to get its result');
       throw error;
     }
   };

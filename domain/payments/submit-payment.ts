@@ -195,9 +195,20 @@ async function claimIdempotencyKey(
       [tenantId, key],
     );
     if (!existing || existing.request_hash !== hash) throw new DomainError('conflict', 'Idempotency-Key was already used with a different request');
-    const replay = existing.result ?? (await runner.resume(tenantId, existing.submit_order_id));
+    let replay: SubmitResult | undefined = existing.result ?? undefined;
+    let lastError: unknown;
+    try {
+      replay ??= await runner.resume(tenantId, existing.submit_order_id);
+    } catch (error) {
+      // The first request may be starting its workflow right now; such races settle within the wait.
+      if (error instanceof DomainError) throw error;
+      lastError = error;
+    }
     if (replay) return { replay };
-    if (Date.now() > deadline) throw new DomainError('conflict', 'A request with this Idempotency-Key is still in progress');
+    if (Date.now() > deadline) {
+      if (lastError) throw lastError;
+      throw new DomainError('conflict', 'A request with this Idempotency-Key is still in progress');
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

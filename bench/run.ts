@@ -17,7 +17,7 @@ import { stopChild } from '../infra/temporal-dev-server.ts';
 import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
 import { provision } from '../domain/provisioning/provision.ts';
 import { spawnEntry } from '../scripts/child-process.ts';
-import { benchSubmitBody, scenarios, THREE_DS_CARD, type Scenario } from './scenarios.ts';
+import { APPROVED_CARD, benchSubmitBody, scenarios, THREE_DS_CARD, type Scenario } from './scenarios.ts';
 import { closedLoop } from './closed-loop.ts';
 
 const durationSeconds = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 10;
@@ -88,7 +88,7 @@ await waitForHealth(`${baseUrl}/readyz`);
 const probe = await fetch(`${baseUrl}/api/${productId}`, {
   method: 'POST',
   headers: { 'content-type': 'application/json', authorization: apiKey },
-  body: JSON.stringify(benchSubmitBody('4242424242424242')),
+  body: JSON.stringify(benchSubmitBody(APPROVED_CARD)),
   signal: AbortSignal.timeout(30_000),
 });
 const probeResult = (await probe.json()) as { info?: string };

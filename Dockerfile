@@ -22,6 +22,7 @@ COPY domain ./domain
 COPY infra ./infra
 COPY scripts ./scripts
 COPY fixtures ./fixtures
+COPY sandbox ./sandbox
 
 # Files stay root-owned (read-only for the process); the app runs unprivileged.
 USER node

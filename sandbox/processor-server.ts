@@ -310,7 +310,7 @@ export async function startSandboxProcessor(options: SandboxProcessorOptions = {
           firstMerchantByOrder.get(body.orderReference) === body.merchantId ? declined(behaviour.statusId, behaviour.message) : approvedAnswer(authorization, frictionlessEci);
         break;
       case 'challenge':
-        if (!body.threeDSecure) {
+        if (!body.threeDSecure && !behaviour.redirect) {
           authorization.answer = declined(SCA_REQUIRED.statusId, SCA_REQUIRED.message);
         } else {
           authorization.challenge = { authenticationFails: behaviour.authenticationFails, state: 'pending' };
@@ -319,8 +319,9 @@ export async function startSandboxProcessor(options: SandboxProcessorOptions = {
             reference: body.reference,
             status: 'challenge_required',
             code: 0,
-            message: '3-D Secure challenge required',
+            message: behaviour.redirect ? 'Browser redirect required' : '3-D Secure challenge required',
             challengeUrl: `${publicUrl}/challenge/${id}`,
+            ...(behaviour.redirect ? { redirect: true } : {}),
           };
         }
         break;

@@ -26,7 +26,7 @@ export type CardBehaviour =
    * 3-D Secure challenge when the request asks for 3DS; declined 4167 "Strong Customer Authentication
    * Required" when it does not. With `authenticationFails` the cardholder's "authenticate" still fails.
    */
-  | { readonly kind: 'challenge'; readonly authenticationFails: boolean }
+  | { readonly kind: 'challenge'; readonly authenticationFails: boolean; readonly redirect?: boolean }
   /** Declined on the first merchant id seen for the order reference, approved on any other (cascade). */
   | { readonly kind: 'cascade'; readonly statusId: number; readonly message: string };
 
@@ -63,6 +63,12 @@ export const TEST_CARDS: readonly TestCard[] = [
     network: 'NetworkA',
     behaviour: { kind: 'challenge', authenticationFails: true },
     description: '3DS challenge whose authentication always fails → declined 4172 3DS Failed, or approved ECI 07 when proceeding without authentication',
+  },
+  {
+    pan: '4000000000003246',
+    network: 'NetworkA',
+    behaviour: { kind: 'challenge', authenticationFails: false, redirect: true },
+    description: 'the processor asks for a browser redirect (even without 3DS requested); "authenticate" → approved 2636 ECI 05',
   },
   {
     pan: '4000000000000341',

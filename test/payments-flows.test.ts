@@ -277,3 +277,17 @@ describe('client-side card encryption', () => {
     expect((await submit(submitBody('unused', { card: { encrypted, bin: '424242', lastFour: '4242' } }))).body).toMatchObject({ info: 'Failed', error: 'Invalid CC Number' });
   });
 });
+
+describe('processor redirect', () => {
+  it('answers RedirectRequired with the URL in message, completed by the same /3ds call', async () => {
+    const body = submitBody('4000000000003246');
+    const { body: redirect } = await submit(body);
+    expect(redirect).toMatchObject({ info: 'RedirectRequired', threeDSecureId: expect.stringMatching(/^3ds_/), chargeSuccess: false });
+    expect(redirect.message).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/challenge\//);
+    const page = await fetch(redirect.message);
+    expect(page.status).toBe(200);
+    await answerChallenge(redirect.threeDSecureId, 'authenticate');
+    const done = await complete({ threeDSecureId: redirect.threeDSecureId, partnerSession: body.partnerSession });
+    expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636 });
+  });
+});

@@ -23,7 +23,7 @@ export interface MerchantCandidate {
 export type AttemptOutcome =
   | { kind: 'approved'; statusId: number; processorTransactionId: string; authCode: string; eci?: string }
   | { kind: 'declined'; statusId: number; processorTransactionId?: string }
-  | { kind: 'challenge'; processorTransactionId: string; challengeUrl: string }
+  | { kind: 'challenge'; processorTransactionId: string; challengeUrl: string; redirect?: boolean }
   | { kind: 'unknown'; reason: string }
   | { kind: 'not_found' };
 
@@ -253,7 +253,7 @@ function toAttemptOutcome(outcome: AuthorizationOutcome): AttemptOutcome {
     case 'declined':
       return { kind: 'declined', statusId: outcome.statusId, processorTransactionId: outcome.processorTransactionId };
     case 'challenge':
-      return { kind: 'challenge', processorTransactionId: outcome.processorTransactionId, challengeUrl: outcome.challengeUrl };
+      return { kind: 'challenge', processorTransactionId: outcome.processorTransactionId, challengeUrl: outcome.challengeUrl, redirect: outcome.redirect };
     case 'unknown':
       return { kind: 'unknown', reason: outcome.reason };
   }

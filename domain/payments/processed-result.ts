@@ -6,7 +6,7 @@ export interface AttemptView {
   readonly outcome:
     | { kind: 'approved'; statusId: number; processorTransactionId: string; authCode: string; eci?: string }
     | { kind: 'declined'; statusId: number; processorTransactionId?: string }
-    | { kind: 'challenge'; processorTransactionId: string; challengeUrl: string }
+    | { kind: 'challenge'; processorTransactionId: string; challengeUrl: string; redirect?: boolean }
     | { kind: 'unknown'; reason: string }
     | { kind: 'not_found' };
   readonly exchange: { gateway: string; httpStatus: number; response: string };
@@ -71,12 +71,17 @@ export function buildProcessedResult(
   };
 }
 
-/** 3-D Secure needed: `Pending`, a `threeDSecureId`, empty message (spec 2.3). */
+/**
+ * The cardholder must act first. 3-D Secure: `Pending`, a `threeDSecureId`, empty message (spec 2.3).
+ * A processor redirect: `RedirectRequired` with the URL in `message`; completion is the same `/3ds` call.
+ */
 export function pendingResult(payment: PaymentView, account: AccountView, attempts: readonly AttemptView[], threeDSecureId: string): SubmitResult {
   const last = attempts[attempts.length - 1]!.outcome;
+  const redirectUrl = last.kind === 'challenge' && last.redirect ? last.challengeUrl : undefined;
   return {
     ...base(payment, account, attempts),
-    info: 'Pending',
+    info: redirectUrl ? 'RedirectRequired' : 'Pending',
+    message: redirectUrl ?? '',
     threeDSecureId,
     statusId: 1789,
     transactionId: 'processorTransactionId' in last ? (last.processorTransactionId ?? '') : '',

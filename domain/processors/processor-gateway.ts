@@ -37,7 +37,8 @@ export interface AuthorizationRequest {
 export type AuthorizationOutcome =
   | { readonly kind: 'approved'; readonly statusId: number; readonly processorTransactionId: string; readonly authCode: string; readonly eci?: string }
   | { readonly kind: 'declined'; readonly statusId: number; readonly processorTransactionId?: string; readonly message: string }
-  | { readonly kind: 'challenge'; readonly processorTransactionId: string; readonly challengeUrl: string }
+  /** The cardholder must act in a browser: a 3-D Secure challenge, or (`redirect`) a page the processor requires. */
+  | { readonly kind: 'challenge'; readonly processorTransactionId: string; readonly challengeUrl: string; readonly redirect?: boolean }
   /** No answer, or an answer that does not say what happened: ask with `inquire` before anything else. */
   | { readonly kind: 'unknown'; readonly reason: string };
 

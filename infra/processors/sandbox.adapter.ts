@@ -147,7 +147,7 @@ function readAnswer(body: unknown): AuthorizationOutcome | undefined {
       return { kind: 'declined', statusId: code ?? 4166, processorTransactionId: id, message: message || 'Authorized then Voided/Cancelled' };
     case 'challenge_required':
       if (typeof body.challengeUrl !== 'string') return undefined;
-      return { kind: 'challenge', processorTransactionId: id, challengeUrl: body.challengeUrl };
+      return { kind: 'challenge', processorTransactionId: id, challengeUrl: body.challengeUrl, ...(body.redirect === true ? { redirect: true } : {}) };
     default:
       return undefined;
   }

@@ -92,7 +92,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   }
 
   const openApi = buildOpenApiDocument(routes, { title: 'Payments gateway', version: '0.1.0', serverUrl: gatewayBaseUrl(config) });
-  app.get('/openapi.json', { schema: { hide: true } as never }, async () => openApi);
+  app.get('/openapi.json', async () => openApi);
 
   const services: GatewayServices = {
     operatorToken: config.operatorToken,

@@ -11,7 +11,7 @@ export type TransactionEventData = Pick<
 export function createTransactionEventActivities(deps: { orm: MikroORM }) {
   /** Records the `transaction.completed` deliveries; the workflow then starts one delivery workflow each. */
   async function recordTransactionEvent(input: { tenantId: number; occurredAt: string; data: TransactionEventData }): Promise<RecordedDelivery[]> {
-    return recordWebhookDeliveries(deps.orm.em.fork() as never, {
+    return recordWebhookDeliveries(deps.orm.em.fork(), {
       tenantId: input.tenantId,
       event: { type: 'transaction.completed', timestamp: input.occurredAt, data: input.data },
     });

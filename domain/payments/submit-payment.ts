@@ -60,7 +60,7 @@ export async function submitPayment(
     ? await claimIdempotencyKey(deps.em, deps.runner, input.tenantId, input.idempotencyKey, requestHash(input.productId, body))
     : { id: await reserveSubmitOrderId(deps.em) };
   if ('replay' in claim) return claim.replay;
-  const submitOrderId = { id: claim.id };
+  const submitOrderId = claim.id;
   const answerWithoutPayment = async (result: SubmitResult) => {
     if (input.idempotencyKey) {
       await deps.em.execute(`update idempotency_keys set result = ? where tenant_id = ? and key = ?`, [JSON.stringify(result), input.tenantId, input.idempotencyKey]);
@@ -92,7 +92,7 @@ export async function submitPayment(
   return deps.runner.submit({
     tenantId: input.tenantId,
     productId: product.id,
-    submitOrderId: submitOrderId.id,
+    submitOrderId,
     amount,
     currency: product.currency,
     email,

@@ -151,3 +151,20 @@ describe('logs', () => {
     expect(app.logs.lines.length).toBeGreaterThan(0);
   });
 });
+
+describe('tenant isolation in GraphQL', () => {
+  it("a tenant key reads only its own webhook endpoints and deliveries", async () => {
+    const a = await createTestTenant(app, { webhookEndpoints: [{ slug: 'a', url: 'https://a.example/hooks' }] });
+    const b = await createTestTenant(app, { webhookEndpoints: [{ slug: 'b', url: 'https://b.example/hooks' }] });
+    const ask = async (apiKey: string, query: string) => {
+      const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: JSON.stringify({ query }) });
+      return (await response.json()) as any;
+    };
+    const own = await ask(a.apiKey, '{ webhookEndpoints { slug url } }');
+    expect(own.data.webhookEndpoints).toEqual([{ slug: 'a', url: 'https://a.example/hooks' }]);
+    const other = await ask(a.apiKey, `{ webhookDeliveries(tenantId: ${b.id}) { id } }`);
+    expect(other.errors[0].extensions.code).toBe('FORBIDDEN');
+    const test = await ask(a.apiKey, `mutation { sendTestWebhook(endpointId: "${b.result.webhookEndpoints[0]!.id}") }`);
+    expect(test.errors[0].extensions.code).toBe('NOT_FOUND');
+  });
+});

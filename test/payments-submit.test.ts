@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestHash } from '../domain/payments/submit-payment.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
 
@@ -177,6 +178,22 @@ describe('Idempotency-Key', () => {
     expect(await authorizationsFor(results[0]!.submitOrderId)).toBe(1);
     const conflict = await submit({ ...body, phone: '+100' }, key);
     expect(conflict.status).toBe(409);
+  });
+
+  it('lets a retry take over a key whose first request never started its payment', async () => {
+    const body = submitBody('4242424242424242');
+    const key = `key-abandoned-${Date.now()}`;
+    // What a request that died between claiming the key and starting its workflow leaves behind.
+    const [reserved] = await app.orm.em.fork().execute<{ id: string }[]>(`select nextval('orders_id_seq') as id`);
+    const id = reserved!.id;
+    await app.orm.em.fork().execute(
+      `insert into idempotency_keys (tenant_id, key, request_hash, submit_order_id, created_at) values (?, ?, ?, ?, now() - interval '1 minute')`,
+      [tenant.id, key, requestHash(String(tenant.productId), body as never), Number(id)],
+    );
+    const retry = await submit(body, { 'idempotency-key': key });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ info: 'Success', submitOrderId: Number(id) });
+    expect(await authorizationsFor(Number(id))).toBe(1);
   });
 
   it('replays a pre-processing outcome too', async () => {

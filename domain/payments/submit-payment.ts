@@ -157,6 +157,12 @@ async function findProduct(em: EntityManager, tenantId: number, productId: strin
 }
 
 const IN_FLIGHT_WAIT_MS = 5_000;
+/**
+ * A claim this old with neither a stored outcome nor a workflow belongs to a request that failed before
+ * its payment started (e.g. Temporal unreachable); a retry takes it over with the same order id, so the
+ * workflow id still deduplicates and the key never stays stuck.
+ */
+const ABANDONED_CLAIM_MS = 30_000;
 
 /** Order ids come from the orders sequence before the workflow starts, so its id names the order. */
 async function reserveSubmitOrderId(em: EntityManager): Promise<number> {
@@ -164,7 +170,7 @@ async function reserveSubmitOrderId(em: EntityManager): Promise<number> {
   return Number(row!.id);
 }
 
-function requestHash(productId: string, body: SubmitRequest): string {
+export function requestHash(productId: string, body: SubmitRequest): string {
   return createHash('sha256').update(JSON.stringify([productId, body])).digest('hex');
 }
 
@@ -190,8 +196,9 @@ async function claimIdempotencyKey(
   // The first request may still be validating: wait for its outcome or its workflow, briefly.
   const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
   for (;;) {
-    const [existing] = await em.execute<{ request_hash: string; submit_order_id: number; result: SubmitResult | null }[]>(
-      `select request_hash, submit_order_id, result from idempotency_keys where tenant_id = ? and key = ?`,
+    const [existing] = await em.execute<{ request_hash: string; submit_order_id: number; result: SubmitResult | null; age_ms: number }[]>(
+      `select request_hash, submit_order_id, result, extract(epoch from now() - created_at) * 1000 as age_ms
+         from idempotency_keys where tenant_id = ? and key = ?`,
       [tenantId, key],
     );
     if (!existing || existing.request_hash !== hash) throw new DomainError('conflict', 'Idempotency-Key was already used with a different request');
@@ -205,6 +212,7 @@ async function claimIdempotencyKey(
       lastError = error;
     }
     if (replay) return { replay };
+    if (!lastError && Number(existing.age_ms) > ABANDONED_CLAIM_MS) return { id: existing.submit_order_id };
     if (Date.now() > deadline) {
       if (lastError) throw lastError;
       throw new DomainError('conflict', 'A request with this Idempotency-Key is still in progress');

@@ -97,6 +97,15 @@ describe('POST /api/{productId}', () => {
     expect(result).toMatchObject({ info: 'Failed', error: 'NetworkB cards not supported' });
   });
 
+  it('declines with 4292 when a MID names a processor this deployment has no adapter for', async () => {
+    const misconfigured = await createPaymentTenant(app);
+    await app.orm.em.fork().execute(`update merchant_accounts set gateway = 'nowhere' where tenant_id = ?`, [misconfigured.id]);
+    const { status, body: result } = await post(app, `/api/${misconfigured.productId}`, misconfigured.apiKey, submitBody('4242424242424242'));
+    expect(status).toBe(200);
+    expect(result).toMatchObject({ info: 'Error', statusId: 4292, error: 'Processor Configuration Invalid' });
+    expect(result.gatewayResponses).toEqual([{ gateway: 'nowhere', httpStatus: 0, response: 'No adapter is configured for gateway "nowhere"' }]);
+  });
+
   it('uses the MID given in `mid`', async () => {
     const { body: result } = await submit(submitBody('4242424242424242', { mid: tenant.mids[1] }));
     expect(result).toMatchObject({ info: 'Success', mid: tenant.mids[1] });

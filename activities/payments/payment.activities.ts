@@ -39,7 +39,7 @@ export interface PaymentActivityDeps {
   readonly logger: Logger;
   readonly secretBox: SecretBox;
   readonly cardVault: CardVault;
-  readonly processors: { get(name: string): ProcessorGateway };
+  readonly processors: { get(name: string): ProcessorGateway; names(): string[] };
 }
 
 interface AttemptContext {
@@ -56,6 +56,8 @@ interface AttemptContext {
   readonly firstName?: string;
   readonly lastName?: string;
 }
+
+const PROCESSOR_CONFIGURATION_INVALID = 4292;
 
 export const attemptReference = (submitOrderId: number, attemptNumber: number) => `ord${submitOrderId}-a${attemptNumber}`;
 
@@ -112,6 +114,13 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
     const card = deps.cardVault.open(input.sealedCard as SealedCard);
     const credentials = await credentialsFor(input.candidate.merchantAccountId, input.currency);
+    if (!deps.processors.names().includes(input.candidate.gateway)) {
+      // A merchant account naming a processor this deployment has no adapter for: nothing was sent, so
+      // the outcome is known (a configuration decline), not something to retry or inquire about.
+      const response = `No adapter is configured for gateway "${input.candidate.gateway}"`;
+      deps.logger.error({ merchantAccountId: input.candidate.merchantAccountId, gateway: input.candidate.gateway }, response);
+      return record(input, reference, { outcome: { kind: 'declined', statusId: PROCESSOR_CONFIGURATION_INVALID, message: response }, exchange: { gateway: input.candidate.gateway, httpStatus: 0, response } });
+    }
     const processor = deps.processors.get(input.candidate.gateway);
     const result = await processor.authorize(
       {

@@ -1,6 +1,6 @@
 import { createPaymentActivities, type PaymentActivityDeps } from './payments/payment.activities.ts';
 import { createTransactionEventActivities } from './payments/transaction-events.activities.ts';
-import { createWebhookDeliveryActivities, type WebhookActivityDeps } from './webhook-delivery.activities.ts';
+import { createWebhookDeliveryActivities, type WebhookActivityDeps } from './webhooks/webhook-delivery.activities.ts';
 
 export type ActivityDeps = WebhookActivityDeps & PaymentActivityDeps;
 

@@ -1,11 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { Config } from '../infra/config.ts';
-import type { SecretBox } from '../infra/crypto.ts';
-import type { Logger } from '../infra/logger.ts';
-import type { DeliveryStarter } from '../domain/webhooks/dispatch.ts';
+import type { Config } from '../platform/config.ts';
+import type { SecretBox } from '../domain/crypto/secret-box.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { DeliveryStarter } from '../domain/webhooks/delivery-starter.ts';
 import type { ReadinessProbes } from './rest/health.routes.ts';
-import type { CardVault } from '../infra/card-vault.ts';
-import type { PaymentRunner } from '../domain/payments/submit-payment.ts';
+import type { CardVault } from '../domain/crypto/card-vault.ts';
+import type { PaymentRunner } from '../domain/payments/payment-runner.ts';
 
 /** Everything the gateway needs, passed in by its entry point (or a test). */
 export interface GatewayDeps {

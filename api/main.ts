@@ -1,13 +1,13 @@
-import { loadConfig, gatewayBaseUrl } from '../infra/config.ts';
-import { createSecretBox } from '../infra/crypto.ts';
-import { createCardVault } from '../infra/card-vault.ts';
-import { temporalPaymentRunner } from '../infra/temporal-payment-runner.ts';
-import { createLogger } from '../infra/logger.ts';
-import { openOrm } from '../infra/orm.ts';
-import { createReadinessProbes } from '../infra/readiness.ts';
-import { connectTemporal } from '../infra/temporal.ts';
-import { temporalDeliveryStarter } from '../infra/webhook-delivery-starter.ts';
-import { requireSetting } from '../infra/require-setting.ts';
+import { loadConfig, gatewayBaseUrl } from '../platform/config.ts';
+import { createSecretBox } from '../domain/crypto/secret-box.ts';
+import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { temporalPaymentRunner } from '../adapters/temporal/payment-runner.ts';
+import { createLogger } from '../platform/logger.ts';
+import { openOrm } from '../data/orm.ts';
+import { createReadinessProbes } from './readiness-probes.ts';
+import { connectTemporal } from '../adapters/temporal/connection.ts';
+import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
+import { requireSetting } from '../platform/require-setting.ts';
 import { buildGateway } from './server.ts';
 
 /** The gateway process: `npm run gateway` (production) or a child of `npm start`. */

@@ -3,9 +3,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GraphQLSchema } from 'graphql';
 import { authenticateApiKey, authorizeAdmin, type AdminCaller } from '../domain/auth/api-key.ts';
-import { consumeRateLimit } from '../domain/rate-limit/rate-limiter.ts';
-import { createQueryAjv, createStrictAjv } from '../infra/json-schema.ts';
-import { gatewayBaseUrl } from '../infra/config.ts';
+import { consumeRateLimit } from '../services/rate-limit/rate-limiter.ts';
+import { createQueryAjv, createStrictAjv } from '../domain/validation/json-schema.ts';
+import { gatewayBaseUrl } from '../platform/config.ts';
 import type { GatewayDeps, GatewayServices } from './gateway-deps.ts';
 import { mountGraphQL } from './graphql/apollo.ts';
 import { buildGatewaySchema } from './graphql/schema.ts';

@@ -1,7 +1,7 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded PostgreSQL). */
-import { loadConfig } from '../infra/config.ts';
-import { ensureLocalServers } from '../infra/local-runtime.ts';
-import { migrate, openOrm } from '../infra/orm.ts';
+import { loadConfig } from '../platform/config.ts';
+import { ensureLocalServers } from './local-stack/local-runtime.ts';
+import { migrate, openOrm } from '../data/orm.ts';
 
 const config = loadConfig();
 const servers = await ensureLocalServers(config, { temporal: false });

@@ -4,14 +4,14 @@
  * fixtures/demo.json is a complete example.
  */
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../infra/config.ts';
-import { createSecretBox } from '../infra/crypto.ts';
-import { createCardVault } from '../infra/card-vault.ts';
-import { developmentEncryptionKey, ensureLocalServers } from '../infra/local-runtime.ts';
-import { migrate, openOrm } from '../infra/orm.ts';
+import { loadConfig } from '../platform/config.ts';
+import { createSecretBox } from '../domain/crypto/secret-box.ts';
+import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { developmentEncryptionKey, ensureLocalServers } from './local-stack/local-runtime.ts';
+import { migrate, openOrm } from '../data/orm.ts';
 import { DomainError } from '../domain/errors.ts';
-import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
-import { provision } from '../domain/provisioning/provision.ts';
+import { parseFixture } from '../services/provisioning/parse-fixture.ts';
+import { provision } from '../services/provisioning/provision.ts';
 
 const file = process.argv[2];
 if (!file) {

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopChild } from '../infra/temporal-dev-server.ts';
+import { stopChild } from '../scripts/local-stack/temporal-dev-server.ts';
 import { spawnEntry } from '../scripts/child-process.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createPaymentTenant, post, submitBody } from './support/payments.ts';

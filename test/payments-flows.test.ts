@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
-import { provision } from '../domain/provisioning/provision.ts';
-import { workflowIds } from '../workflows/task-queues.ts';
-import { generateWebhookSecret } from '../infra/crypto.ts';
+import { parseFixture } from '../services/provisioning/parse-fixture.ts';
+import { provision } from '../services/provisioning/provision.ts';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
+import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { encryptCard } from '../domain/payments/card-encryption.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';

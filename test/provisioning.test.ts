@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashSecret } from '../infra/crypto.ts';
-import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
-import { provision } from '../domain/provisioning/provision.ts';
+import { hashSecret } from '../domain/crypto/secret-box.ts';
+import { parseFixture } from '../services/provisioning/parse-fixture.ts';
+import { provision } from '../services/provisioning/provision.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 
 let app: TestApp;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthorizationOutcome, AuthorizationRequest, ProcessorGateway, RawExchange } from '../domain/processors/processor-gateway.ts';
-import { createProcessorRegistry } from '../infra/processors/registry.ts';
-import { createSandboxAdapter } from '../infra/processors/sandbox.adapter.ts';
+import type { AuthorizationOutcome, AuthorizationRequest, ProcessorGateway, RawExchange } from '../adapters/processors/processor-gateway.ts';
+import { createProcessorRegistry } from '../adapters/processors/registry.ts';
+import { createSandboxAdapter } from '../adapters/processors/sandbox.adapter.ts';
 import { startSandboxProcessor, type SandboxProcessor } from '../sandbox/processor-server.ts';
 import { TEST_CARDS, luhnValid, testCardsMarkdown } from '../sandbox/test-cards.ts';
 import { freePort } from './support/free-port.ts';

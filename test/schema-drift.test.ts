@@ -1,5 +1,5 @@
 import { inject, expect, it } from 'vitest';
-import { openOrm } from '../infra/orm.ts';
+import { openOrm } from '../data/orm.ts';
 
 it('the committed migrations create exactly the schema the entities describe', async () => {
   const orm = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 1 });

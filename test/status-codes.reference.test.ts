@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 
-import { STATUS_CODES, STATUS_GROUPS, statusById } from '../schema/reference/status-codes.ts';
+import { STATUS_CODES, STATUS_GROUPS, statusById } from '../domain/statuses/status-codes.ts';
 import { parseSpecStatusCodes, readSpec } from './support/spec-status-codes.ts';
 
 const parsed = parseSpecStatusCodes(readSpec());

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STATUS_CODES } from '../schema/reference/status-codes.ts';
+import { STATUS_CODES } from '../domain/statuses/status-codes.ts';
 import { parseSpecStatusCodes, readSpec } from './support/spec-status-codes.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createTestTenant, type TestTenant } from './support/tenants.ts';

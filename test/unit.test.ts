@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, ConfigError } from '../infra/config.ts';
-import { createLogger, censorCardNumbers } from '../infra/logger.ts';
-import { createSecretBox } from '../infra/crypto.ts';
+import { loadConfig, ConfigError } from '../platform/config.ts';
+import { createLogger, censorCardNumbers } from '../platform/logger.ts';
+import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { toFractionString, toMoneyString } from '../domain/money.ts';
 import { waitBeforeAttempt, parseRetryAfter } from '../domain/webhooks/retry-policy.ts';
 import { signWebhook } from '../domain/webhooks/signing.ts';
@@ -104,7 +104,7 @@ describe('webhook retry policy', () => {
 describe('configuration reference', () => {
   it('docs/configuration.md matches the settings (run `npm run docs:config`)', async () => {
     const { readFileSync } = await import('node:fs');
-    const { renderConfigurationDoc } = await import('../infra/config-doc.ts');
+    const { renderConfigurationDoc } = await import('../platform/config-doc.ts');
     expect(readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8')).toBe(renderConfigurationDoc());
   });
 });

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateWebhookSecret } from '../infra/crypto.ts';
-import { parseFixture } from '../domain/provisioning/parse-fixture.ts';
-import { provision } from '../domain/provisioning/provision.ts';
-import { dispatchWebhookEvent } from '../domain/webhooks/dispatch.ts';
-import { temporalDeliveryStarter } from '../infra/webhook-delivery-starter.ts';
+import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
+import { parseFixture } from '../services/provisioning/parse-fixture.ts';
+import { provision } from '../services/provisioning/provision.ts';
+import { dispatchWebhookEvent } from '../services/webhooks/dispatch.ts';
+import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
 import { WebhookEndpoint } from '../schema/entities/index.ts';
-import { workflowIds } from '../workflows/task-queues.ts';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createTestTenant } from './support/tenants.ts';
 import { startWebhookReceiver, type Behaviour } from './support/webhook-receiver.ts';

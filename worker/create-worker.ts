@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel, type WorkflowBundle } from '@temporalio/worker';
-import type { Logger } from '../infra/logger.ts';
+import type { Logger } from '../platform/logger.ts';
 import type { Activities } from '../activities/index.ts';
 
 const require = createRequire(import.meta.url);

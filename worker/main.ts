@@ -1,12 +1,12 @@
 import { createActivities } from '../activities/index.ts';
-import { loadConfig } from '../infra/config.ts';
-import { createSecretBox } from '../infra/crypto.ts';
-import { createCardVault } from '../infra/card-vault.ts';
-import { processorsFromConfig } from '../infra/processors/from-config.ts';
-import { createLogger } from '../infra/logger.ts';
-import { openOrm } from '../infra/orm.ts';
-import { requireSetting } from '../infra/require-setting.ts';
-import { connectTemporal, ensureSearchAttributes } from '../infra/temporal.ts';
+import { loadConfig } from '../platform/config.ts';
+import { createSecretBox } from '../domain/crypto/secret-box.ts';
+import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { processorsFromConfig } from './processors-from-config.ts';
+import { createLogger } from '../platform/logger.ts';
+import { openOrm } from '../data/orm.ts';
+import { requireSetting } from '../platform/require-setting.ts';
+import { connectTemporal, ensureSearchAttributes } from '../adapters/temporal/connection.ts';
 import { createWorker } from './create-worker.ts';
 
 /** The worker process: `npm run worker` (production) or a child of `npm start`. */

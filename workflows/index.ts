@@ -1,3 +1,3 @@
 // The worker bundles this file: every workflow the product runs is exported here.
 export { paymentWorkflow } from './payment/payment.workflow.ts';
-export { webhookDeliveryWorkflow } from './webhook-delivery.workflow.ts';
+export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery.workflow.ts';

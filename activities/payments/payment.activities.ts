@@ -1,38 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { SecretBox } from '../../infra/crypto.ts';
-import type { CardVault, SealedCard } from '../../infra/card-vault.ts';
-import type { Logger } from '../../infra/logger.ts';
-import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult, RawExchange } from '../../domain/processors/processor-gateway.ts';
-import { statusById } from '../../schema/reference/status-codes.ts';
+import type { SecretBox } from '../../domain/crypto/secret-box.ts';
+import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
+import type { Logger } from '../../domain/logger.ts';
+import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult } from '../../adapters/processors/processor-gateway.ts';
+import { attemptReference, type AttemptOutcome, type AttemptResult, type MerchantCandidate } from '../../domain/payments/attempts.ts';
+import { statusById } from '../../domain/statuses/status-codes.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
-import type { CardSummary, OrderDetails } from '../../workflows/payment/messages.ts';
-
-export interface MerchantCandidate {
-  readonly merchantAccountId: number;
-  readonly mid: string;
-  readonly gateway: string;
-  readonly descriptor: string;
-  readonly acquiringBank: string;
-  readonly midPortalUrl: string;
-  readonly allowRetriesFromOtherMids: boolean;
-  readonly allowInsufficientFundsRetries: boolean;
-}
-
-/** An attempt's outcome as the workflow sees it; `unknown` must be resolved by an inquiry first. */
-export type AttemptOutcome =
-  | { kind: 'approved'; statusId: number; processorTransactionId: string; authCode: string; eci?: string }
-  | { kind: 'declined'; statusId: number; processorTransactionId?: string }
-  | { kind: 'challenge'; processorTransactionId: string; challengeUrl: string; redirect?: boolean }
-  | { kind: 'unknown'; reason: string }
-  | { kind: 'not_found' };
-
-export interface AttemptResult {
-  readonly reference: string;
-  readonly transactionId: string;
-  readonly outcome: AttemptOutcome;
-  readonly exchange: RawExchange;
-}
+import type { CardSummary, OrderDetails } from '../../domain/payments/payment-input.ts';
 
 export interface PaymentActivityDeps {
   readonly orm: MikroORM;
@@ -58,8 +33,6 @@ interface AttemptContext {
 }
 
 const PROCESSOR_CONFIGURATION_INVALID = 4292;
-
-export const attemptReference = (submitOrderId: number, attemptNumber: number) => `ord${submitOrderId}-a${attemptNumber}`;
 
 export function createPaymentActivities(deps: PaymentActivityDeps) {
   const fork = (): EntityManager => deps.orm.em.fork() as EntityManager;

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { recordWebhookDeliveries, type RecordedDelivery } from '../../domain/webhooks/dispatch.ts';
+import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 
 /** The transaction webhook's `data`: the submit result without card-derived details beyond BIN and last 4. */

@@ -2,7 +2,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticateApiKey, type ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { consumeRateLimit } from '../../domain/rate-limit/rate-limiter.ts';
+import { consumeRateLimit } from '../../services/rate-limit/rate-limiter.ts';
 import type { GatewayServices } from '../gateway-deps.ts';
 
 export type GraphQLCaller = { kind: 'anonymous' } | { kind: 'operator' } | { kind: 'tenant'; principal: ApiPrincipal };

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
-import { describeSchemaError } from '../../infra/json-schema.ts';
+import { describeSchemaError } from '../../domain/validation/json-schema.ts';
 
 /** HTTP status of each domain error code; exhaustive, so a new code cannot go unmapped. */
 export const HTTP_STATUS = {

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { listStatuses } from '../../domain/statuses/status-list.ts';
+import { listStatuses } from '../../data/queries/status-codes.ts';
 import { parseStatusListQuery, STATUS_PAGE_SIZE, STATUS_SEARCH_MAX_LENGTH } from '../../domain/statuses/status-query.ts';
 import { defineRoute } from '../http/route.ts';
 import { AdminHeaders, adminErrorResponses } from '../http/schemas.ts';

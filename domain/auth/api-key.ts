@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { hashSecret } from '../../infra/crypto.ts';
+import { hashSecret } from '../crypto/secret-box.ts';
 import { DomainError } from '../errors.ts';
 
 /** Who a valid API key speaks for. */

@@ -1,4 +1,4 @@
-import type { CardNetwork } from '../../schema/entities/product.entity.ts';
+import type { CardNetwork } from '../catalog/product.ts';
 
 /** Luhn check digit validation. */
 export function passesLuhn(digits: string): boolean {

@@ -1,4 +1,4 @@
-import { statusById, type StatusGroup } from '../../schema/reference/status-codes.ts';
+import { statusById, type StatusGroup } from '../statuses/status-codes.ts';
 
 /**
  * Which declines may be retried on another merchant account. A decision per status group, with

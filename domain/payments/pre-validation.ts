@@ -1,4 +1,4 @@
-import type { CardNetwork } from '../../schema/entities/product.entity.ts';
+import type { CardNetwork } from '../catalog/product.ts';
 import { binCountry, cvvLengthFor, detectNetwork, isValidCardNumber, isValidEmail, isValidExpiry, normalizeExpiryYear } from './card.ts';
 import type { SubmitRequest } from './submit-request.schema.ts';
 import type { SubmitInfo } from './submit-result.ts';

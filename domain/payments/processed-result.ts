@@ -1,4 +1,4 @@
-import { statusById } from '../../schema/reference/status-codes.ts';
+import { statusById } from '../statuses/status-codes.ts';
 import { emptyResult, type ResultContext, type SubmitResult } from './submit-result.ts';
 
 /** The subset of an attempt the result needs (kept structural so workflow code can use it). */

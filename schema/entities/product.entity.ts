@@ -1,18 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { CARD_NETWORKS, type SubscriptionPlan } from '../../domain/catalog/product.ts';
 import { Tenant } from './tenant.entity.ts';
-
-/** Card networks the gateway recognises from the BIN. */
-export const CARD_NETWORKS = ['NetworkA', 'NetworkB', 'NetworkC', 'NetworkD', 'NetworkE'] as const;
-export type CardNetwork = (typeof CARD_NETWORKS)[number];
-
-export interface SubscriptionPlan {
-  /** Price of each recurring charge, decimal string in the product currency. */
-  readonly recurringAmount: string;
-  readonly intervalDays: number;
-  readonly trialDays: number;
-  /** Days a subscription stays active after an insufficient-funds decline (decline salvage); 0 disables. */
-  readonly gracePeriodDays: number;
-}
 
 /** A product a checkout sells: `POST /api/{productId}` charges its price. */
 const ProductSchema = defineEntity({

@@ -2,9 +2,9 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from '../../infra/embedded-postgres.ts';
-import { migrate, openOrm } from '../../infra/orm.ts';
-import { findTemporalCli, startTemporalDevServer } from '../../infra/temporal-dev-server.ts';
+import { startEmbeddedPostgres } from '../../scripts/local-stack/embedded-postgres.ts';
+import { migrate, openOrm } from '../../data/orm.ts';
+import { findTemporalCli, startTemporalDevServer } from '../../scripts/local-stack/temporal-dev-server.ts';
 import { freePort } from './free-port.ts';
 import { startSandboxProcessor } from '../../sandbox/processor-server.ts';
 

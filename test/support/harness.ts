@@ -5,16 +5,16 @@ import type { FastifyInstance } from 'fastify';
 import type { Worker, WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.ts';
 import { buildGateway } from '../../api/server.ts';
-import { loadConfig, type Config } from '../../infra/config.ts';
-import { createSecretBox, type SecretBox } from '../../infra/crypto.ts';
-import { createCardVault, type CardVault } from '../../infra/card-vault.ts';
-import { processorsFromConfig } from '../../infra/processors/from-config.ts';
-import { temporalPaymentRunner } from '../../infra/temporal-payment-runner.ts';
-import { createLogger, type Logger } from '../../infra/logger.ts';
-import { openOrm, type MikroORM } from '../../infra/orm.ts';
-import { createReadinessProbes } from '../../infra/readiness.ts';
-import { connectTemporal, type TemporalHandle } from '../../infra/temporal.ts';
-import { temporalDeliveryStarter } from '../../infra/webhook-delivery-starter.ts';
+import { loadConfig, type Config } from '../../platform/config.ts';
+import { createSecretBox, type SecretBox } from '../../domain/crypto/secret-box.ts';
+import { createCardVault, type CardVault } from '../../domain/crypto/card-vault.ts';
+import { processorsFromConfig } from '../../worker/processors-from-config.ts';
+import { temporalPaymentRunner } from '../../adapters/temporal/payment-runner.ts';
+import { createLogger, type Logger } from '../../platform/logger.ts';
+import { openOrm, type MikroORM } from '../../data/orm.ts';
+import { createReadinessProbes } from '../../api/readiness-probes.ts';
+import { connectTemporal, type TemporalHandle } from '../../adapters/temporal/connection.ts';
+import { temporalDeliveryStarter } from '../../adapters/temporal/webhook-delivery-starter.ts';
 import { bundleWorkflows, createWorker } from '../../worker/create-worker.ts';
 
 /** Every line the product logged during a test, for assertions (e.g. no PAN, no key). */

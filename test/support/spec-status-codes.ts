@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { StatusCodeDefinition, StatusGroup } from '../../schema/reference/status-codes.ts';
+import type { StatusCodeDefinition, StatusGroup } from '../../domain/statuses/status-codes.ts';
 
 /** Repo root: two levels up from test/support/. */
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

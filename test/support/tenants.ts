@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { parseFixture } from '../../domain/provisioning/parse-fixture.ts';
-import { provision, type TenantProvisioningResult } from '../../domain/provisioning/provision.ts';
+import { parseFixture } from '../../services/provisioning/parse-fixture.ts';
+import { provision, type TenantProvisioningResult } from '../../services/provisioning/provision.ts';
 import type { TestApp } from './harness.ts';
 
 export interface TestTenant {

@@ -1,14 +1,15 @@
 import { ActivityFailure, ApplicationFailure, ParentClosePolicy, condition, proxyActivities, proxyLocalActivities, setHandler, startChild, upsertSearchAttributes, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
-import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../activities/payments/payment.activities.ts';
+import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { mayCascade } from '../../domain/payments/cascade-policy.ts';
 import { buildProcessedResult, noMerchantAccountResult, pendingResult, type Settlement } from '../../domain/payments/processed-result.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
-import { statusById } from '../../schema/reference/status-codes.ts';
-import { OutcomeAttribute } from '../search-attributes.ts';
-import { workflowIds } from '../task-queues.ts';
-import { webhookDeliveryWorkflow } from '../webhook-delivery.workflow.ts';
-import { completeThreeDSecureUpdate, submitUpdate, type PaymentWorkflowInput } from './messages.ts';
+import { statusById } from '../../domain/statuses/status-codes.ts';
+import { OutcomeAttribute } from '../contract/search-attributes.ts';
+import { workflowIds } from '../contract/workflow-ids.ts';
+import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
+import type { PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
+import { completeThreeDSecureUpdate, submitUpdate } from '../contract/payment-updates.ts';
 
 /**
  * Short database steps run as local activities: in the worker, inside the workflow task, so a submit

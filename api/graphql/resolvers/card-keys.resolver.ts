@@ -1,6 +1,6 @@
 import { Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { CARD_JWE_ALGORITHM, CARD_JWE_ENCRYPTION } from '../../../domain/payments/card-encryption.ts';
-import { activeCardKey, rotateCardKey } from '../../../domain/payments/card-keys.ts';
+import { activeCardKey, rotateCardKey } from '../../../services/payments/card-keys.ts';
 import type { CardEncryptionKey } from '../../../schema/entities/index.ts';
 import { CardEncryptionKeyType } from '../../../schema/graphql/card-key.type.ts';
 import { requireTenant, type GraphQLContext } from '../context.ts';

@@ -1,7 +1,7 @@
 import { Arg, Ctx, Mutation, Resolver } from 'type-graphql';
 import { JSONObjectResolver } from 'graphql-scalars';
-import { parseFixture } from '../../../domain/provisioning/parse-fixture.ts';
-import { provision } from '../../../domain/provisioning/provision.ts';
+import { parseFixture } from '../../../services/provisioning/parse-fixture.ts';
+import { provision } from '../../../services/provisioning/provision.ts';
 import { TenantProvisioningType } from '../../../schema/graphql/provisioning.type.ts';
 import { requireOperator, type GraphQLContext } from '../context.ts';
 

@@ -1,5 +1,5 @@
 import { Args, Ctx, Query, Resolver } from 'type-graphql';
-import { listStatuses } from '../../../domain/statuses/status-list.ts';
+import { listStatuses } from '../../../data/queries/status-codes.ts';
 import { parseStatusListQuery } from '../../../domain/statuses/status-query.ts';
 import { StatusesArgs, StatusPageType } from '../../../schema/graphql/status.type.ts';
 import { requireCaller, type GraphQLContext } from '../context.ts';

@@ -1,7 +1,7 @@
 import { Arg, Args, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { UUIDResolver } from 'graphql-scalars';
 import { DomainError } from '../../../domain/errors.ts';
-import { dispatchWebhookEvent } from '../../../domain/webhooks/dispatch.ts';
+import { dispatchWebhookEvent } from '../../../services/webhooks/dispatch.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../../schema/entities/index.ts';
 import { WebhookDeliveriesArgs, WebhookDeliveryType, WebhookEndpointType } from '../../../schema/graphql/webhook.type.ts';
 import { requireTenant, type GraphQLContext } from '../context.ts';

@@ -1,0 +1,90 @@
+/**
+ * The import direction of docs/architecture.md, checked by test/architecture.test.ts (and
+ * `npx depcruise --config .dependency-cruiser.cjs api worker ...`). Each rule names a folder and what it
+ * may not import; a new folder needs a line here and in the table.
+ */
+const layer = (name, mayImport) => ({
+  name: `${name}-imports-only-${mayImport.join('-') || 'nothing'}`,
+  severity: 'error',
+  comment: `${name}/ may import only ${mayImport.length ? mayImport.map((m) => `${m}/`).join(', ') : 'packages'} (docs/architecture.md)`,
+  from: { path: `^${name}/` },
+  to: {
+    path: '^(api|worker|scripts|bench|test|sandbox|workflows|activities|services|data|schema|adapters|platform|domain)/',
+    pathNot: [`^${name}/`, ...mayImport.map((m) => `^${m}/`)],
+  },
+});
+
+module.exports = {
+  forbidden: [
+    layer('domain', []),
+    layer('platform', []),
+    layer('schema', ['domain']),
+    layer('data', ['schema', 'domain']),
+    layer('services', ['data', 'schema', 'domain']),
+    layer('activities', ['services', 'data', 'schema', 'adapters', 'domain']),
+    layer('sandbox', ['domain']),
+    layer('api', ['services', 'data', 'schema', 'adapters', 'domain', 'platform']),
+    layer('worker', ['activities', 'workflows', 'data', 'adapters', 'domain', 'platform']),
+    {
+      name: 'adapters-import-only-domain-and-workflow-contracts',
+      severity: 'error',
+      comment: 'adapters/ implement ports of domain/; the Temporal client also needs the workflows\' public contract (names, ids, messages)',
+      from: { path: '^adapters/' },
+      to: {
+        path: '^(api|worker|scripts|bench|test|sandbox|workflows|activities|services|data|schema|platform)/',
+        // Workflow functions are named by type only (test/architecture.test.ts checks the `import type`).
+        pathNot: ['^workflows/contract/', '^workflows/.+\\.workflow\\.ts$', '^adapters/'],
+      },
+    },
+    {
+      name: 'workflows-import-only-domain-and-activity-types',
+      severity: 'error',
+      comment: 'workflows/ are deterministic and bundled into the Temporal sandbox: pure domain code, and activities by type only',
+      from: { path: '^workflows/' },
+      to: {
+        path: '^(api|worker|scripts|bench|test|sandbox|activities|services|data|schema|adapters|platform)/',
+        pathNot: '^activities/',
+      },
+    },
+    {
+      name: 'workflows-see-activities-only-through-their-index-type',
+      severity: 'error',
+      comment: 'activities run in the worker, never inside the workflow sandbox (test/architecture.test.ts checks the `import type`)',
+      from: { path: '^workflows/' },
+      to: { path: '^activities/', pathNot: '^activities/index\\.ts$' },
+    },
+    {
+      name: 'workflows-use-no-node-or-io-packages',
+      severity: 'error',
+      comment: 'workflow code may not reach I/O: only @temporalio/workflow, @temporalio/common and pure code',
+      from: { path: '^workflows/' },
+      to: { dependencyTypes: ['core', 'npm'], pathNot: ['^node_modules/@temporalio/(workflow|common)/']  },
+    },
+    {
+      name: 'domain-uses-no-database-or-temporal-packages',
+      severity: 'error',
+      comment: 'the core is pure: no ORM, no Temporal, no HTTP',
+      from: { path: '^domain/' },
+      to: { path: '^node_modules/(@mikro-orm|@temporalio|fastify|@apollo|pg|kysely|nodemailer)' },
+    },
+    {
+      name: 'nothing-imports-test-scripts-or-bench',
+      severity: 'error',
+      from: { pathNot: '^(test|scripts|bench)/' },
+      to: { path: '^(test|scripts|bench)/' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'folders import one way; a cycle inside a folder still makes its modules unreadable alone',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '(^|/)node_modules/' },
+  },
+};

@@ -1,0 +1,94 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { SecretBox } from '../../domain/crypto/secret-box.ts';
+import type { Logger } from '../../domain/logger.ts';
+import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../schema/entities/index.ts';
+import { signWebhook } from '../../domain/webhooks/signing.ts';
+import { parseRetryAfter } from '../../domain/webhooks/retry-policy.ts';
+
+export type AttemptOutcome =
+  | { kind: 'delivered'; httpStatus: number }
+  | { kind: 'failed'; httpStatus?: number; error?: string; retryAfterSeconds?: number }
+  /** 410 Gone: the receiver asks never to be called again. */
+  | { kind: 'gone' }
+  /** The endpoint was disabled (or removed) meanwhile. */
+  | { kind: 'endpoint_disabled' };
+
+export type DeliveryConclusion = 'delivered' | 'failed' | 'endpoint_disabled';
+
+export interface WebhookActivityDeps {
+  readonly orm: MikroORM;
+  readonly secretBox: SecretBox;
+  readonly logger: Logger;
+  readonly fetch?: typeof fetch;
+}
+
+const SNIPPET_LENGTH = 500;
+
+export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
+  const httpFetch = deps.fetch ?? fetch;
+
+  /** One signed POST; the attempt is recorded whatever happens. Only a 2xx answer counts as delivered. */
+  async function attemptWebhookDelivery(input: { deliveryId: string; attemptNumber: number; timeoutMs: number }): Promise<AttemptOutcome> {
+    const em = deps.orm.em.fork();
+    const delivery = await em.findOneOrFail(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
+    const endpoint = delivery.endpoint;
+    if (endpoint.disabledAt) return { kind: 'endpoint_disabled' };
+
+    const secrets = [endpoint.secretCiphertext, endpoint.previousSecretCiphertext].filter((s): s is string => !!s).map((s) => deps.secretBox.open(s));
+    const attemptedAt = new Date();
+    const headers = signWebhook({ id: delivery.id, timestampSeconds: Math.floor(attemptedAt.getTime() / 1000), body: delivery.body, secrets });
+    const started = performance.now();
+    let outcome: AttemptOutcome;
+    let httpStatus: number | null = null;
+    let snippet: string | null = null;
+    let error: string | null = null;
+    try {
+      const response = await httpFetch(endpoint.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'payments-gateway-webhooks/1', ...headers },
+        body: delivery.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(input.timeoutMs),
+      });
+      httpStatus = response.status;
+      snippet = (await response.text().catch(() => '')).slice(0, SNIPPET_LENGTH) || null;
+      if (response.status >= 200 && response.status < 300) outcome = { kind: 'delivered', httpStatus };
+      else if (response.status === 410) outcome = { kind: 'gone' };
+      else {
+        error = `HTTP ${response.status}`;
+        outcome = { kind: 'failed', httpStatus, error, retryAfterSeconds: parseRetryAfter(response.headers.get('retry-after')) };
+      }
+    } catch (cause) {
+      const reason = cause as Error;
+      error = reason.name === 'TimeoutError' ? `Timed out after ${input.timeoutMs} ms` : `${reason.name}: ${reason.message}`.slice(0, 1000);
+      outcome = { kind: 'failed', error };
+    }
+    const latencyMs = Math.round(performance.now() - started);
+
+    await em.transactional(async (tx) => {
+      tx.create(WebhookAttempt, { delivery: delivery.id, attemptNumber: input.attemptNumber, attemptedAt, httpStatus, latencyMs, error, responseSnippet: snippet });
+      await tx.nativeUpdate(WebhookDelivery, { id: delivery.id }, { attemptCount: input.attemptNumber });
+    });
+    deps.logger.info({ deliveryId: delivery.id, attempt: input.attemptNumber, httpStatus, latencyMs, outcome: outcome.kind }, 'webhook attempt');
+    return outcome;
+  }
+
+  /** Records the final state; a 410 also disables the endpoint so no further event goes there. */
+  async function concludeWebhookDelivery(input: { deliveryId: string; conclusion: DeliveryConclusion; disableEndpoint?: boolean }): Promise<void> {
+    const em = deps.orm.em.fork();
+    await em.transactional(async (tx) => {
+      const delivery = await tx.findOneOrFail(WebhookDelivery, { id: input.deliveryId });
+      delivery.state = input.conclusion;
+      delivery.completedAt = new Date();
+      if (input.disableEndpoint) {
+        await tx.nativeUpdate(
+          WebhookEndpoint,
+          { id: delivery.endpoint.id, disabledAt: null },
+          { disabledAt: new Date(), disabledReason: 'Receiver answered 410 Gone' },
+        );
+      }
+    });
+  }
+
+  return { attemptWebhookDelivery, concludeWebhookDelivery };
+}

@@ -1,0 +1,180 @@
+/**
+ * Adapter for the sandbox card processor (`sandbox/processor-server.ts`) over its HTTP API.
+ *
+ * Every call is one HTTP exchange bounded by `AbortSignal.timeout(timeoutMs)`; the exchange's
+ * `response` is the processor's body verbatim (the sandbox never echoes card data), or, when no
+ * answer came (timeout, connection refused or reset), `httpStatus: 0` and a description of the error.
+ *
+ * Mapping of answers to outcomes:
+ *  - 200 `approved` / `declined` / `challenge_required` → approved / declined / challenge;
+ *  - 200 `voided` (inquiry or 3DS completion after a void) → declined 4166 "Authorized then Voided/Cancelled";
+ *  - no answer, 5xx, 409 `challenge_pending` or an unreadable body → unknown (ask with `inquire`);
+ *  - authorize 400 (request refused, nothing authorized) → declined 4089 InputDataFormatError;
+ *  - 3DS completion 404 (processor does not know the transaction) → declined 4264 Transaction Not Found;
+ *  - inquiry 404 → `null` (the processor never saw that reference).
+ */
+import type {
+  AuthorizationOutcome,
+  AuthorizationRequest,
+  ProcessorGateway,
+  ProcessorResult,
+  RawExchange,
+} from './processor-gateway.ts';
+
+export const SANDBOX_GATEWAY_NAME = 'sandbox';
+
+type Call =
+  | { readonly answered: true; readonly exchange: RawExchange; readonly body: unknown }
+  | { readonly answered: false; readonly exchange: RawExchange; readonly reason: string };
+
+export function createSandboxAdapter(options: { baseUrl: string; name?: string }): ProcessorGateway {
+  const name = options.name ?? SANDBOX_GATEWAY_NAME;
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+
+  async function call(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<Call> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      const response = await fetch(`${baseUrl}${path}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      const text = await response.text();
+      return { answered: true, exchange: { gateway: name, httpStatus: response.status, response: text }, body: parseJson(text) };
+    } catch (error) {
+      const reason = describeFailure(error, timeoutMs);
+      return { answered: false, exchange: { gateway: name, httpStatus: 0, response: reason }, reason };
+    }
+  }
+
+  function unknown(reason: string): AuthorizationOutcome {
+    return { kind: 'unknown', reason };
+  }
+
+  /** The outcome a 200 answer states, or unknown when it cannot be read. */
+  function outcomeOf(call: Extract<Call, { answered: true }>): AuthorizationOutcome {
+    return readAnswer(call.body) ?? unknown(`unreadable processor answer (HTTP ${call.exchange.httpStatus})`);
+  }
+
+  function unexpected(call: Extract<Call, { answered: true }>): AuthorizationOutcome {
+    const error = isRecord(call.body) && typeof call.body.error === 'string' ? `: ${call.body.error}` : '';
+    return unknown(`processor answered HTTP ${call.exchange.httpStatus}${error}`);
+  }
+
+  return {
+    name,
+
+    async authorize(request: AuthorizationRequest, timeoutMs: number): Promise<ProcessorResult<AuthorizationOutcome>> {
+      const result = await call(
+        'POST',
+        '/v1/authorizations',
+        {
+          reference: request.reference,
+          orderReference: request.orderReference,
+          merchantId: request.merchantId,
+          amount: request.amount,
+          currency: request.currency,
+          card: request.card,
+          threeDSecure: request.threeDSecure,
+          credentials: request.credentials,
+        },
+        timeoutMs,
+      );
+      if (!result.answered) return { outcome: unknown(result.reason), exchange: result.exchange };
+      const status = result.exchange.httpStatus;
+      if (status === 200) return { outcome: outcomeOf(result), exchange: result.exchange };
+      if (status === 400) {
+        const message = isRecord(result.body) && typeof result.body.error === 'string' ? result.body.error : 'request refused by the processor';
+        return { outcome: { kind: 'declined', statusId: 4089, message: `InputDataFormatError: ${message}` }, exchange: result.exchange };
+      }
+      return { outcome: unexpected(result), exchange: result.exchange };
+    },
+
+    async inquire(reference: string, timeoutMs: number): Promise<ProcessorResult<AuthorizationOutcome | null>> {
+      const result = await call('GET', `/v1/authorizations/${encodeURIComponent(reference)}`, undefined, timeoutMs);
+      if (!result.answered) return { outcome: unknown(result.reason), exchange: result.exchange };
+      const status = result.exchange.httpStatus;
+      if (status === 404) return { outcome: null, exchange: result.exchange };
+      if (status === 200) return { outcome: outcomeOf(result), exchange: result.exchange };
+      return { outcome: unexpected(result), exchange: result.exchange };
+    },
+
+    async complete3ds(processorTransactionId: string, proceedWithoutAuthentication: boolean, timeoutMs: number): Promise<ProcessorResult<AuthorizationOutcome>> {
+      const result = await call('POST', `/v1/authorizations/${encodeURIComponent(processorTransactionId)}/3ds-complete`, { proceedWithoutAuthentication }, timeoutMs);
+      if (!result.answered) return { outcome: unknown(result.reason), exchange: result.exchange };
+      const status = result.exchange.httpStatus;
+      if (status === 200) return { outcome: outcomeOf(result), exchange: result.exchange };
+      if (status === 409 && isRecord(result.body) && result.body.status === 'challenge_pending') {
+        return { outcome: unknown('challenge pending'), exchange: result.exchange };
+      }
+      if (status === 404) {
+        return { outcome: { kind: 'declined', statusId: 4264, message: 'Transaction Not Found' }, exchange: result.exchange };
+      }
+      return { outcome: unexpected(result), exchange: result.exchange };
+    },
+
+    async void(processorTransactionId: string, timeoutMs: number): Promise<ProcessorResult<{ readonly voided: boolean }>> {
+      const result = await call('POST', `/v1/authorizations/${encodeURIComponent(processorTransactionId)}/void`, undefined, timeoutMs);
+      // No answer, 404 (unknown), 409 (a decline cannot be voided), 5xx: not voided (as far as we know).
+      const voided = result.answered && result.exchange.httpStatus === 200 && isRecord(result.body) && result.body.status === 'voided';
+      return { outcome: { voided }, exchange: result.exchange };
+    },
+  };
+}
+
+/** Reads a sandbox answer body (`{id, status, code, message, authCode?, eci?, challengeUrl?}`). */
+function readAnswer(body: unknown): AuthorizationOutcome | undefined {
+  if (!isRecord(body) || typeof body.id !== 'string' || typeof body.status !== 'string') return undefined;
+  const id = body.id;
+  const code = typeof body.code === 'number' ? body.code : undefined;
+  const message = typeof body.message === 'string' ? body.message : '';
+  switch (body.status) {
+    case 'approved':
+      if (code === undefined || typeof body.authCode !== 'string') return undefined;
+      return {
+        kind: 'approved',
+        statusId: code,
+        processorTransactionId: id,
+        authCode: body.authCode,
+        ...(typeof body.eci === 'string' ? { eci: body.eci } : {}),
+      };
+    case 'declined':
+      if (code === undefined) return undefined;
+      return { kind: 'declined', statusId: code, processorTransactionId: id, message };
+    case 'voided':
+      return { kind: 'declined', statusId: code ?? 4166, processorTransactionId: id, message: message || 'Authorized then Voided/Cancelled' };
+    case 'challenge_required':
+      if (typeof body.challengeUrl !== 'string') return undefined;
+      return { kind: 'challenge', processorTransactionId: id, challengeUrl: body.challengeUrl, ...(body.redirect === true ? { redirect: true } : {}) };
+    default:
+      return undefined;
+  }
+}
+
+function describeFailure(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error) {
+    if (error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms (timeout)`;
+    if (error.name === 'AbortError') return 'request aborted';
+    const cause = (error as { cause?: unknown }).cause;
+    if (cause instanceof Error) {
+      const code = (cause as { code?: unknown }).code;
+      return `connection error: ${typeof code === 'string' ? `${code} ` : ''}(${cause.message})`;
+    }
+    return `connection error: ${error.message}`;
+  }
+  return 'connection error';
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

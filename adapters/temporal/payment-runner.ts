@@ -1,0 +1,67 @@
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
+import { CustomerEmailAttribute, PartnerSessionAttribute, ProductIdAttribute, TenantIdAttribute } from '../../workflows/contract/search-attributes.ts';
+import { completeThreeDSecureUpdate, submitUpdate } from '../../workflows/contract/payment-updates.ts';
+import type { paymentWorkflow } from '../../workflows/payment/payment.workflow.ts';
+
+/**
+ * Runs payments as Temporal workflows. A submit is one Update-With-Start round trip: the workflow
+ * starts (or, for a retried idempotency key, is found) and the `submit` update returns as soon as the
+ * authorization outcome is known, while the workflow finishes the slow parts on its own.
+ */
+export function temporalPaymentRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number }): PaymentRunner {
+  const { client } = options;
+  /** Stops waiting (never the payment) when no worker answers in time, so callers get a 503, not a hang. */
+  const bounded = async <T>(call: () => Promise<T>): Promise<T> => {
+    const signal = AbortSignal.timeout(options.answerTimeoutMs);
+    try {
+      return await client.withAbortSignal(signal, call);
+    } catch (error) {
+      if (signal.aborted) throw new DomainError('unavailable', 'The payment is still being processed; retry with the same Idempotency-Key to get its result');
+      throw error;
+    }
+  };
+  return {
+    async submit(input) {
+      const startWorkflowOperation = new WithStartWorkflowOperation<typeof paymentWorkflow>('paymentWorkflow', {
+        workflowId: workflowIds.payment(input.tenantId, input.submitOrderId),
+        taskQueue: options.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: TenantIdAttribute, value: String(input.tenantId) },
+          { key: ProductIdAttribute, value: String(input.productId) },
+          { key: CustomerEmailAttribute, value: input.email },
+          ...(input.order.partnerSession ? [{ key: PartnerSessionAttribute, value: input.order.partnerSession }] : []),
+        ]),
+      });
+      return bounded(() => client.workflow.executeUpdateWithStart(submitUpdate, { startWorkflowOperation }));
+    },
+
+    async resume(tenantId, submitOrderId) {
+      const handle = client.workflow.getHandle<typeof paymentWorkflow>(workflowIds.payment(tenantId, submitOrderId));
+      try {
+        const { status } = await handle.describe();
+        // A finished payment no longer takes updates; its result is the answer.
+        return await bounded(() => (status.name === 'RUNNING' ? handle.executeUpdate(submitUpdate) : handle.result()));
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return undefined;
+        throw error;
+      }
+    },
+
+    async completeThreeDSecure({ workflowId, threeDSecureId }) {
+      try {
+        const result = await bounded(() => client.workflow.getHandle(workflowId).executeUpdate(completeThreeDSecureUpdate, { args: [{ threeDSecureId }] }));
+        return { kind: 'completed', result };
+      } catch (error) {
+        if (error instanceof WorkflowUpdateFailedError) return { kind: 'already_completed' };
+        if (error instanceof WorkflowNotFoundError || /already completed/i.test((error as Error).message)) return { kind: 'closed' };
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import type { Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
+import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
+import { TenantIdAttribute, WebhookEndpointIdAttribute, WebhookEventTypeAttribute } from '../../workflows/contract/search-attributes.ts';
+import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-delivery.workflow.ts';
+
+/** Starts `webhookDeliveryWorkflow` with a workflow id derived from the delivery id (so a retry never sends twice). */
+export function temporalDeliveryStarter(options: { client: Client; taskQueue: string; schedule: readonly number[]; attemptTimeoutMs: number }): DeliveryStarter {
+  return {
+    async startDelivery(delivery) {
+      await options.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+        taskQueue: options.taskQueue,
+        workflowId: workflowIds.webhookDelivery(delivery.deliveryId),
+        args: [{ deliveryId: delivery.deliveryId, schedule: options.schedule, attemptTimeoutMs: options.attemptTimeoutMs }],
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: TenantIdAttribute, value: String(delivery.tenantId) },
+          { key: WebhookEndpointIdAttribute, value: delivery.endpointId },
+          { key: WebhookEventTypeAttribute, value: delivery.eventType },
+        ]),
+      });
+    },
+  };
+}

@@ -1,0 +1,39 @@
+/** What one authorization attempt on one merchant account looks like to the payment process. */
+
+export interface RawExchange {
+  /** Adapter name, e.g. `sandbox`. */
+  readonly gateway: string;
+  /** HTTP status of the processor's answer; 0 when none came (timeout, connection refused). */
+  readonly httpStatus: number;
+  /** The processor's answer as text (never contains the card number). */
+  readonly response: string;
+}
+
+export interface MerchantCandidate {
+  readonly merchantAccountId: number;
+  readonly mid: string;
+  readonly gateway: string;
+  readonly descriptor: string;
+  readonly acquiringBank: string;
+  readonly midPortalUrl: string;
+  readonly allowRetriesFromOtherMids: boolean;
+  readonly allowInsufficientFundsRetries: boolean;
+}
+
+/** An attempt's outcome as the workflow sees it; `unknown` must be resolved by an inquiry first. */
+export type AttemptOutcome =
+  | { kind: 'approved'; statusId: number; processorTransactionId: string; authCode: string; eci?: string }
+  | { kind: 'declined'; statusId: number; processorTransactionId?: string }
+  | { kind: 'challenge'; processorTransactionId: string; challengeUrl: string; redirect?: boolean }
+  | { kind: 'unknown'; reason: string }
+  | { kind: 'not_found' };
+
+export interface AttemptResult {
+  readonly reference: string;
+  readonly transactionId: string;
+  readonly outcome: AttemptOutcome;
+  readonly exchange: RawExchange;
+}
+
+/** Unique per attempt: the processor deduplicates on it, and a status inquiry asks by it. */
+export const attemptReference = (submitOrderId: number, attemptNumber: number) => `ord${submitOrderId}-a${attemptNumber}`;

@@ -1,0 +1,61 @@
+import type { SubscriptionPlan } from '../catalog/product.ts';
+import type { ResultContext } from './submit-result.ts';
+
+/** Card facts safe to keep in workflow history: no PAN, no CVV. */
+export interface CardSummary {
+  readonly bin: string;
+  readonly last4: string;
+  readonly network: string;
+  readonly binCountry?: string;
+  readonly expiryMonth: number;
+  readonly expiryYear: number;
+  readonly fingerprint: string;
+  readonly holderName?: string;
+}
+
+/** What the order records besides money (spec 2.1). */
+export interface OrderDetails {
+  readonly partnerSession?: string;
+  readonly serviceSession?: string;
+  readonly campaignName?: string;
+  readonly affiliateName?: string;
+  readonly subAffiliatePrimary?: string;
+  readonly subAffiliateSecondary?: string;
+  readonly trackerClickId?: string;
+  readonly props?: Record<string, unknown>;
+  readonly userAgent?: string;
+  readonly ip?: string;
+  readonly billingAddress?: Record<string, string>;
+  readonly shippingAddress?: Record<string, string>;
+  readonly storefront?: Record<string, boolean>;
+  readonly phone?: string;
+  readonly mobileWalletA: boolean;
+  readonly firstName?: string;
+  readonly lastName?: string;
+}
+
+export interface PaymentSettings {
+  readonly processorTimeoutMs: number;
+  readonly threeDSecureTimeoutSeconds: number;
+  readonly webhookSchedule: readonly number[];
+  readonly webhookTimeoutMs: number;
+}
+
+export interface PaymentWorkflowInput {
+  readonly tenantId: number;
+  readonly productId: number;
+  readonly submitOrderId: number;
+  readonly amount: string;
+  readonly currency: string;
+  readonly email: string;
+  /** AES-256-GCM ciphertext of the card; only the authorization activity opens it. */
+  readonly sealedCard: string;
+  readonly card: CardSummary;
+  readonly order: OrderDetails;
+  readonly forcedMerchantAccountId?: number;
+  readonly cascade: boolean;
+  readonly threeDSecure: { readonly enabled: boolean; readonly cancelOnFail: boolean };
+  readonly subscriptionPlan: SubscriptionPlan | null;
+  readonly resultContext: ResultContext;
+  readonly settings: PaymentSettings;
+}

@@ -1,8 +1,0 @@
-import type { Config } from '../config.ts';
-import { createProcessorRegistry, type ProcessorRegistry } from './registry.ts';
-import { createSandboxAdapter } from './sandbox.adapter.ts';
-
-/** The processor adapters this deployment can reach; a real processor's adapter joins here. */
-export function processorsFromConfig(config: Config): ProcessorRegistry {
-  return createProcessorRegistry(config.sandboxProcessorUrl ? [createSandboxAdapter({ baseUrl: config.sandboxProcessorUrl })] : []);
-}

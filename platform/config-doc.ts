@@ -1,0 +1,19 @@
+import { SETTINGS } from './config.ts';
+
+/** The configuration reference as Markdown, generated from SETTINGS so it cannot drift. */
+export function renderConfigurationDoc(): string {
+  const rows = Object.values(SETTINGS).map((setting) => {
+    const fallback = 'default' in setting && setting.default !== undefined ? `\`${setting.default}\`` : '(unset)';
+    return `| \`${setting.env}\` | ${fallback} | ${setting.description} |`;
+  });
+  return [
+    '# Configuration',
+    '',
+    'Generated from `platform/config.ts` by `npm run docs:config`; a test fails when it drifts.',
+    '',
+    '| variable | default | meaning |',
+    '| --- | --- | --- |',
+    ...rows,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import { decodeProtectedHeader } from 'jose';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SecretBox } from '../../domain/crypto/secret-box.ts';
+import { CardEncryptionKey } from '../../schema/entities/index.ts';
+import { decryptCard, generateCardKeyPair, type EncryptedCardPayload } from '../../domain/payments/card-encryption.ts';
+
+/** The tenant's active public key for checkout pages, or null before the first rotation. */
+export async function activeCardKey(em: EntityManager, tenantId: number): Promise<CardEncryptionKey | null> {
+  return em.findOne(CardEncryptionKey, { tenant: tenantId, active: true }, { orderBy: { createdAt: 'desc' } });
+}
+
+/** Issues a new key pair and makes it the active one; earlier keys keep decrypting. */
+export async function rotateCardKey(em: EntityManager, secretBox: SecretBox, tenantId: number): Promise<CardEncryptionKey> {
+  const kid = `ck_${randomUUID().replaceAll('-', '')}`;
+  const pair = await generateCardKeyPair(kid);
+  return em.transactional(async (tx) => {
+    await tx.nativeUpdate(CardEncryptionKey, { tenant: tenantId, active: true }, { active: false });
+    const key = tx.create(CardEncryptionKey, { id: kid, tenant: tenantId, publicJwk: pair.publicJwk as Record<string, unknown>, privateKeyCiphertext: secretBox.seal(pair.privatePkcs8) });
+    await tx.flush();
+    return key;
+  });
+}
+
+/** Decrypts a card JWE with the tenant's key named by its `kid`; undefined for anything that does not open. */
+export async function openEncryptedCard(em: EntityManager, secretBox: SecretBox, tenantId: number, jwe: string): Promise<EncryptedCardPayload | undefined> {
+  let kid: string | undefined;
+  try {
+    kid = decodeProtectedHeader(jwe).kid;
+  } catch {
+    return undefined;
+  }
+  if (!kid) return undefined;
+  const key = await em.findOne(CardEncryptionKey, { id: kid, tenant: tenantId });
+  return key ? decryptCard(jwe, secretBox.open(key.privateKeyCiphertext)) : undefined;
+}

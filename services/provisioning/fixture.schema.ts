@@ -1,0 +1,111 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { CARD_NETWORKS } from '../../domain/catalog/product.ts';
+import { MerchantAccountProvisionInput, Money } from '../../schema/inputs/merchant-account.input.ts';
+
+const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$', description: 'Stable identity of the record in the fixture' });
+
+const ApiKeyInput = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    /** Optional fixed key (demo and test fixtures); otherwise one is generated and printed once. */
+    value: Type.Optional(Type.String({ minLength: 24, maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
+
+const SubscriptionPlanInput = Type.Object(
+  {
+    recurringAmount: Money,
+    intervalDays: Type.Integer({ minimum: 1, maximum: 3650 }),
+    trialDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 })),
+    gracePeriodDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
+  },
+  { additionalProperties: false },
+);
+
+const ProductInput = Type.Object(
+  {
+    slug: Slug,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    price: Money,
+    currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+    acceptedNetworks: Type.Optional(Type.Array(Type.Union(CARD_NETWORKS.map((n) => Type.Literal(n))), { uniqueItems: true })),
+    subscriptionPlan: Type.Optional(Type.Union([SubscriptionPlanInput, Type.Null()])),
+    velocity: Type.Optional(
+      Type.Object(
+        {
+          cardSubmitLimit: Type.Optional(Type.Integer({ minimum: 1 })),
+          cardSubmitWindowSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
+          emailSubmitLimit: Type.Optional(Type.Integer({ minimum: 1 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Origin = Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 300, description: 'scheme://host[:port], exactly as browsers send Origin' });
+
+const LeadsInput = Type.Object(
+  {
+    allowedOrigins: Type.Array(Origin, { maxItems: 100, uniqueItems: true }),
+    publishableKey: Type.Optional(Type.String({ pattern: '^pk_live_[A-Za-z0-9_-]{16,200}$' })),
+    secretKey: Type.Optional(Type.String({ pattern: '^sk_live_[A-Za-z0-9_-]{16,200}$' })),
+  },
+  { additionalProperties: false },
+);
+
+const EmailInput = Type.Object(
+  {
+    tenantKey: Type.Optional(Type.String({ format: 'uuid' })),
+    senderDomains: Type.Array(Type.String({ pattern: '^(?=.{1,253}$)([a-z0-9-]+\\.)+[a-z]{2,}$' }), { maxItems: 100, uniqueItems: true }),
+  },
+  { additionalProperties: false },
+);
+
+const WebhookEndpointInput = Type.Object(
+  {
+    slug: Slug,
+    url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }),
+    eventTypes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { uniqueItems: true })),
+    secret: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]{32,}$' })),
+  },
+  { additionalProperties: false },
+);
+
+const BlocklistInput = Type.Object(
+  {
+    emails: Type.Optional(Type.Array(Type.String({ format: 'email', maxLength: 320 }), { uniqueItems: true })),
+    /** Card numbers are stored as keyed fingerprints only, never as given. */
+    cards: Type.Optional(Type.Array(Type.String({ pattern: '^\\d{12,19}$' }), { uniqueItems: true })),
+    bins: Type.Optional(Type.Array(Type.String({ pattern: '^\\d{6,8}$' }), { uniqueItems: true })),
+    binCountries: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Z]{2}$' }), { uniqueItems: true })),
+  },
+  { additionalProperties: false },
+);
+
+export const TenantFixture = Type.Object(
+  {
+    slug: Slug,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    clientId: Type.String({ minLength: 1, maxLength: 64, description: 'Value of the ClientId header (parent company id)' }),
+    parentCompany: Type.Optional(Type.String({ maxLength: 200 })),
+    rateLimitPerMinute: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    apiKeys: Type.Optional(Type.Array(ApiKeyInput)),
+    products: Type.Optional(Type.Array(ProductInput)),
+    merchantAccounts: Type.Optional(Type.Array(MerchantAccountProvisionInput)),
+    leads: Type.Optional(LeadsInput),
+    email: Type.Optional(EmailInput),
+    webhookEndpoints: Type.Optional(Type.Array(WebhookEndpointInput)),
+    blocklist: Type.Optional(BlocklistInput),
+  },
+  { additionalProperties: false },
+);
+export type TenantFixture = Static<typeof TenantFixture>;
+
+export const ProvisioningFixture = Type.Object(
+  { $schema: Type.Optional(Type.String()), tenants: Type.Array(TenantFixture, { minItems: 1 }) },
+  { additionalProperties: false },
+);
+export type ProvisioningFixture = Static<typeof ProvisioningFixture>;

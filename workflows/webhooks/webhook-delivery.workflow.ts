@@ -1,0 +1,47 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { Activities } from '../../activities/index.ts';
+import { waitBeforeAttempt } from '../../domain/webhooks/retry-policy.ts';
+
+export interface WebhookDeliveryInput {
+  readonly deliveryId: string;
+  /** Seconds to wait before each attempt; its length is the number of attempts. */
+  readonly schedule: readonly number[];
+  readonly attemptTimeoutMs: number;
+}
+
+export type WebhookDeliveryResult = 'delivered' | 'failed' | 'endpoint_disabled';
+
+const { attemptWebhookDelivery, concludeWebhookDelivery } = proxyActivities<Activities>({
+  // An attempt is one HTTP call plus two small writes; HTTP failures are outcomes, not retries.
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 5, initialInterval: '1 second', backoffCoefficient: 2 },
+});
+
+/**
+ * Delivers one signed event to one endpoint: attempts on the retry schedule until a 2xx, honouring
+ * Retry-After; a 410 disables the endpoint; after the last attempt the delivery is failed.
+ */
+export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
+  let retryAfterSeconds: number | undefined;
+  for (let attempt = 0; attempt < input.schedule.length; attempt++) {
+    const waitSeconds = waitBeforeAttempt(input.schedule, attempt, retryAfterSeconds);
+    if (waitSeconds > 0) await sleep(waitSeconds * 1000);
+
+    const outcome = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attemptNumber: attempt + 1, timeoutMs: input.attemptTimeoutMs });
+    switch (outcome.kind) {
+      case 'delivered':
+        await concludeWebhookDelivery({ deliveryId: input.deliveryId, conclusion: 'delivered' });
+        return 'delivered';
+      case 'gone':
+        await concludeWebhookDelivery({ deliveryId: input.deliveryId, conclusion: 'endpoint_disabled', disableEndpoint: true });
+        return 'endpoint_disabled';
+      case 'endpoint_disabled':
+        await concludeWebhookDelivery({ deliveryId: input.deliveryId, conclusion: 'endpoint_disabled' });
+        return 'endpoint_disabled';
+      case 'failed':
+        retryAfterSeconds = outcome.retryAfterSeconds;
+    }
+  }
+  await concludeWebhookDelivery({ deliveryId: input.deliveryId, conclusion: 'failed' });
+  return 'failed';
+}

@@ -31,10 +31,15 @@ module.exports = {
       comment: 'adapters/ implement ports of domain/; the Temporal client also needs the workflows\' public contract (names, ids, messages)',
       from: { path: '^adapters/' },
       to: {
-        path: '^(api|worker|scripts|bench|test|sandbox|workflows|activities|services|data|schema|platform)/',
-        // Workflow functions are named by type only (test/architecture.test.ts checks the `import type`).
-        pathNot: ['^workflows/contract/', '^workflows/.+\\.workflow\\.ts$', '^adapters/'],
+        path: '^(api|worker|scripts|bench|test|sandbox|activities|services|data|schema|platform)/',
       },
+    },
+    {
+      name: 'adapters-name-workflow-functions-by-type-only',
+      severity: 'error',
+      comment: 'workflow code runs only in the worker sandbox; the Temporal client names workflow functions by type',
+      from: { path: '^adapters/' },
+      to: { path: '^workflows/', pathNot: '^workflows/contract/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'workflows-import-only-domain-and-activity-types',
@@ -47,11 +52,11 @@ module.exports = {
       },
     },
     {
-      name: 'workflows-see-activities-only-through-their-index-type',
+      name: 'workflows-see-activities-by-type-only',
       severity: 'error',
-      comment: 'activities run in the worker, never inside the workflow sandbox (test/architecture.test.ts checks the `import type`)',
+      comment: 'activities run in the worker, never inside the workflow sandbox',
       from: { path: '^workflows/' },
-      to: { path: '^activities/', pathNot: '^activities/index\\.ts$' },
+      to: { path: '^activities/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'workflows-use-no-node-or-io-packages',
@@ -84,7 +89,7 @@ module.exports = {
   options: {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
+    parser: 'swc',
     tsConfig: { fileName: 'tsconfig.json' },
-    exclude: { path: '(^|/)node_modules/' },
   },
 };

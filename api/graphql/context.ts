@@ -1,6 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authenticateApiKey, type ApiPrincipal } from '../../domain/auth/api-key.ts';
+import { authenticateApiKey } from '../../services/auth/authenticate-api-key.ts';
+import { type ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { consumeRateLimit } from '../../services/rate-limit/rate-limiter.ts';
 import type { GatewayServices } from '../gateway-deps.ts';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { authenticateApiKey } from '../../domain/auth/api-key.ts';
+import { authenticateApiKey } from '../../services/auth/authenticate-api-key.ts';
 import { completeThreeDSecure } from '../../services/payments/complete-three-d-secure.ts';
 import { SUBMIT_INFOS } from '../../domain/payments/submit-result.ts';
 import { submitPayment } from '../../services/payments/submit-payment.ts';

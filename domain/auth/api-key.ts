@@ -1,5 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { hashSecret } from '../crypto/secret-box.ts';
 import { DomainError } from '../errors.ts';
 
 /** Who a valid API key speaks for. */
@@ -16,20 +14,6 @@ export function apiKeyFromAuthorization(header: string | undefined): string | un
   const value = header.trim();
   const key = /^bearer\s+/i.test(value) ? value.replace(/^bearer\s+/i, '').trim() : value;
   return key === '' ? undefined : key;
-}
-
-export async function authenticateApiKey(em: EntityManager, authorization: string | undefined): Promise<ApiPrincipal> {
-  const key = apiKeyFromAuthorization(authorization);
-  if (!key) throw new DomainError('unauthenticated', 'Missing API key in the Authorization header');
-  if (key.length > 512) throw new DomainError('unauthenticated', 'Invalid API key');
-  const [row] = await em.execute<{ id: number; tenant_id: number; client_id: string; rate_limit_per_minute: number | null }[]>(
-    `select k.id, k.tenant_id, t.client_id, t.rate_limit_per_minute
-       from api_keys k join tenants t on t.id = k.tenant_id
-      where k.key_hash = ? and k.revoked_at is null`,
-    [hashSecret(key)],
-  );
-  if (!row) throw new DomainError('unauthenticated', 'Invalid API key');
-  return { apiKeyId: row.id, tenantId: row.tenant_id, clientId: row.client_id, rateLimitPerMinute: row.rate_limit_per_minute };
 }
 
 /** The caller of an admin route (spec 5.2): key, the tenant it claims, and who is acting. */

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { authenticateApiKey } from '../../services/auth/authenticate-api-key.ts';
 import { completeThreeDSecure } from '../../services/payments/complete-three-d-secure.ts';
 import { SUBMIT_INFOS } from '../../domain/payments/submit-result.ts';
+import { findChallengeRedirect } from '../../data/queries/three-d-secure.ts';
 import { submitPayment } from '../../services/payments/submit-payment.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { SubmitRequest, ThreeDSecureRequest, type ThreeDSecureRequest as ThreeDSecureBody, type SubmitRequest as SubmitBody } from '../../domain/payments/submit-request.schema.ts';
@@ -124,12 +125,9 @@ export const threeDSecureChallengeRoute = defineRoute({
   },
   async handler(request, reply) {
     const { threeDSecureId } = request.params as { threeDSecureId: string };
-    const [order] = await request.em.execute<{ challenge_url: string | null; state: string }[]>(
-      `select challenge_url, state from orders where three_d_secure_id = ?`,
-      [threeDSecureId],
-    );
-    if (!order?.challenge_url) throw new DomainError('not_found', 'Unknown threeDSecureId');
-    if (order.state !== 'pending_3ds') throw new DomainError('gone', 'This 3-D Secure session is no longer pending');
-    return reply.redirect(order.challenge_url, 302);
+    const challenge = await findChallengeRedirect(request.em, threeDSecureId);
+    if (!challenge?.challengeUrl) throw new DomainError('not_found', 'Unknown threeDSecureId');
+    if (!challenge.pending) throw new DomainError('gone', 'This 3-D Secure session is no longer pending');
+    return reply.redirect(challenge.challengeUrl, 302);
   },
 });

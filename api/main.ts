@@ -34,11 +34,15 @@ const app = await buildGateway({
 await app.listen({ host: config.host, port: config.port });
 logger.info({ url: gatewayBaseUrl(config) }, 'gateway listening');
 
+// SIGINT and SIGTERM may both arrive (terminal and supervisor): close once.
+let closing: Promise<void> | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, async () => {
-    await app.close();
-    await temporal.close();
-    await orm.close();
-    process.exit(0);
+  process.on(signal, () => {
+    closing ??= (async () => {
+      await app.close();
+      await temporal.close();
+      await orm.close();
+      process.exit(0);
+    })();
   });
 }

@@ -29,7 +29,15 @@ const activities = createActivities({
 });
 const { worker, connection } = await createWorker({ address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue, activities, logger });
 logger.info({ taskQueue: config.temporalTaskQueue }, 'worker polling');
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
+// A terminal's Ctrl-C and a supervisor's SIGTERM can both arrive: the worker drains once, and later signals wait for it.
+let shuttingDown = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    worker.shutdown();
+  });
+}
 await worker.run();
 await connection.close();
 await orm.close();

@@ -1,0 +1,85 @@
+/**
+ * The sandbox's memory of every authorization it made. It lives in memory only: a restarted sandbox
+ * has forgotten everything, which is what a test processor should do.
+ */
+import type { CardNetwork } from './test-cards.ts';
+
+export interface SandboxStats {
+  /** Authorizations actually processed (replays of a known reference and HTTP 500 answers do not count). */
+  readonly totalAuthorizations: number;
+  readonly byOrderReference: Readonly<Record<string, number>>;
+  readonly byReference: Readonly<Record<string, number>>;
+}
+
+export type AnswerStatus = 'approved' | 'declined' | 'challenge_required' | 'voided';
+
+/** The JSON answer of an authorization; what authorize, inquiry and 3ds-complete return. */
+export interface Answer {
+  id: string;
+  reference: string;
+  status: AnswerStatus;
+  code: number;
+  message: string;
+  authCode?: string;
+  eci?: string;
+  challengeUrl?: string;
+}
+
+export interface Challenge {
+  readonly authenticationFails: boolean;
+  state: 'pending' | 'authenticated' | 'failed';
+}
+
+export interface Authorization {
+  readonly id: string;
+  readonly reference: string;
+  readonly orderReference: string;
+  readonly merchantId: string;
+  readonly amount: string;
+  readonly currency: string;
+  readonly network: CardNetwork;
+  answer: Answer;
+  /** Present for an authorization that asked the cardholder for a 3-D Secure challenge. */
+  challenge?: Challenge;
+}
+
+export interface Ledger {
+  byReference(reference: string): Authorization | undefined;
+  byId(id: string): Authorization | undefined;
+  /** The first merchant id that authorized for the order (the cascade card needs it); `merchantId` if the order is new. */
+  firstMerchantOf(orderReference: string, merchantId: string): string;
+  record(authorization: Authorization): void;
+  stats(): SandboxStats;
+}
+
+export function createLedger(): Ledger {
+  const byReference = new Map<string, Authorization>();
+  const byId = new Map<string, Authorization>();
+  const firstMerchantByOrder = new Map<string, string>();
+  const countByOrder = new Map<string, number>();
+
+  return {
+    byReference: (reference) => byReference.get(reference),
+    byId: (id) => byId.get(id),
+    firstMerchantOf(orderReference, merchantId) {
+      const first = firstMerchantByOrder.get(orderReference);
+      if (first !== undefined) return first;
+      firstMerchantByOrder.set(orderReference, merchantId);
+      return merchantId;
+    },
+    record(authorization) {
+      byReference.set(authorization.reference, authorization);
+      byId.set(authorization.id, authorization);
+      countByOrder.set(authorization.orderReference, (countByOrder.get(authorization.orderReference) ?? 0) + 1);
+    },
+    stats() {
+      const references: Record<string, number> = {};
+      for (const reference of byReference.keys()) references[reference] = 1;
+      return {
+        totalAuthorizations: byReference.size,
+        byOrderReference: Object.fromEntries(countByOrder),
+        byReference: references,
+      };
+    },
+  };
+}

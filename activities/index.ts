@@ -1,14 +1,16 @@
-import { createPaymentActivities, type PaymentActivityDeps } from './payments/payment.activities.ts';
+import { createAuthorizationActivities, type AuthorizationActivityDeps } from './payments/authorization.activities.ts';
+import { createPaymentOrderActivities, type PaymentOrderActivityDeps } from './payments/payment-order.activities.ts';
 import { createTransactionEventActivities } from './payments/transaction-events.activities.ts';
 import { createWebhookDeliveryActivities, type WebhookActivityDeps } from './webhooks/webhook-delivery.activities.ts';
 
-export type ActivityDeps = WebhookActivityDeps & PaymentActivityDeps;
+export type ActivityDeps = WebhookActivityDeps & PaymentOrderActivityDeps & AuthorizationActivityDeps;
 
 /** Every activity of the worker, built from its dependencies (no module-level connections). */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createWebhookDeliveryActivities(deps),
-    ...createPaymentActivities(deps),
+    ...createPaymentOrderActivities(deps),
+    ...createAuthorizationActivities(deps),
     ...createTransactionEventActivities(deps),
   };
 }

@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Connection } from '@temporalio/client';
+import { pingDatabase } from '../data/queries/health.ts';
 import type { ReadinessProbes } from './rest/health.routes.ts';
 
 /** A poller seen this recently counts as a live worker (Temporal keeps pollers for about a minute). */
@@ -8,7 +9,7 @@ const POLLER_FRESH_MS = 70_000;
 export function createReadinessProbes(deps: { orm: MikroORM; temporal: Connection; namespace: string; taskQueue: string }): ReadinessProbes {
   return {
     async postgres() {
-      await deps.orm.em.fork().execute('select 1');
+      await pingDatabase(deps.orm.em.fork());
     },
     async temporal() {
       await deps.temporal.workflowService.getSystemInfo({});

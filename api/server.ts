@@ -1,28 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GraphQLSchema } from 'graphql';
-import { authenticateApiKey } from '../services/auth/authenticate-api-key.ts';
-import { authorizeAdmin, type AdminCaller } from '../domain/auth/api-key.ts';
-import { consumeRateLimit } from '../services/rate-limit/rate-limiter.ts';
-import { createQueryAjv, createStrictAjv } from '../domain/validation/json-schema.ts';
-import { gatewayBaseUrl } from '../platform/config.ts';
 import type { GatewayDeps, GatewayServices } from './gateway-deps.ts';
 import { mountGraphQL } from './graphql/apollo.ts';
 import { buildGatewaySchema } from './graphql/schema.ts';
+import { useSchemaCompilers } from './http/compilers.ts';
 import { sendError } from './http/errors.ts';
-import { buildOpenApiDocument } from './http/openapi.ts';
-import type { RouteDefinition } from './http/route.ts';
+import { registerOpenApi } from './http/openapi.ts';
+import { ErrorResponse } from './http/schemas.ts';
 import { healthRoutes } from './rest/health.routes.ts';
+import { indexRoutes } from './rest/index.routes.ts';
+import { paymentRoutes } from './rest/payments.routes.ts';
 import { statusRoutes } from './rest/statuses.routes.ts';
-import { paymentRoutes, threeDSecureChallengeRoute } from './rest/payments.routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** One entity manager per request, never the global one. */
     em: EntityManager;
-    /** Set by admin authentication. */
-    admin?: AdminCaller;
   }
 }
 
@@ -30,7 +26,7 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Builds the gateway: REST compatibility routes, /graphql, health and the OpenAPI document. */
+/** Builds the gateway: REST compatibility routes, /graphql, health, the OpenAPI document and its reference page. */
 export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQLSchema } = {}): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
@@ -44,9 +40,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     routerOptions: { ignoreTrailingSlash: true },
   });
 
-  const strictAjv = createStrictAjv();
-  const queryAjv = createQueryAjv();
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' ? queryAjv.compile(schema) : strictAjv.compile(schema)));
+  useSchemaCompilers(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   app.setNotFoundHandler((request, reply) => reply.status(404).send({ success: false, message: `No route ${request.method} ${request.url.split('?')[0]}` }));
 
@@ -56,44 +50,24 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     reply.header('x-request-id', request.id);
   });
 
-  const routes: RouteDefinition[] = [
-    ...healthRoutes(deps.readiness),
-    ...statusRoutes,
-    threeDSecureChallengeRoute,
-    ...paymentRoutes({
-      runner: deps.paymentRunner,
-      cardVault: deps.cardVault,
-      secretBox: deps.secretBox,
-      defaultRateLimitPerMinute: config.rateLimitPerMinute,
-      settings: {
-        processorTimeoutMs: config.processorTimeoutMs,
-        threeDSecureTimeoutSeconds: config.threeDSecureTimeoutSeconds,
-        webhookSchedule: config.webhookRetrySchedule,
-        webhookTimeoutMs: config.webhookTimeoutMs,
-      },
-    }),
-  ];
-  for (const route of routes) {
-    app.route({
-      method: route.method,
-      url: route.url,
-      // Headers are documented, not schema-validated: a missing key must be 401, not 400.
-      schema: Object.fromEntries(
-        (['params', 'querystring', 'body'] as const).filter((part) => route.schema[part]).map((part) => [part, route.schema[part]]),
-      ),
-      preHandler: route.auth === 'admin' ? authenticateAdmin : undefined,
-      handler: route.handler,
-    });
-  }
-
-  async function authenticateAdmin(request: FastifyRequest) {
-    const principal = await authenticateApiKey(request.em, request.headers.authorization);
-    await consumeRateLimit(request.em, `api-key:${principal.apiKeyId}`, principal.rateLimitPerMinute ?? config.rateLimitPerMinute);
-    request.admin = authorizeAdmin(principal, headerValue(request.headers.clientid), headerValue(request.headers.useremail));
-  }
-
-  const openApi = buildOpenApiDocument(routes, { title: 'Payments gateway', version: '0.1.0', serverUrl: gatewayBaseUrl(config) });
-  app.get('/openapi.json', async () => openApi);
+  await registerOpenApi(app, { version: '0.1.0', publicBaseUrl: config.publicBaseUrl, undocumentedUrls: ['/graphql'] });
+  app.addSchema(ErrorResponse);
+  const api = app.withTypeProvider<TypeBoxTypeProvider>();
+  indexRoutes(api, { temporalUiUrl: config.temporalUiUrl });
+  healthRoutes(api, deps.readiness);
+  statusRoutes(api, { defaultRateLimitPerMinute: config.rateLimitPerMinute });
+  paymentRoutes(api, {
+    runner: deps.paymentRunner,
+    cardVault: deps.cardVault,
+    secretBox: deps.secretBox,
+    defaultRateLimitPerMinute: config.rateLimitPerMinute,
+    settings: {
+      processorTimeoutMs: config.processorTimeoutMs,
+      threeDSecureTimeoutSeconds: config.threeDSecureTimeoutSeconds,
+      webhookSchedule: config.webhookRetrySchedule,
+      webhookTimeoutMs: config.webhookTimeoutMs,
+    },
+  });
 
   const services: GatewayServices = {
     operatorToken: config.operatorToken,

@@ -2,9 +2,9 @@ import { SETTINGS } from './config.ts';
 
 /** The configuration reference as Markdown, generated from SETTINGS so it cannot drift. */
 export function renderConfigurationDoc(): string {
-  const rows = Object.values(SETTINGS).map((setting) => {
-    const fallback = 'default' in setting && setting.default !== undefined ? `\`${setting.default}\`` : '(unset)';
-    return `| \`${setting.env}\` | ${fallback} | ${setting.description} |`;
+  const rows = Object.values(SETTINGS).map(({ env, schema }) => {
+    const fallback = schema.default !== undefined ? `\`${schema.default}\`` : '(unset)';
+    return `| \`${env}\` | ${fallback} | ${schema.description} |`;
   });
   return [
     '# Configuration',

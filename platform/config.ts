@@ -1,149 +1,108 @@
 /**
- * Every setting of the product: its environment variable, default and meaning.
- * Read once at start-up; a bad value stops the process with a message naming the variable.
- * `docs/configuration.md` is generated from SETTINGS (`npm run docs:config`) so the two never drift.
+ * Every setting of the product: its environment variable and a JSON schema holding its type, limits,
+ * default and meaning. `env-schema` validates the environment against them once at start-up; a bad
+ * value stops the process with a message naming the variable. `docs/configuration.md` is generated
+ * from SETTINGS (`npm run docs:config`) so the two never drift.
  */
+import envSchema from 'env-schema';
+import type { Ajv, ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox';
 
-type Parser<T> = (raw: string) => T;
+// ajv-formats ships CommonJS with a default export under ESM interop.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-interface Setting<T> {
+interface Setting<S extends TSchema = TSchema, T = unknown> {
   readonly env: string;
-  readonly description: string;
-  /** Raw default (as it would be written in the environment); undefined means optional. */
-  readonly default?: string;
-  readonly parse: Parser<T>;
+  /** `Type.Optional(...)` marks a setting without default that may stay unset. */
+  readonly schema: S;
+  /** Turns the validated text into what the product uses (e.g. base64 into a key). */
+  readonly decode?: (value: Static<S>) => T;
+  /** Said instead of the validator's wording when a pattern alone cannot explain the rule. */
+  readonly expected?: string;
 }
 
-const text: Parser<string> = (raw) => raw;
-
-function integer(min: number, max: number): Parser<number> {
-  return (raw) => {
-    if (!/^-?\d+$/.test(raw.trim())) throw new Error(`must be an integer, got "${raw}"`);
-    const value = Number(raw);
-    if (value < min || value > max) throw new Error(`must be between ${min} and ${max}, got ${value}`);
-    return value;
-  };
+function setting<S extends TSchema, T = Static<S>>(env: string, schema: S, options: { decode?: (value: Static<S>) => T; expected?: string } = {}): Setting<S, T> {
+  return { env, schema, ...options };
 }
 
-const url: Parser<string> = (raw) => {
-  try {
-    new URL(raw);
-  } catch {
-    throw new Error(`must be a URL, got "${raw}"`);
-  }
-  return raw;
-};
-
-const hostPort: Parser<string> = (raw) => {
-  if (!/^[\w.-]+:\d{1,5}$/.test(raw)) throw new Error(`must be host:port, got "${raw}"`);
-  return raw;
-};
-
-const encryptionKey: Parser<Buffer> = (raw) => {
-  const key = Buffer.from(raw, 'base64');
-  if (key.length !== 32) throw new Error('must be 32 bytes, base64-encoded (openssl rand -base64 32)');
-  return key;
-};
-
-const secondsList: Parser<number[]> = (raw) =>
-  raw.split(',').map((part) => {
-    const value = Number(part.trim());
-    if (!Number.isFinite(value) || value < 0) throw new Error(`must be comma-separated seconds, got "${raw}"`);
-    return value;
-  });
-
-const logLevel: Parser<string> = (raw) => {
-  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-  if (!levels.includes(raw)) throw new Error(`must be one of ${levels.join(', ')}`);
-  return raw;
-};
+const port = (fallback: number, description: string) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback, description });
+const milliseconds = (fallback: number, minimum: number, maximum: number, description: string) => Type.Integer({ minimum, maximum, default: fallback, description });
+const url = (description: string) => Type.Optional(Type.String({ format: 'uri', description }));
 
 export const SETTINGS = {
-  host: { env: 'HOST', default: '127.0.0.1', description: 'Interface the gateway listens on.', parse: text },
-  port: { env: 'PORT', default: '3000', description: 'Port of the gateway (REST routes and /graphql).', parse: integer(0, 65535) },
-  publicBaseUrl: {
-    env: 'PUBLIC_BASE_URL',
-    description: 'Base URL printed and used in links; defaults to http://HOST:PORT.',
-    parse: url,
-  },
-  logLevel: { env: 'LOG_LEVEL', default: 'info', description: 'pino log level.', parse: logLevel },
-  databaseUrl: {
-    env: 'DATABASE_URL',
-    description: 'PostgreSQL connection URL. Unset: `npm start` runs an embedded PostgreSQL under DATA_DIR.',
-    parse: url,
-  },
-  databasePoolSize: { env: 'DATABASE_POOL_SIZE', default: '10', description: 'Connections per process.', parse: integer(1, 200) },
-  dataDir: { env: 'DATA_DIR', default: '.data', description: 'Where embedded PostgreSQL and the Temporal dev server keep their data.', parse: text },
-  embeddedPostgresPort: { env: 'EMBEDDED_POSTGRES_PORT', default: '54329', description: 'Port of the embedded PostgreSQL.', parse: integer(1, 65535) },
-  temporalAddress: {
-    env: 'TEMPORAL_ADDRESS',
-    description: 'Temporal frontend host:port. Unset: `npm start` runs `temporal server start-dev`.',
-    parse: hostPort,
-  },
-  temporalNamespace: { env: 'TEMPORAL_NAMESPACE', default: 'default', description: 'Temporal namespace.', parse: text },
-  temporalTaskQueue: { env: 'TEMPORAL_TASK_QUEUE', default: 'payments', description: 'Task queue shared by gateway and worker.', parse: text },
-  temporalCliPath: { env: 'TEMPORAL_CLI_PATH', description: 'Path of the `temporal` binary; default: found on PATH.', parse: text },
-  temporalDevPort: { env: 'TEMPORAL_DEV_PORT', default: '7233', description: 'Frontend port of the embedded Temporal dev server.', parse: integer(1, 65535) },
-  temporalUiPort: { env: 'TEMPORAL_UI_PORT', default: '8233', description: 'Web UI port of the embedded Temporal dev server.', parse: integer(1, 65535) },
-  temporalUiUrl: { env: 'TEMPORAL_UI_URL', description: 'Temporal UI address to print when TEMPORAL_ADDRESS is set.', parse: url },
-  operatorToken: {
-    env: 'OPERATOR_TOKEN',
-    description: 'Bearer token for GraphQL operator mutations (provisioning). Unset: operator mutations are refused.',
-    parse: (raw: string) => {
-      if (raw.length < 16) throw new Error('must be at least 16 characters');
-      return raw;
-    },
-  },
-  dataEncryptionKey: {
-    env: 'DATA_ENCRYPTION_KEY',
-    description: 'AES-256-GCM key (32 bytes, base64) for secrets stored encrypted (webhook secrets, gateway credentials).',
-    parse: encryptionKey,
-  },
-  rateLimitPerMinute: {
-    env: 'RATE_LIMIT_PER_MINUTE',
-    default: '100',
-    description: 'Default requests per minute per API key; a tenant may override it.',
-    parse: integer(1, 1_000_000),
-  },
-  bodyLimitBytes: { env: 'BODY_LIMIT_BYTES', default: '65536', description: 'Largest accepted request body (413 beyond).', parse: integer(1024, 10_485_760) },
-  webhookRetrySchedule: {
-    env: 'WEBHOOK_RETRY_SCHEDULE',
-    default: '0,5,300,1800,7200,18000,36000,36000',
-    description: 'Seconds to wait before each webhook delivery attempt (first is the initial attempt).',
-    parse: secondsList,
-  },
-  webhookTimeoutMs: { env: 'WEBHOOK_TIMEOUT_MS', default: '15000', description: 'Timeout of one webhook attempt.', parse: integer(100, 120_000) },
-  sandboxProcessorUrl: {
-    env: 'SANDBOX_PROCESSOR_URL',
-    description: 'Base URL of the sandbox processor used by merchant accounts whose gateway is `sandbox`. Unset: `npm start` runs one.',
-    parse: url,
-  },
-  sandboxProcessorPort: { env: 'SANDBOX_PROCESSOR_PORT', default: '4100', description: 'Port of the sandbox processor `npm start` runs.', parse: integer(0, 65535) },
-  processorTimeoutMs: {
-    env: 'PROCESSOR_TIMEOUT_MS',
-    default: '10000',
-    description: 'Timeout of one processor call; an authorization without an answer is resolved by status inquiry, never retried blindly.',
-    parse: integer(100, 120_000),
-  },
-  submitAnswerTimeoutMs: {
-    env: 'SUBMIT_ANSWER_TIMEOUT_MS',
-    default: '60000',
-    description: 'How long the gateway waits for a payment workflow to answer before a 503 (the payment goes on; retry with the same Idempotency-Key).',
-    parse: integer(1000, 600_000),
-  },
-  threeDSecureTimeoutSeconds: {
-    env: 'THREE_DS_TIMEOUT_SECONDS',
-    default: '900',
-    description: 'How long a Pending 3-D Secure payment waits for completion before it is voided and failed.',
-    parse: integer(1, 86_400),
-  },
-} as const satisfies Record<string, Setting<unknown>>;
+  host: setting('HOST', Type.String({ default: '127.0.0.1', description: 'Interface the gateway listens on.' })),
+  port: setting('PORT', port(3000, 'Port of the gateway (REST routes and /graphql).')),
+  publicBaseUrl: setting('PUBLIC_BASE_URL', url('Base URL printed and used in links; defaults to http://HOST:PORT.')),
+  logLevel: setting('LOG_LEVEL', Type.Unsafe<string>({ type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'pino log level.' })),
+  databaseUrl: setting('DATABASE_URL', url('PostgreSQL connection URL. Unset: `npm start` runs an embedded PostgreSQL under DATA_DIR.')),
+  databasePoolSize: setting('DATABASE_POOL_SIZE', Type.Integer({ minimum: 1, maximum: 200, default: 10, description: 'Connections per process.' })),
+  dataDir: setting('DATA_DIR', Type.String({ default: '.data', description: 'Where embedded PostgreSQL and the Temporal dev server keep their data.' })),
+  embeddedPostgresPort: setting('EMBEDDED_POSTGRES_PORT', port(54329, 'Port of the embedded PostgreSQL.')),
+  temporalAddress: setting(
+    'TEMPORAL_ADDRESS',
+    Type.Optional(Type.String({ pattern: '^[\\w.-]+:\\d{1,5}$', description: 'Temporal frontend host:port. Unset: `npm start` runs `temporal server start-dev`.' })),
+    { expected: 'must be host:port' },
+  ),
+  temporalNamespace: setting('TEMPORAL_NAMESPACE', Type.String({ minLength: 1, default: 'default', description: 'Temporal namespace.' })),
+  temporalTaskQueue: setting('TEMPORAL_TASK_QUEUE', Type.String({ minLength: 1, default: 'payments', description: 'Task queue shared by gateway and worker.' })),
+  temporalCliPath: setting('TEMPORAL_CLI_PATH', Type.Optional(Type.String({ description: 'Path of the `temporal` binary; default: found on PATH.' }))),
+  temporalDevPort: setting('TEMPORAL_DEV_PORT', port(7233, 'Frontend port of the embedded Temporal dev server.')),
+  temporalUiPort: setting('TEMPORAL_UI_PORT', port(8233, 'Web UI port of the embedded Temporal dev server.')),
+  temporalUiUrl: setting('TEMPORAL_UI_URL', url('Temporal UI address to print when TEMPORAL_ADDRESS is set.')),
+  operatorToken: setting(
+    'OPERATOR_TOKEN',
+    Type.Optional(Type.String({ minLength: 16, description: 'Bearer token for GraphQL operator mutations (provisioning). Unset: operator mutations are refused.' })),
+    { expected: 'must be at least 16 characters' },
+  ),
+  dataEncryptionKey: setting(
+    'DATA_ENCRYPTION_KEY',
+    Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z0-9+/_-]{43}=?$',
+        description: 'AES-256-GCM key (32 bytes, base64) for secrets stored encrypted (webhook secrets, gateway credentials); the card vault derives its keys from it with HKDF.',
+      }),
+    ),
+    { decode: (value: string) => Buffer.from(value, 'base64'), expected: 'must be 32 bytes, base64-encoded (openssl rand -base64 32)' },
+  ),
+  rateLimitPerMinute: setting(
+    'RATE_LIMIT_PER_MINUTE',
+    Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100, description: 'Default requests per minute per API key; a tenant may override it.' }),
+  ),
+  bodyLimitBytes: setting('BODY_LIMIT_BYTES', Type.Integer({ minimum: 1024, maximum: 10_485_760, default: 65536, description: 'Largest accepted request body (413 beyond).' })),
+  webhookRetrySchedule: setting(
+    'WEBHOOK_RETRY_SCHEDULE',
+    Type.String({
+      pattern: '^\\s*\\d+(\\.\\d+)?(\\s*,\\s*\\d+(\\.\\d+)?)*\\s*$',
+      default: '0,5,300,1800,7200,18000,36000,36000',
+      description: 'Seconds to wait before each webhook delivery attempt (first is the initial attempt).',
+    }),
+    { decode: (value: string) => value.split(',').map(Number), expected: 'must be comma-separated seconds, e.g. 0,5,300' },
+  ),
+  webhookTimeoutMs: setting('WEBHOOK_TIMEOUT_MS', milliseconds(15000, 100, 120_000, 'Timeout of one webhook attempt.')),
+  sandboxProcessorUrl: setting(
+    'SANDBOX_PROCESSOR_URL',
+    url('Base URL of the sandbox processor used by merchant accounts whose gateway is `sandbox`. Unset: `npm start` runs one.'),
+  ),
+  sandboxProcessorPort: setting('SANDBOX_PROCESSOR_PORT', port(4100, 'Port of the sandbox processor `npm start` runs.')),
+  processorTimeoutMs: setting(
+    'PROCESSOR_TIMEOUT_MS',
+    milliseconds(10000, 100, 120_000, 'Timeout of one processor call; an authorization without an answer is resolved by status inquiry, never retried blindly.'),
+  ),
+  submitAnswerTimeoutMs: setting(
+    'SUBMIT_ANSWER_TIMEOUT_MS',
+    milliseconds(60000, 1000, 600_000, 'How long the gateway waits for a payment workflow to answer before a 503 (the payment goes on; retry with the same Idempotency-Key).'),
+  ),
+  threeDSecureTimeoutSeconds: setting(
+    'THREE_DS_TIMEOUT_SECONDS',
+    Type.Integer({ minimum: 1, maximum: 86_400, default: 900, description: 'How long a Pending 3-D Secure payment waits for completion before it is voided and failed.' }),
+  ),
+};
 
 type Settings = typeof SETTINGS;
-type Parsed<S> = S extends Setting<infer T> ? T : never;
 
 export type Config = {
-  readonly [K in keyof Settings]: Settings[K] extends { default: string } ? Parsed<Settings[K]> : Parsed<Settings[K]> | undefined;
+  readonly [K in keyof Settings]: Settings[K] extends Setting<infer S, infer T> ? (S extends TOptional<TSchema> ? T | undefined : T) : never;
 };
 
 export class ConfigError extends Error {
@@ -153,25 +112,49 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses every setting from `env`, collecting all problems before failing. */
+const settingsList = Object.entries(SETTINGS) as unknown as [keyof Config, Setting][];
+
+/** The JSON schema of the whole environment, one property per variable. */
+function environmentSchema() {
+  return { type: 'object', properties: Object.fromEntries(settingsList.map(([, s]) => [s.env, s.schema])) };
+}
+
+/** Validates every setting of `env` (all problems reported at once), applies defaults and decodes. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const problems: string[] = [];
-  const result: Record<string, unknown> = {};
-  for (const [key, setting] of Object.entries(SETTINGS) as [string, Setting<unknown>][]) {
-    const raw = env[setting.env];
-    const value = raw === undefined || raw === '' ? setting.default : raw;
-    if (value === undefined) {
-      result[key] = undefined;
-      continue;
-    }
-    try {
-      result[key] = setting.parse(value);
-    } catch (error) {
-      problems.push(`${setting.env}: ${(error as Error).message}`);
-    }
+  // An empty variable means unset, as in a shell `FOO= npm start`; ajv would coerce it to 0 otherwise.
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = envSchema<Record<string, unknown>>({ schema: environmentSchema(), data: given, env: false, ajv: { customOptions: addFormats } });
+  } catch (error) {
+    const errors = (error as { errors?: ErrorObject[] }).errors;
+    if (!errors) throw error;
+    throw new ConfigError(describeProblems(errors));
   }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return result as Config;
+  const config: Record<string, unknown> = {};
+  for (const [key, { env: name, decode }] of settingsList) {
+    const value = parsed[name];
+    config[key] = value === undefined || !decode ? value : decode(value);
+  }
+  return config as Config;
+}
+
+/** One line per variable, worded for whoever edits the environment; values are not echoed (some are secrets). */
+function describeProblems(errors: ErrorObject[]): string[] {
+  const byVariable = new Map<string, string>();
+  for (const error of errors) {
+    const name = error.instancePath.replace(/^\//, '');
+    const known = settingsList.find(([, s]) => s.env === name)?.[1];
+    if (!byVariable.has(name)) byVariable.set(name, `${name}: ${known?.expected ?? validatorWording(error)}`);
+  }
+  return [...byVariable.values()];
+}
+
+function validatorWording(error: ErrorObject): string {
+  if (error.keyword === 'type' && error.params.type === 'integer') return 'must be an integer';
+  if (error.keyword === 'format' && error.params.format === 'uri') return 'must be a URL';
+  if (error.keyword === 'enum') return `must be one of ${(error.params.allowedValues as string[]).join(', ')}`;
+  return error.message ?? 'is invalid';
 }
 
 export function gatewayBaseUrl(config: Config): string {

@@ -1,94 +1,153 @@
 /**
  * `npm start`: one command for a whole local product. Runs embedded PostgreSQL and the Temporal dev
  * server when no addresses are configured, applies migrations, provisions a demo tenant on an empty
- * database, starts worker and gateway, and prints where everything is. Ctrl-C stops it all.
+ * database, runs a webhook receiver for it, supervises sandbox, worker and gateway, and prints where
+ * everything is. Ctrl-C (or SIGTERM) stops it all, each process once, in order.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { loadConfig, gatewayBaseUrl } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
-import { developmentEncryptionKey, ensureLocalServers } from './local-stack/local-runtime.ts';
 import { migrate, openOrm } from '../data/orm.ts';
-import { stopChild } from './local-stack/temporal-dev-server.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
-import { provision } from '../services/provisioning/provision.ts';
+import { provision, type TenantProvisioningResult } from '../services/provisioning/provision.ts';
 import { Tenant } from '../schema/entities/index.ts';
 import { REPO_ROOT, spawnEntry } from './child-process.ts';
+import { continueInOwnProcessGroup } from './local-stack/own-process-group.ts';
+import { ensureLocalServers } from './local-stack/local-runtime.ts';
+import {
+  describeCredentials,
+  developmentEncryptionKey,
+  developmentOperatorToken,
+  isProductionMode,
+  readDevCredentials,
+  storeDemoCredentials,
+} from './local-stack/dev-credentials.ts';
+import { openLogFiles } from './local-stack/log-files.ts';
+import { supervise } from './local-stack/supervisor.ts';
+import { startDevWebhookReceiver } from './dev-webhook-receiver.ts';
+
+const launcher = await continueInOwnProcessGroup();
 
 const config = loadConfig();
+const production = isProductionMode();
 const say = (line: string) => process.stdout.write(`${line}\n`);
+// Development knob, read here because only `npm start` runs the receiver: where the demo webhooks go.
+const webhookReceiverPort = Number(process.env.DEV_WEBHOOK_RECEIVER_PORT || 4000);
 
-say('Starting local servers…');
-const servers = await ensureLocalServers(config, { temporal: true });
-const encryptionKey = process.env.DATA_ENCRYPTION_KEY || developmentEncryptionKey(config.dataDir);
-const operatorToken = process.env.OPERATOR_TOKEN || randomBytes(24).toString('base64url');
-
-const orm = await openOrm({ databaseUrl: servers.databaseUrl });
-const applied = await migrate(orm);
-if (applied.length > 0) say(`Applied migrations: ${applied.join(', ')}`);
-let demo: unknown;
-if ((await orm.em.fork().count(Tenant, {})) === 0) {
-  const fixture = parseFixture(JSON.parse(readFileSync(path.join(REPO_ROOT, 'fixtures/demo.json'), 'utf8')));
-  demo = await provision({
-    em: orm.em.fork(),
-    secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')),
-    fingerprintCard: createCardVault(Buffer.from(encryptionKey, 'base64')).fingerprint,
-    actor: 'operator:npm-start',
-  }, fixture);
+/** Stops, in reverse order of start: gateway, worker, sandbox, webhook receiver, Temporal, PostgreSQL. */
+const stops: (() => Promise<void>)[] = [];
+let stopping: Promise<void> | undefined;
+function stopAll(exitCode: number): Promise<void> {
+  stopping ??= (async () => {
+    await startup.catch(() => {}); // a step under way finishes and registers its stop first
+    for (const stop of stops.reverse()) await stop().catch((error: Error) => say(`while stopping: ${error.message}`));
+    process.exit(exitCode);
+  })();
+  return stopping;
 }
-await orm.close();
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
+launcher.onLauncherGone(() => void stopAll(0));
 
-const sandboxUrl = config.sandboxProcessorUrl ?? `http://127.0.0.1:${config.sandboxProcessorPort}`;
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  SANDBOX_PROCESSOR_URL: sandboxUrl,
-  DATABASE_URL: servers.databaseUrl,
-  TEMPORAL_ADDRESS: servers.temporalAddress,
-  DATA_ENCRYPTION_KEY: encryptionKey,
-  OPERATOR_TOKEN: operatorToken,
-};
-const children: ChildProcess[] = [
-  ...(config.sandboxProcessorUrl ? [] : [spawnEntry('sandbox/main.ts', { ...env, SANDBOX_PORT: String(config.sandboxProcessorPort) })]),
-  spawnEntry('worker/main.ts', env),
-  spawnEntry('api/main.ts', env),
-];
+const startup = start();
+startup.catch((error: Error) => {
+  say(`npm start failed: ${error.message}`);
+  void stopAll(1);
+});
 
-let stopping = false;
-async function stopAll(code: number) {
+async function start(): Promise<void> {
+  const logs = openLogFiles(path.resolve(config.dataDir, 'logs'), ['temporal', 'sandbox', 'worker', 'gateway']);
+  stops.push(async () => logs.close());
+
+  say('Starting PostgreSQL and Temporal…');
+  const servers = await ensureLocalServers(config, { temporal: true, say, temporalLog: (text) => logs.write('temporal', text) });
+  stops.push(servers.stop);
   if (stopping) return;
-  stopping = true;
-  await Promise.all(children.map((child) => stopChild(child)));
-  await servers.stop();
-  process.exit(code);
+
+  const encryptionKey = config.dataEncryptionKey?.toString('base64') ?? developmentEncryptionKey(config.dataDir);
+  const operatorToken = config.operatorToken ?? developmentOperatorToken(config.dataDir);
+  const receiverUrl = `http://127.0.0.1:${webhookReceiverPort}/webhooks`;
+
+  const provisioned = await migrateAndProvisionDemo(servers.databaseUrl, encryptionKey, receiverUrl);
+  if (provisioned && !production) storeDemoCredentials(config.dataDir, provisioned);
+  const demo = production ? provisioned : readDevCredentials(config.dataDir).demo;
+  if (stopping) return;
+
+  const receiver = await startDevWebhookReceiver({ host: '127.0.0.1', port: webhookReceiverPort, secret: demo?.[0]?.webhookEndpoints[0]?.secret, print: say });
+  stops.push(receiver.close);
+
+  const sandboxUrl = config.sandboxProcessorUrl ?? `http://127.0.0.1:${config.sandboxProcessorPort}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SANDBOX_PROCESSOR_URL: sandboxUrl,
+    DATABASE_URL: servers.databaseUrl,
+    TEMPORAL_ADDRESS: servers.temporalAddress,
+    DATA_ENCRYPTION_KEY: encryptionKey,
+    OPERATOR_TOKEN: operatorToken,
+  };
+  const supervisor = supervise(
+    [
+      ...(config.sandboxProcessorUrl
+        ? []
+        : [{ name: 'sandbox', stopGraceMs: 5_000, start: () => spawnEntry('sandbox/main.ts', { ...env, SANDBOX_PORT: String(config.sandboxProcessorPort) }, logs.stdio('sandbox')) }]),
+      { name: 'worker', stopGraceMs: 20_000, start: () => spawnEntry('worker/main.ts', env, logs.stdio('worker')) },
+      { name: 'gateway', stopGraceMs: 10_000, start: () => spawnEntry('api/main.ts', env, logs.stdio('gateway')) },
+    ],
+    {
+      maxCrashes: 5,
+      crashWindowMs: 60_000,
+      firstRestartDelayMs: 500,
+      report: (line) => say(`${line} (logs: ${logs.dir})`),
+      giveUp: () => void stopAll(1),
+    },
+  );
+  stops.push(supervisor.stop);
+
+  const base = gatewayBaseUrl(config);
+  if (!(await waitForReady(`${base}/readyz`))) {
+    if (!stopping) say(`The gateway is not ready after 120 s; see ${path.join(logs.dir, 'gateway.log')} and ${base}/readyz`);
+    return;
+  }
+  say('');
+  say(`REST API         ${base}/api/{productId}`);
+  say(`GraphQL          ${base}/graphql`);
+  say(`API reference    ${base}/docs`);
+  say(`Temporal UI      ${servers.temporalUiUrl ?? '(set TEMPORAL_UI_URL to print it)'}`);
+  say(`Sandbox          ${sandboxUrl}   (test cards: README, "Sandbox card processor")`);
+  say(`Webhooks         ${receiver.url}   (the demo endpoint; each event is printed below)`);
+  say('');
+  for (const line of describeCredentials({ operatorToken, dataEncryptionKey: encryptionKey, demo })) say(line);
+  say('');
+  say(`Logs             ${logs.dir}/ (${logs.names.map((name) => `${name}.log`).join(', ')})`);
+  say(production ? 'Press Ctrl-C to stop.' : 'Press Ctrl-C to stop. `npm run credentials` prints the keys again.');
 }
-for (const child of children) child.once('exit', (code) => void stopAll(code ?? 1));
-process.once('SIGINT', () => void stopAll(0));
-process.once('SIGTERM', () => void stopAll(0));
 
-const base = gatewayBaseUrl(config);
-await waitForReady(`${base}/readyz`);
-say('');
-say(`REST API        ${base}/api/{productId}  (status list: ${base}/api/admin/statuses)`);
-say(`GraphQL         ${base}/graphql`);
-say(`OpenAPI         ${base}/openapi.json`);
-say(`Temporal UI     ${servers.temporalUiUrl ?? '(set TEMPORAL_UI_URL to print it)'}`);
-say(`Sandbox         ${sandboxUrl}  (test cards: README)`);
-say(`Operator token  ${operatorToken}`);
-if (demo) say(`Demo tenant (keys are shown once):\n${JSON.stringify(demo, null, 2)}`);
-say('Press Ctrl-C to stop.');
+/** Applies migrations; on an empty database provisions the demo tenant, its webhook endpoint pointed at the local receiver. */
+async function migrateAndProvisionDemo(databaseUrl: string, encryptionKey: string, receiverUrl: string): Promise<TenantProvisioningResult[] | undefined> {
+  const orm = await openOrm({ databaseUrl });
+  try {
+    const applied = await migrate(orm);
+    if (applied.length > 0) say(`Applied migrations: ${applied.join(', ')}`);
+    if ((await orm.em.fork().count(Tenant, {})) > 0) return undefined;
+    const fixture = parseFixture(JSON.parse(readFileSync(path.join(REPO_ROOT, 'fixtures/demo.json'), 'utf8')));
+    for (const tenant of fixture.tenants) for (const endpoint of tenant.webhookEndpoints ?? []) endpoint.url = receiverUrl;
+    const key = Buffer.from(encryptionKey, 'base64');
+    return await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), fingerprintCard: createCardVault(key).fingerprint, actor: 'operator:npm-start' }, fixture);
+  } finally {
+    await orm.close();
+  }
+}
 
-async function waitForReady(url: string) {
-  const deadline = Date.now() + 90_000;
+async function waitForReady(url: string): Promise<boolean> {
+  const deadline = Date.now() + 120_000;
   while (Date.now() < deadline && !stopping) {
     try {
-      if ((await fetch(url)).ok) return;
+      if ((await fetch(url)).ok) return true;
     } catch {
       // not listening yet
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
-  if (!stopping) say(`Gateway not ready after 90 s; see ${url}`);
+  return false;
 }

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stopChild } from '../scripts/local-stack/temporal-dev-server.ts';
 import { spawnEntry } from '../scripts/child-process.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
@@ -22,15 +23,6 @@ function startWorkerProcess(): ChildProcess {
   return worker;
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('condition not met in time');
-}
-
 describe('durability (real worker processes)', () => {
   it('a worker killed between authorization and recording: the payment completes once, one authorization', async () => {
     const tenant = await createPaymentTenant(app);
@@ -39,12 +31,16 @@ describe('durability (real worker processes)', () => {
     const first = startWorkerProcess();
 
     const submitted = post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4242424242424242'));
-    let submitOrderId = 0;
-    await until(async () => {
-      const [order] = await app.orm.em.fork().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [tenant.productId]);
-      submitOrderId = order?.id ?? 0;
-      return submitOrderId > 0 && (await authorizationsFor(submitOrderId)) === 1;
-    }, 30_000);
+    // Wait until the sandbox has authorized the payment (its answer is still on the way).
+    const submitOrderId = await vi.waitFor(
+      async () => {
+        const [order] = await app.orm.em.fork().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [tenant.productId]);
+        expect(order, 'the payment order').toBeDefined();
+        expect(await authorizationsFor(order!.id)).toBe(1);
+        return order!.id;
+      },
+      { timeout: 30_000, interval: 100 },
+    );
 
     first.kill('SIGKILL');
     const [before] = await app.orm.em.fork().execute(`select count(*)::int as n from transactions where order_id = ?`, [submitOrderId]);
@@ -66,15 +62,20 @@ describe('no worker', () => {
     try {
       const tenant = await createPaymentTenant(quick);
       const body = submitBody('4242424242424242');
-      const key = { 'idempotency-key': `no-worker-${Date.now()}` };
+      const key = { 'idempotency-key': `no-worker-${randomUUID()}` };
       const first = await post(quick, `/api/${tenant.productId}`, tenant.apiKey, body, key);
       expect(first.status).toBe(503);
       expect(first.body).toEqual({ success: false, message: expect.stringContaining('Idempotency-Key') });
       await quick.startWorker();
-      // A client retries with backoff until the payment answers.
-      let retry = await post(quick, `/api/${tenant.productId}`, tenant.apiKey, body, key);
-      for (let i = 0; i < 10 && retry.status === 503; i++) retry = await post(quick, `/api/${tenant.productId}`, tenant.apiKey, body, key);
-      expect(retry.status).toBe(200);
+      // A client retries with the same key until the payment answers.
+      const retry = await vi.waitFor(
+        async () => {
+          const answer = await post(quick, `/api/${tenant.productId}`, tenant.apiKey, body, key);
+          expect(answer.status).toBe(200);
+          return answer;
+        },
+        { timeout: 30_000, interval: 100 },
+      );
       expect(retry.body).toMatchObject({ info: 'Success' });
       expect(await authorizationsFor(retry.body.submitOrderId)).toBe(1);
     } finally {

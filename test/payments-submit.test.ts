@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestHash } from '../services/payments/submit-payment.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
@@ -178,7 +179,7 @@ describe('request-level errors', () => {
 describe('Idempotency-Key', () => {
   it('returns the first result for the same key and body without a second authorization', async () => {
     const body = submitBody('4242424242424242');
-    const key = { 'idempotency-key': `key-${Date.now()}` };
+    const key = { 'idempotency-key': `key-${randomUUID()}` };
     const [first, second] = await Promise.all([submit(body, key), submit(body, key)]);
     const third = await submit(body, key);
     expect([first.status, second.status, third.status]).toEqual([200, 200, 200]);
@@ -191,7 +192,7 @@ describe('Idempotency-Key', () => {
 
   it('lets a retry take over a key whose first request never started its payment', async () => {
     const body = submitBody('4242424242424242');
-    const key = `key-abandoned-${Date.now()}`;
+    const key = `key-abandoned-${randomUUID()}`;
     // What a request that died between claiming the key and starting its workflow leaves behind.
     const [reserved] = await app.orm.em.fork().execute<{ id: string }[]>(`select nextval('orders_id_seq') as id`);
     const id = reserved!.id;
@@ -207,7 +208,7 @@ describe('Idempotency-Key', () => {
 
   it('replays a pre-processing outcome too', async () => {
     const body = submitBody('4242424242424241');
-    const key = { 'idempotency-key': `key-bad-${Date.now()}` };
+    const key = { 'idempotency-key': `key-bad-${randomUUID()}` };
     const first = await submit(body, key);
     const again = await submit(body, key);
     expect(again.body).toEqual(first.body);

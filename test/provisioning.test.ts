@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../domain/crypto/secret-box.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
@@ -153,8 +153,18 @@ describe('provisioning', () => {
 });
 
 describe('npm run provision', () => {
-  it('prints ids as JSON and is idempotent across runs', async () => {
+  const scratchDirs: string[] = [];
+  const scratchDir = () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'provision-'));
+    scratchDirs.push(dir);
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of scratchDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints ids as JSON and is idempotent across runs', async () => {
+    const dir = scratchDir();
     const file = path.join(dir, 'fixture.json');
     writeFileSync(file, JSON.stringify(fixture()));
     const env = { ...process.env, DATABASE_URL: app.config.databaseUrl!, DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'), DATA_DIR: dir };
@@ -168,7 +178,7 @@ describe('npm run provision', () => {
   });
 
   it('exits non-zero with the reason on an invalid fixture', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'provision-'));
+    const dir = scratchDir();
     const file = path.join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ tenants: [{ slug: 'Bad Slug' }] }));
     const exec = promisify(execFile);

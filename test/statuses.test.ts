@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STATUS_CODES } from '../domain/statuses/status-codes.ts';
-import { parseSpecStatusCodes, readSpec } from './support/spec-status-codes.ts';
+import { SPEC_STATUS_CODES, asStatusRecord } from './support/spec-status-codes.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createTestTenant, type TestTenant } from './support/tenants.ts';
 
@@ -27,30 +26,51 @@ async function graphql(query: string, variables: Record<string, unknown> = {}, a
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
+/** The spec 7.5 codes (independent copy, test/fixtures/) as the status list answers them: ordered by id. */
+const SPEC_BY_ID = [...SPEC_STATUS_CODES].sort((a, b) => a.id - b.id);
+const TOTAL = SPEC_STATUS_CODES.length;
+const idsWhere = (keep: (code: (typeof SPEC_STATUS_CODES)[number]) => boolean) => SPEC_BY_ID.filter(keep).map((c) => String(c.id));
+
 describe('status-code reference table', () => {
   it('holds exactly the codes of spec 7.5, code by code', async () => {
     const rows = await app.orm.em.fork().execute<Record<string, any>[]>('select * from status_codes order by id');
-    const spec = parseSpecStatusCodes(readSpec());
-    expect(rows).toHaveLength(spec.length);
+    expect(rows).toHaveLength(TOTAL);
     const byId = new Map(rows.map((row) => [row.id, row]));
-    for (const code of spec) {
+    for (const code of SPEC_STATUS_CODES) {
       const row = byId.get(code.id);
       expect(row, `code ${code.id} missing`).toBeDefined();
-      expect({ id: row!.id, status: row!.status }, `code ${code.id}`).toEqual({ id: code.id, status: code.status });
       expect(
-        [row!.successful, row!.is_issuer_decline, row!.is_insufficient_funds, row!.is_invalid_card_details, row!.is_other],
-        `flags of ${code.id}`,
-      ).toEqual([code.group === 'successful', code.group === 'issuerDecline', code.group === 'insufficientFunds', code.group === 'invalidCardDetails', code.group === 'other']);
-      expect(row!.is_gateway_level_status, `gateway-level flag of ${code.id}`).toBe(code.id === 1789);
+        {
+          id: row!.id,
+          status: row!.status,
+          successful: row!.successful,
+          isGatewayLevelStatus: row!.is_gateway_level_status,
+          isIssuerDecline: row!.is_issuer_decline,
+          isInsufficientFunds: row!.is_insufficient_funds,
+          isInvalidCardDetails: row!.is_invalid_card_details,
+          isOther: row!.is_other,
+        },
+        `code ${code.id}`,
+      ).toEqual(code);
     }
   });
 });
 
 describe('GET /api/admin/statuses', () => {
+  it('answers every code of spec 7.5 with its description and group flags, in id order', async () => {
+    const pages: Record<string, unknown>[] = [];
+    for (let pageNumber = 1; pageNumber <= 2; pageNumber++) {
+      const { status, body } = await listStatuses(`?pageSize=200&pageNumber=${pageNumber}`);
+      expect(status).toBe(200);
+      pages.push(...body.data);
+    }
+    expect(pages).toEqual(SPEC_BY_ID.map(asStatusRecord));
+  });
+
   it('returns the first page of 50 with the spec 4.9 envelope', async () => {
     const { status, body } = await listStatuses();
     expect(status).toBe(200);
-    expect(body).toMatchObject({ success: true, count: 50, totalCount: STATUS_CODES.length, pageNumber: 1, pageSize: 50, totalPages: Math.ceil(STATUS_CODES.length / 50), moreResults: true });
+    expect(body).toMatchObject({ success: true, count: 50, totalCount: TOTAL, pageNumber: 1, pageSize: 50, totalPages: Math.ceil(TOTAL / 50), moreResults: true });
     expect(body.data[0]).toEqual({
       id: '0',
       status: 'None',
@@ -61,27 +81,32 @@ describe('GET /api/admin/statuses', () => {
       isInvalidCardDetails: false,
       isOther: true,
     });
-    const ids = body.data.map((s: { id: string }) => Number(s.id));
-    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(body.data).toEqual(SPEC_BY_ID.slice(0, 50).map(asStatusRecord));
   });
 
   it('pages to the last page and past it', async () => {
-    const last = Math.ceil(STATUS_CODES.length / 40);
-    const { body } = await listStatuses(`?pageSize=40&pageNumber=${last}`);
-    expect(body).toMatchObject({ pageNumber: last, pageSize: 40, count: STATUS_CODES.length - 40 * (last - 1), moreResults: false });
-    const beyond = await listStatuses(`?pageSize=40&pageNumber=${last + 1}`);
-    expect(beyond.body).toMatchObject({ count: 0, totalCount: STATUS_CODES.length, moreResults: false, data: [] });
+    // 251 codes: six full pages of 40 and 11 on the seventh.
+    const { body } = await listStatuses('?pageSize=40&pageNumber=7');
+    expect(body).toMatchObject({ pageNumber: 7, pageSize: 40, count: 11, totalCount: 251, totalPages: 7, moreResults: false });
+    expect(body.data).toEqual(SPEC_BY_ID.slice(240).map(asStatusRecord));
+    const beyond = await listStatuses('?pageSize=40&pageNumber=8');
+    expect(beyond.body).toMatchObject({ count: 0, totalCount: 251, moreResults: false, data: [] });
   });
 
   it('filters by group flags, combining them with AND', async () => {
     const successful = await listStatuses('?successful=true&pageSize=200');
     expect(successful.body.data.map((s: { id: string }) => s.id)).toEqual(['2636', '3367', '3616', '4165', '4173', '4257']);
     const funds = await listStatuses('?isInsufficientFunds=true');
-    expect(funds.body.totalCount).toBe(7);
+    expect(funds.body.data.map((s: { id: string }) => s.id)).toEqual(['2687', '3512', '3619', '3620', '4203', '4242', '4281']);
+    const invalidCard = await listStatuses('?isInvalidCardDetails=true&pageSize=200');
+    expect(invalidCard.body.data.map((s: { id: string }) => s.id)).toEqual(idsWhere((c) => c.isInvalidCardDetails));
     const none = await listStatuses('?successful=true&isOther=true');
     expect(none.body.totalCount).toBe(0);
     const notOther = await listStatuses('?isOther=false&pageSize=200');
-    expect(notOther.body.totalCount).toBe(STATUS_CODES.filter((c) => c.group !== 'other').length);
+    expect(notOther.body.data.map((s: { id: string }) => s.id)).toEqual(idsWhere((c) => !c.isOther));
+    expect(notOther.body.totalCount).toBe(151);
+    const other = await listStatuses('?isOther=true&pageSize=200');
+    expect(other.body.data.map((s: { id: string }) => s.id)).toEqual(idsWhere((c) => c.isOther));
   });
 
   it('searches the description case-insensitively and the id', async () => {

@@ -1,6 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ArgumentValidationError } from 'type-graphql';
+import type { ValidationError } from 'class-validator';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 
 /** GraphQL error codes of each domain error code; exhaustive like the REST mapping. */
@@ -28,9 +29,24 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
     };
   }
   if (original instanceof ArgumentValidationError) {
-    return { ...formatted, extensions: { code: 'BAD_USER_INPUT' } };
+    const problems = argumentProblems(original.extensions.validationErrors as ValidationError[]);
+    return {
+      message: problems.map((p) => p.message).join('; '),
+      locations: formatted.locations,
+      path: formatted.path,
+      extensions: { code: 'BAD_USER_INPUT', ...(problems[0] ? { field: problems[0].field } : {}) },
+    };
   }
   const code = formatted.extensions?.code;
   if (original instanceof GraphQLError || (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR')) return formatted;
   return { message: 'Internal server error', locations: formatted.locations, path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+}
+
+/** class-validator's messages already name the argument ("limit must not be greater than 200"); nested inputs get a dotted path. */
+function argumentProblems(errors: readonly ValidationError[], parent = ''): { field: string; message: string }[] {
+  return errors.flatMap((error) => {
+    const field = parent ? `${parent}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message: parent ? `${parent}.${message}` : message }));
+    return [...own, ...argumentProblems(error.children ?? [], field)];
+  });
 }

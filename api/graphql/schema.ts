@@ -8,7 +8,10 @@ import { WebhooksResolver } from './resolvers/webhooks.resolver.ts';
 
 export const RESOLVERS = [StatusesResolver, WebhooksResolver, CardKeysResolver, OperatorResolver] as const;
 
-/** Builds the executable schema; `npm run schema:emit` writes it to schema/schema.graphql. */
+/**
+ * Builds the executable schema; `npm run schema:emit` writes it to schema/schema.graphql. Arguments are
+ * checked against their class-validator rules before a resolver runs.
+ */
 export function buildGatewaySchema(): Promise<GraphQLSchema> {
-  return buildSchema({ resolvers: [...RESOLVERS], validate: false, emitSchemaFile: false });
+  return buildSchema({ resolvers: [...RESOLVERS], validate: true, emitSchemaFile: false });
 }

@@ -1,21 +1,54 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type SchemaOptions, type Static, type TSchema } from '@sinclair/typebox';
 
+/**
+ * Response schemas shared by several routes. Each has an `$id`, is registered once with
+ * `app.addSchema` and referenced with `ref()`, so the OpenAPI document names it under
+ * `components.schemas` and generated clients get one type for it.
+ */
 export const ErrorResponse = Type.Object(
-  { success: Type.Literal(false), message: Type.String() },
-  { $id: 'ErrorResponse', description: 'Request-level failure: nothing was created or changed' },
+  { success: Type.Literal(false), message: Type.String({ description: 'Names the offending field when a field is the cause' }) },
+  {
+    $id: 'ErrorResponse',
+    description: 'Request-level failure: nothing was created or changed',
+    examples: [{ success: false, message: 'card.pan must be string' }],
+  },
 );
 
-/** Headers of admin, status-list and mitigation routes (spec 5.2). */
-export const AdminHeaders = Type.Object({
-  authorization: Type.String({ description: 'API key, raw or as `Bearer <key>`' }),
-  clientid: Type.String({ description: "The tenant's ClientId (parent company id)" }),
-  useremail: Type.String({ description: 'E-mail of the person or group acting; recorded in the audit trail' }),
-});
+/** Reference to a shared schema; typed as the schema itself so handlers stay checked. */
+export function ref<T extends TSchema>(schema: T, options: SchemaOptions = {}) {
+  if (!schema.$id) throw new Error('Only a schema with an $id can be shared');
+  return Type.Unsafe<Static<T>>(Type.Ref(`${schema.$id}#`, options));
+}
 
-export const adminErrorResponses = {
-  400: ErrorResponse,
-  401: ErrorResponse,
-  403: ErrorResponse,
-  429: ErrorResponse,
-  500: ErrorResponse,
-} as const;
+/** A string restricted to a list, documented as one `enum` rather than a union of constants. */
+export function stringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}) {
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
+}
+
+const ERROR_STATUSES = {
+  400: { description: 'Invalid request; the message names the field' },
+  401: { description: 'Missing or unknown API key' },
+  403: { description: 'ClientId is not the tenant of the key' },
+  404: { description: 'Not found' },
+  409: { description: 'Conflicts with an earlier request (Idempotency-Key reused with another body, 3-D Secure already completed)' },
+  410: { description: 'The 3-D Secure session expired or is no longer pending' },
+  413: { description: 'Request body too large' },
+  415: { description: 'Content-Type must be application/json' },
+  429: {
+    description: 'Rate limit of the API key exceeded',
+    headers: { 'retry-after': Type.Integer({ minimum: 1, description: 'Seconds until the next request may succeed' }) },
+  },
+  500: { description: 'Unexpected error; nothing is known to have changed' },
+  503: { description: 'The payment is still being processed; retry with the same Idempotency-Key to get its result' },
+} as const satisfies Record<number, SchemaOptions>;
+
+/** The documented error answers of a route: the shared error body, described per status. */
+export function errorResponses<S extends keyof typeof ERROR_STATUSES>(...statuses: S[]) {
+  return Object.fromEntries(statuses.map((status) => [status, ref(ErrorResponse, ERROR_STATUSES[status])])) as Record<S, ReturnType<typeof ref<typeof ErrorResponse>>>;
+}
+
+/** Headers of admin routes (spec 5.2) besides the key itself, which the `apiKey` security scheme documents. */
+export const AdminHeaders = Type.Object({
+  ClientId: Type.String({ description: "The tenant's ClientId (parent company id)", examples: ['client-acme'] }),
+  UserEmail: Type.String({ description: 'E-mail of the person or group acting; recorded in the audit trail', examples: ['ops@example.com'] }),
+});

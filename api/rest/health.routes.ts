@@ -1,11 +1,17 @@
 import { Type } from '@sinclair/typebox';
-import { defineRoute } from '../http/route.ts';
+import type { TypedApp } from '../http/typed-app.ts';
+import { stringEnum } from '../http/schemas.ts';
+import { PUBLIC } from '../http/security.ts';
 
-const Check = Type.Union([Type.Literal('ok'), Type.String()]);
-const Readiness = Type.Object({
-  status: Type.Union([Type.Literal('ready'), Type.Literal('not_ready')]),
-  checks: Type.Object({ postgres: Check, temporal: Check, worker: Check }),
-});
+const Check = Type.String({ description: '`ok`, or a short reason the dependency is not usable', examples: ['ok'] });
+const readiness = (description: string) =>
+  Type.Object(
+    {
+      status: stringEnum(['ready', 'not_ready']),
+      checks: Type.Object({ postgres: Check, temporal: Check, worker: Check }),
+    },
+    { description },
+  );
 
 /** Readiness probes: each answers 'ok' or a short reason. */
 export interface ReadinessProbes {
@@ -23,32 +29,33 @@ async function probe(check: () => Promise<void>): Promise<string> {
   }
 }
 
-export function healthRoutes(probes: ReadinessProbes) {
-  return [
-    defineRoute({
-      method: 'GET',
-      url: '/healthz',
+export function healthRoutes(app: TypedApp, probes: ReadinessProbes): void {
+  app.get('/healthz', {
+    schema: {
       operationId: 'health',
       summary: 'Liveness: the gateway process is up',
       tags: ['operations'],
-      auth: 'none',
-      schema: { response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
-      handler: async () => ({ status: 'ok' }),
-    }),
-    defineRoute({
-      method: 'GET',
-      url: '/readyz',
+      security: PUBLIC,
+      response: { 200: Type.Object({ status: Type.Literal('ok') }, { description: 'The process is up' }) },
+    },
+    handler: async () => ({ status: 'ok' as const }),
+  });
+
+  app.get('/readyz', {
+    schema: {
       operationId: 'readiness',
       summary: 'Readiness: PostgreSQL and Temporal reachable, a worker polling the task queue',
       tags: ['operations'],
-      auth: 'none',
-      schema: { response: { 200: Readiness, 503: Readiness } },
-      async handler(_request, reply) {
-        const [postgres, temporal, worker] = await Promise.all([probe(probes.postgres), probe(probes.temporal), probe(probes.workerPolling)]);
-        const ready = postgres === 'ok' && temporal === 'ok' && worker === 'ok';
-        reply.status(ready ? 200 : 503);
-        return { status: ready ? 'ready' : 'not_ready', checks: { postgres, temporal, worker } };
+      security: PUBLIC,
+      response: {
+        200: readiness('Ready to take payments'),
+        503: readiness('Not ready: `checks` says which dependency is not usable'),
       },
-    }),
-  ];
+    },
+    async handler(_request, reply) {
+      const [postgres, temporal, worker] = await Promise.all([probe(probes.postgres), probe(probes.temporal), probe(probes.workerPolling)]);
+      const ready = postgres === 'ok' && temporal === 'ok' && worker === 'ok';
+      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: { postgres, temporal, worker } });
+    },
+  });
 }

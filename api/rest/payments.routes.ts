@@ -1,27 +1,26 @@
 import { Type } from '@sinclair/typebox';
-import { authenticateApiKey } from '../../services/auth/authenticate-api-key.ts';
 import { completeThreeDSecure } from '../../services/payments/complete-three-d-secure.ts';
 import { SUBMIT_INFOS } from '../../domain/payments/submit-result.ts';
 import { findChallengeRedirect } from '../../data/queries/three-d-secure.ts';
 import { submitPayment } from '../../services/payments/submit-payment.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
-import { SubmitRequest, ThreeDSecureRequest, type ThreeDSecureRequest as ThreeDSecureBody, type SubmitRequest as SubmitBody } from '../../domain/payments/submit-request.schema.ts';
-import { consumeRateLimit } from '../../services/rate-limit/rate-limiter.ts';
+import { SubmitRequest, ThreeDSecureRequest } from '../../domain/payments/submit-request.schema.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
-import { defineRoute } from '../http/route.ts';
-import { ErrorResponse } from '../http/schemas.ts';
-import type { FastifyRequest } from 'fastify';
+import { authenticateCaller } from '../http/authentication.ts';
+import { errorResponses, ref, stringEnum } from '../http/schemas.ts';
+import { API_KEY_REQUIRED, PUBLIC } from '../http/security.ts';
+import type { TypedApp } from '../http/typed-app.ts';
 
-const SubmitResultSchema = Type.Object(
+export const SubmitResult = Type.Object(
   {
     serviceSession: Type.String(),
     partnerSession: Type.String(),
     subscribeSuccess: Type.Boolean(),
     chargeSuccess: Type.Boolean(),
-    info: Type.Union(SUBMIT_INFOS.map((info) => Type.Literal(info))),
+    info: stringEnum(SUBMIT_INFOS, { description: '`Success` when charged; `Pending` when a 3-D Secure challenge waits' }),
     error: Type.String(),
     email: Type.String(),
     message: Type.String(),
@@ -46,15 +45,23 @@ const SubmitResultSchema = Type.Object(
     gatewayResponses: Type.Array(Type.Object({ gateway: Type.String(), httpStatus: Type.Integer(), response: Type.String() })),
     subscriptionId: Type.Integer(),
   },
-  { description: 'Every processed outcome, including declines and 3-D Secure pending (spec 2.3)' },
+  { $id: 'SubmitResult', description: 'Every processed outcome, approved, declined or 3-D Secure pending (spec 2.3)' },
 );
 
-const ProductParams = Type.Object({ productId: Type.String({ maxLength: 20, description: 'Id of the product' }) });
+const ProductParams = Type.Object({ productId: Type.String({ maxLength: 20, description: 'Id of the product', examples: ['42'] }) });
 const PaymentHeaders = Type.Object({
-  authorization: Type.String({ description: 'API key, raw or `Bearer <key>`' }),
-  'idempotency-key': Type.Optional(Type.String({ maxLength: 255, description: 'Makes a submit safe to retry: the same key and body return the first result' })),
+  'Idempotency-Key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, description: 'Makes a submit safe to retry: the same key and body return the first result' }),
+  ),
 });
-const paymentErrors = { 400: ErrorResponse, 401: ErrorResponse, 404: ErrorResponse, 409: ErrorResponse, 410: ErrorResponse, 413: ErrorResponse, 429: ErrorResponse, 500: ErrorResponse };
+const paymentResponses = { 200: ref(SubmitResult), ...errorResponses(400, 401, 404, 409, 410, 413, 415, 429, 500, 503) };
+
+const submitExample = {
+  card: { name: 'Ada Lovelace', pan: '4242424242424242', expiryMonth: 12, expiryYear: 2030, cvv: '123' },
+  email: 'ada@example.com',
+  partnerSession: 'checkout-7f3a',
+  address: { firstName: 'Ada', lastName: 'Lovelace', street: '1 Main St', city: 'London', zip: 'N1', country: 'GB' },
+};
 
 export interface PaymentRouteDeps {
   readonly runner: PaymentRunner;
@@ -64,70 +71,70 @@ export interface PaymentRouteDeps {
   readonly defaultRateLimitPerMinute: number;
 }
 
-export function paymentRoutes(deps: PaymentRouteDeps) {
-  async function authenticate(request: FastifyRequest) {
-    const principal = await authenticateApiKey(request.em, request.headers.authorization);
-    await consumeRateLimit(request.em, `api-key:${principal.apiKeyId}`, principal.rateLimitPerMinute ?? deps.defaultRateLimitPerMinute);
-    return principal;
-  }
+export function paymentRoutes(app: TypedApp, deps: PaymentRouteDeps): void {
+  app.addSchema(SubmitResult);
 
-  return [
-    defineRoute({
-      method: 'POST',
-      url: '/api/:productId',
+  app.post('/api/:productId', {
+    schema: {
       operationId: 'submitPayment',
       summary: 'Card payment submit for a product (spec 4.1); every processed outcome is HTTP 200',
       tags: ['payments'],
-      auth: 'none',
-      schema: { params: ProductParams, headers: PaymentHeaders, body: SubmitRequest, response: { 200: SubmitResultSchema, ...paymentErrors } },
-      async handler(request) {
-        const principal = await authenticate(request);
-        const idempotencyKey = request.headers['idempotency-key'];
-        if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
-          throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
-        }
-        return submitPayment(
-          { em: request.em, cardVault: deps.cardVault, secretBox: deps.secretBox, runner: deps.runner, settings: deps.settings },
-          { tenantId: principal.tenantId, productId: (request.params as { productId: string }).productId, body: request.body as SubmitBody, idempotencyKey },
-        );
-      },
-    }),
-    defineRoute({
-      method: 'POST',
-      url: '/api/:productId/3ds',
+      security: API_KEY_REQUIRED,
+      params: ProductParams,
+      headers: PaymentHeaders,
+      body: { ...SubmitRequest, examples: [submitExample] },
+      response: paymentResponses,
+    },
+    async handler(request) {
+      const principal = await authenticateCaller(request, deps.defaultRateLimitPerMinute);
+      const idempotencyKey = request.headers['idempotency-key'];
+      if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
+        throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
+      }
+      return submitPayment(
+        { em: request.em, cardVault: deps.cardVault, secretBox: deps.secretBox, runner: deps.runner, settings: deps.settings },
+        { tenantId: principal.tenantId, productId: request.params.productId, body: request.body, idempotencyKey },
+      );
+    },
+  });
+
+  app.post('/api/:productId/3ds', {
+    schema: {
       operationId: 'completeThreeDSecure',
       summary: 'Completes a Pending 3-D Secure payment (spec 4.2); same result schema as the submit',
       tags: ['payments'],
-      auth: 'none',
-      schema: { params: ProductParams, headers: PaymentHeaders, body: ThreeDSecureRequest, response: { 200: SubmitResultSchema, ...paymentErrors } },
-      async handler(request) {
-        const principal = await authenticate(request);
-        return completeThreeDSecure(
-          { em: request.em, runner: deps.runner },
-          { tenantId: principal.tenantId, productId: (request.params as { productId: string }).productId, body: request.body as ThreeDSecureBody },
-        );
-      },
-    }),
-  ];
-}
+      security: API_KEY_REQUIRED,
+      params: ProductParams,
+      body: ThreeDSecureRequest,
+      response: paymentResponses,
+    },
+    async handler(request) {
+      const principal = await authenticateCaller(request, deps.defaultRateLimitPerMinute);
+      return completeThreeDSecure(
+        { em: request.em, runner: deps.runner },
+        { tenantId: principal.tenantId, productId: request.params.productId, body: request.body },
+      );
+    },
+  });
 
-/** Opens the processor's 3-D Secure challenge for a Pending payment: the checkout sends the cardholder here. */
-export const threeDSecureChallengeRoute = defineRoute({
-  method: 'GET',
-  url: '/3ds/:threeDSecureId',
-  operationId: 'openThreeDSecureChallenge',
-  summary: 'Redirects a browser to the 3-D Secure challenge of a Pending payment',
-  tags: ['payments'],
-  auth: 'none',
-  schema: {
-    params: Type.Object({ threeDSecureId: Type.String({ maxLength: 64 }) }),
-    response: { 302: Type.Null({ description: 'Location: the challenge page' }), 404: ErrorResponse, 410: ErrorResponse },
-  },
-  async handler(request, reply) {
-    const { threeDSecureId } = request.params as { threeDSecureId: string };
-    const challenge = await findChallengeRedirect(request.em, threeDSecureId);
-    if (!challenge?.challengeUrl) throw new DomainError('not_found', 'Unknown threeDSecureId');
-    if (!challenge.pending) throw new DomainError('gone', 'This 3-D Secure session is no longer pending');
-    return reply.redirect(challenge.challengeUrl, 302);
-  },
-});
+  // The cardholder's browser follows this link, so it carries no key: the id is the capability.
+  app.get('/3ds/:threeDSecureId', {
+    schema: {
+      operationId: 'openThreeDSecureChallenge',
+      summary: 'Redirects a browser to the 3-D Secure challenge of a Pending payment',
+      tags: ['payments'],
+      security: PUBLIC,
+      params: Type.Object({ threeDSecureId: Type.String({ maxLength: 64 }) }),
+      response: {
+        302: Type.Null({ description: 'Redirect to the challenge page', headers: { location: Type.String({ format: 'uri', description: 'The challenge page' }) } }),
+        ...errorResponses(400, 404, 410),
+      },
+    },
+    async handler(request, reply) {
+      const challenge = await findChallengeRedirect(request.em, request.params.threeDSecureId);
+      if (!challenge?.challengeUrl) throw new DomainError('not_found', 'Unknown threeDSecureId');
+      if (!challenge.pending) throw new DomainError('gone', 'This 3-D Secure session is no longer pending');
+      return reply.redirect(challenge.challengeUrl, 302);
+    },
+  });
+}

@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import { listStatuses } from '../../data/queries/status-codes.ts';
 import { parseStatusListQuery, STATUS_PAGE_SIZE, STATUS_SEARCH_MAX_LENGTH } from '../../domain/statuses/status-query.ts';
-import { defineRoute } from '../http/route.ts';
-import { AdminHeaders, adminErrorResponses } from '../http/schemas.ts';
+import { authenticateAdmin } from '../http/authentication.ts';
+import { AdminHeaders, errorResponses, ref } from '../http/schemas.ts';
+import { API_KEY_REQUIRED } from '../http/security.ts';
+import type { TypedApp } from '../http/typed-app.ts';
 
 const flag = (description: string) => Type.Optional(Type.Boolean({ description }));
 
@@ -20,7 +22,7 @@ export const StatusListQuerystring = Type.Object(
   { additionalProperties: false },
 );
 
-export const StatusRecordSchema = Type.Object(
+export const StatusRecord = Type.Object(
   {
     id: Type.String(),
     status: Type.String(),
@@ -31,32 +33,44 @@ export const StatusRecordSchema = Type.Object(
     isInvalidCardDetails: Type.Boolean(),
     isOther: Type.Boolean(),
   },
-  { $id: 'StatusRecord' },
+  {
+    $id: 'StatusRecord',
+    examples: [
+      { id: '3617', status: 'Declined', successful: false, isGatewayLevelStatus: false, isIssuerDecline: true, isInsufficientFunds: false, isInvalidCardDetails: false, isOther: false },
+    ],
+  },
 );
 
-const StatusListResponse = Type.Object({
-  success: Type.Literal(true),
-  count: Type.Integer(),
-  totalCount: Type.Integer(),
-  pageNumber: Type.Integer(),
-  pageSize: Type.Integer(),
-  totalPages: Type.Integer(),
-  moreResults: Type.Boolean(),
-  data: Type.Array(StatusRecordSchema),
-});
+const StatusListResponse = Type.Object(
+  {
+    success: Type.Literal(true),
+    count: Type.Integer(),
+    totalCount: Type.Integer(),
+    pageNumber: Type.Integer(),
+    pageSize: Type.Integer(),
+    totalPages: Type.Integer(),
+    moreResults: Type.Boolean(),
+    data: Type.Array(ref(StatusRecord)),
+  },
+  { description: 'One page of status codes' },
+);
 
-export const statusRoutes = [
-  defineRoute({
-    method: 'GET',
-    url: '/api/admin/statuses',
-    operationId: 'listStatuses',
-    summary: 'Paginated list of transaction status codes (spec 4.9); filters combine with AND',
-    tags: ['admin'],
-    auth: 'admin',
-    schema: { querystring: StatusListQuerystring, headers: AdminHeaders, response: { 200: StatusListResponse, ...adminErrorResponses } },
-    async handler(request) {
-      const page = await listStatuses(request.em, parseStatusListQuery(request.query as Record<string, unknown>));
-      return { success: true, ...page };
+export function statusRoutes(app: TypedApp, deps: { defaultRateLimitPerMinute: number }): void {
+  app.addSchema(StatusRecord);
+  app.get('/api/admin/statuses', {
+    schema: {
+      operationId: 'listStatuses',
+      summary: 'Paginated list of transaction status codes (spec 4.9); filters combine with AND',
+      tags: ['admin'],
+      security: API_KEY_REQUIRED,
+      querystring: StatusListQuerystring,
+      headers: AdminHeaders,
+      response: { 200: StatusListResponse, ...errorResponses(400, 401, 403, 429, 500) },
     },
-  }),
-];
+    async handler(request) {
+      await authenticateAdmin(request, deps.defaultRateLimitPerMinute);
+      const page = await listStatuses(request.em, parseStatusListQuery(request.query));
+      return { success: true as const, ...page };
+    },
+  });
+}

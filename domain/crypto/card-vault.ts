@@ -1,29 +1,35 @@
 import { createHmac, hkdfSync } from 'node:crypto';
+import { CompactEncrypt, compactDecrypt } from 'jose';
 import type { ValidatedCard } from '../payments/pre-validation.ts';
-import { createSecretBox, type SecretBox } from './secret-box.ts';
 
-/** Sealed card data as it travels through Temporal: ciphertext only. */
+/** Sealed card data as it travels through Temporal: a compact JWE, ciphertext only. */
 export type SealedCard = string & { readonly __sealed: unique symbol };
 
 /**
  * Keeps card numbers out of Temporal history, the database and logs: the gateway seals the card
- * (AES-256-GCM) before it enters a workflow, only the authorization activity opens it, and what is
- * stored is a keyed fingerprint (HMAC-SHA256 of the PAN) for blocklists and velocity.
+ * before it enters a workflow, only the authorization activity opens it, and what is stored is a
+ * keyed fingerprint (HMAC-SHA256 of the PAN) for blocklists and velocity.
  * Both keys derive from DATA_ENCRYPTION_KEY with HKDF, so neither is the key of the other use.
  */
 export interface CardVault {
-  seal(card: ValidatedCard): SealedCard;
-  open(sealed: SealedCard): ValidatedCard;
+  seal(card: ValidatedCard): Promise<SealedCard>;
+  open(sealed: SealedCard): Promise<ValidatedCard>;
   fingerprint(pan: string): string;
 }
 
+// A standard envelope (RFC 7516): the key is used directly for AES-256-GCM, nothing is wrapped.
+const SEALING = { alg: 'dir', enc: 'A256GCM' } as const;
+
 export function createCardVault(dataEncryptionKey: Buffer): CardVault {
-  const derive = (info: string) => Buffer.from(hkdfSync('sha256', dataEncryptionKey, Buffer.alloc(0), info, 32));
-  const box: SecretBox = createSecretBox(derive('card-vault'));
+  const derive = (info: string) => new Uint8Array(hkdfSync('sha256', dataEncryptionKey, Buffer.alloc(0), info, 32));
+  const sealingKey = derive('card-vault');
   const fingerprintKey = derive('card-fingerprint');
   return {
-    seal: (card) => box.seal(JSON.stringify(card)) as SealedCard,
-    open: (sealed) => JSON.parse(box.open(sealed)) as ValidatedCard,
+    seal: async (card) => (await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(card))).setProtectedHeader(SEALING).encrypt(sealingKey)) as SealedCard,
+    open: async (sealed) => {
+      const { plaintext } = await compactDecrypt(sealed, sealingKey, { keyManagementAlgorithms: [SEALING.alg], contentEncryptionAlgorithms: [SEALING.enc] });
+      return JSON.parse(new TextDecoder().decode(plaintext)) as ValidatedCard;
+    },
     fingerprint: (pan) => createHmac('sha256', fingerprintKey).update(pan).digest('hex'),
   };
 }

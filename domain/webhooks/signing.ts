@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 
 /** Standard Webhooks headers for one attempt. */
 export interface SignedHeaders {
@@ -7,20 +7,15 @@ export interface SignedHeaders {
   'webhook-signature': string;
 }
 
-function signatureWith(secret: string, content: string): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  return `v1,${createHmac('sha256', key).update(content, 'utf8').digest('base64')}`;
-}
-
 /**
- * Signs `id.timestamp.body` with every given secret (two during a rotation, space-separated),
- * as the `standardwebhooks` package verifies.
+ * Signs `id.timestamp.body` with every given secret, space-separated, so a receiver still on the
+ * previous secret verifies during a rotation.
  */
 export function signWebhook(input: { id: string; timestampSeconds: number; body: string; secrets: readonly string[] }): SignedHeaders {
-  const content = `${input.id}.${input.timestampSeconds}.${input.body}`;
+  const timestamp = new Date(input.timestampSeconds * 1000);
   return {
     'webhook-id': input.id,
     'webhook-timestamp': String(input.timestampSeconds),
-    'webhook-signature': input.secrets.map((secret) => signatureWith(secret, content)).join(' '),
+    'webhook-signature': input.secrets.map((secret) => new Webhook(secret).sign(input.id, timestamp, input.body)).join(' '),
   };
 }

@@ -1,4 +1,6 @@
 import { ArgsType, Field, Int, ObjectType } from 'type-graphql';
+import { Max, Min } from 'class-validator';
+import { STATUS_PAGE_SIZE } from '../../domain/statuses/status-query.ts';
 
 @ObjectType('StatusCode', { description: 'A transaction status code (spec 2.7)' })
 export class StatusCodeType {
@@ -51,13 +53,16 @@ export class StatusPageType {
   data!: StatusCodeType[];
 }
 
-/** Validated by the same domain parser as the REST query string. */
+/** Ranges checked here answer BAD_USER_INPUT before the resolver runs; the REST query string has the same limits. */
 @ArgsType()
 export class StatusesArgs {
   @Field(() => Int, { nullable: true, description: '1-based page number (default 1)' })
+  @Min(1)
   pageNumber?: number;
 
-  @Field(() => Int, { nullable: true, description: 'Items per page, 1 to 200 (default 50)' })
+  @Field(() => Int, { nullable: true, description: `Items per page, ${STATUS_PAGE_SIZE.min} to ${STATUS_PAGE_SIZE.max} (default ${STATUS_PAGE_SIZE.default})` })
+  @Min(STATUS_PAGE_SIZE.min)
+  @Max(STATUS_PAGE_SIZE.max)
   pageSize?: number;
 
   @Field(() => String, { nullable: true, description: 'Case-insensitive match on the description or the id' })

@@ -1,5 +1,6 @@
 import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
 import { DateTimeResolver, URLResolver, UUIDResolver } from 'graphql-scalars';
+import { Max, Min } from 'class-validator';
 
 @ObjectType('WebhookAttempt', { description: 'One HTTP attempt of a webhook delivery' })
 export class WebhookAttemptType {
@@ -67,14 +68,27 @@ export class WebhookEndpointType {
   disabledReason!: string | null;
 }
 
+/** The tenant an operator reads or acts for; a tenant's API key implies its own. */
 @ArgsType()
-export class WebhookDeliveriesArgs {
+export class TenantArgs {
+  @Field(() => Int, { nullable: true, description: 'Operator only: which tenant' })
+  @Min(1)
+  tenantId?: number;
+}
+
+@ArgsType()
+export class WebhookDeliveriesArgs extends TenantArgs {
   @Field(() => UUIDResolver, { nullable: true, description: 'Only deliveries to this endpoint' })
   endpointId?: string;
 
-  @Field(() => Int, { nullable: true, description: 'At most this many, newest first (default 50, max 200)' })
-  limit?: number;
+  @Field(() => Int, { defaultValue: 50, description: 'At most this many, newest first (1 to 200)' })
+  @Min(1)
+  @Max(200)
+  limit!: number;
+}
 
-  @Field(() => Int, { nullable: true, description: 'Operator only: the tenant to read' })
-  tenantId?: number;
+@ArgsType()
+export class SendTestWebhookArgs extends TenantArgs {
+  @Field(() => UUIDResolver)
+  endpointId!: string;
 }

@@ -1,10 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Config } from '../../platform/config.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
-import { findTemporalCli, startTemporalDevServer } from './temporal-dev-server.ts';
+import { startTemporalDevServer } from './temporal-dev-server.ts';
+import { ensureTemporalCli } from './temporal-cli.ts';
+
+// scripts/provision.ts imports it from here.
+export { developmentEncryptionKey } from './dev-credentials.ts';
 
 /** What `npm start` runs itself when no address is configured, and how to stop it. */
 export interface LocalServers {
@@ -29,7 +31,16 @@ export function portIsOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
  * Uses DATABASE_URL / TEMPORAL_ADDRESS when set; otherwise runs embedded PostgreSQL and the Temporal
  * dev server with their data under DATA_DIR, or reuses the ones a running `npm start` already has.
  */
-export async function ensureLocalServers(config: Config, options: { temporal: boolean; log?: (line: string) => void }): Promise<LocalServers> {
+export async function ensureLocalServers(
+  config: Config,
+  options: {
+    temporal: boolean;
+    /** Progress a person should see (a first-time Temporal CLI install). */
+    say?: (line: string) => void;
+    /** The Temporal dev server's own output. */
+    temporalLog?: (line: string) => void;
+  },
+): Promise<LocalServers> {
   const stops: (() => Promise<void>)[] = [];
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
@@ -47,15 +58,20 @@ export async function ensureLocalServers(config: Config, options: { temporal: bo
     temporalAddress = `127.0.0.1:${config.temporalDevPort}`;
     temporalUiUrl = `http://127.0.0.1:${config.temporalUiPort}`;
     if (!(await portIsOpen(config.temporalDevPort))) {
-      const temporal = await startTemporalDevServer({
-        cliPath: findTemporalCli(config.temporalCliPath),
-        dataDir: path.resolve(config.dataDir, 'temporal'),
-        port: config.temporalDevPort,
-        uiPort: config.temporalUiPort,
-        namespace: config.temporalNamespace,
-        log: options.log,
-      });
-      stops.unshift(temporal.stop);
+      try {
+        const temporal = await startTemporalDevServer({
+          cliPath: ensureTemporalCli({ explicitPath: config.temporalCliPath, log: options.say }),
+          dataDir: path.resolve(config.dataDir, 'temporal'),
+          port: config.temporalDevPort,
+          uiPort: config.temporalUiPort,
+          namespace: config.temporalNamespace,
+          log: options.temporalLog,
+        });
+        stops.unshift(temporal.stop);
+      } catch (error) {
+        for (const stop of stops) await stop(); // the PostgreSQL started above
+        throw error;
+      }
     }
   }
   return {
@@ -66,17 +82,4 @@ export async function ensureLocalServers(config: Config, options: { temporal: bo
       for (const stop of stops) await stop();
     },
   };
-}
-
-/**
- * Development only: a data-encryption key kept under DATA_DIR so secrets stored by one run can be
- * read by the next. Production sets DATA_ENCRYPTION_KEY.
- */
-export function developmentEncryptionKey(dataDir: string): string {
-  const file = path.resolve(dataDir, 'data-encryption.key');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  mkdirSync(dataDir, { recursive: true });
-  const key = randomBytes(32).toString('base64');
-  writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  return key;
 }

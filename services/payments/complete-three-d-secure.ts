@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { findThreeDSecurePayment } from '../../data/queries/three-d-secure.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { ThreeDSecureRequest } from '../../domain/payments/submit-request.schema.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
@@ -16,21 +17,18 @@ export async function completeThreeDSecure(
     throw new DomainError('validation', 'Either serviceSession or partnerSession is required', { field: 'partnerSession' });
   }
   const productId = /^\d{1,9}$/.test(input.productId) ? Number(input.productId) : NaN;
-  const [order] = Number.isNaN(productId)
-    ? []
-    : await deps.em.execute<{ workflow_id: string; state: string; partner_session: string | null; service_session: string | null }[]>(
-        `select workflow_id, state, partner_session, service_session from orders where three_d_secure_id = ? and tenant_id = ? and product_id = ?`,
-        [input.body.threeDSecureId, input.tenantId, productId],
-      );
+  const order = Number.isNaN(productId)
+    ? undefined
+    : await findThreeDSecurePayment(deps.em, { threeDSecureId: input.body.threeDSecureId, tenantId: input.tenantId, productId });
   if (!order) throw new DomainError('not_found', 'Unknown threeDSecureId');
   const sessionMatches =
-    (input.body.partnerSession !== undefined && input.body.partnerSession === order.partner_session) ||
-    (input.body.serviceSession !== undefined && input.body.serviceSession === order.service_session);
+    (input.body.partnerSession !== undefined && input.body.partnerSession === order.partnerSession) ||
+    (input.body.serviceSession !== undefined && input.body.serviceSession === order.serviceSession);
   if (!sessionMatches) throw new DomainError('validation', 'The session does not match the 3-D Secure payment', { field: 'partnerSession' });
   if (order.state === 'expired') throw new DomainError('gone', 'This 3-D Secure session has expired');
   if (order.state !== 'pending_3ds') throw new DomainError('conflict', 'This 3-D Secure session was already completed');
 
-  const completion = await deps.runner.completeThreeDSecure({ workflowId: order.workflow_id, threeDSecureId: input.body.threeDSecureId });
+  const completion = await deps.runner.completeThreeDSecure({ workflowId: order.workflowId, threeDSecureId: input.body.threeDSecureId });
   switch (completion.kind) {
     case 'completed':
       return completion.result;

@@ -1,4 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { findMerchantAccountByMid } from '../../data/queries/merchant-accounts.ts';
+import { countRecentSubmits, findBlocklistHits, recordSubmitAttempt } from '../../data/queries/screening.ts';
+import { hasLiveSubscription } from '../../data/queries/subscriptions.ts';
 import type { CardNetwork } from '../../domain/catalog/product.ts';
 import type { SubmitInfo } from '../../domain/payments/submit-result.ts';
 
@@ -26,60 +29,30 @@ const EMAIL_WINDOW_SECONDS = 24 * 60 * 60;
  * is recorded for later velocity checks.
  */
 export async function screenSubmit(em: EntityManager, input: ScreeningInput, now = new Date()): Promise<Screening> {
-    let forcedMerchantAccountId: number | undefined;
+  let forcedMerchantAccountId: number | undefined;
   if (input.mid !== undefined && input.mid !== '') {
-    const [account] = await em.execute<{ id: number; tenant_id: number; enabled_network_a: boolean; enabled_network_b: boolean }[]>(
-      `select id, tenant_id, enabled_network_a, enabled_network_b from merchant_accounts where mid = ?`,
-      [input.mid],
-    );
+    const account = await findMerchantAccountByMid(em, input.mid);
     if (!account) return { ok: false, info: 'Failed', error: 'Specified Mid not found' };
-    if (account.tenant_id !== input.tenantId) return { ok: false, info: 'Failed', error: 'Specified Mid does not belong to Tenant account' };
-    if ((input.network === 'NetworkA' && !account.enabled_network_a) || (input.network === 'NetworkB' && !account.enabled_network_b)) {
-      return { ok: false, info: 'Failed', error: `${input.network} cards not supported` };
-    }
+    if (account.tenantId !== input.tenantId) return { ok: false, info: 'Failed', error: 'Specified Mid does not belong to Tenant account' };
+    if (account.disabledNetworks.includes(input.network)) return { ok: false, info: 'Failed', error: `${input.network} cards not supported` };
     forcedMerchantAccountId = account.id;
   }
 
-  const blocks = await em.execute<{ tenant_id: number | null; kind: string }[]>(
-    `select tenant_id, kind from blocklist_entries
-      where (tenant_id is null or tenant_id = ?)
-        and ((kind = 'email' and value = ?) or (kind = 'card' and value = ?) or (kind = 'bin' and ? like value || '%') or (kind = 'bin_country' and value = ?))`,
-    [input.tenantId, input.email, input.cardFingerprint, input.bin, input.binCountry ?? ''],
-  );
-  if (blocks.some((block) => block.tenant_id === null)) return { ok: false, info: 'Failed', error: 'Blocked' };
+  const blocks = await findBlocklistHits(em, input);
+  if (blocks.some((block) => block.platformWide)) return { ok: false, info: 'Failed', error: 'Blocked' };
   if (blocks.some((block) => block.kind !== 'bin_country')) return { ok: false, info: 'UserBlocked', error: 'Blocked' };
   if (blocks.length > 0) return { ok: false, info: 'UserBlocked', error: 'Blocked card' };
 
-  if (input.hasSubscriptionPlan) {
-    const [subscribed] = await em.execute(
-      `select 1 from subscriptions where tenant_id = ? and product_id = ? and email = ? and state in ('active', 'grace') limit 1`,
-      [input.tenantId, input.productId, input.email],
-    );
-    if (subscribed) return { ok: false, info: 'AlreadySubscribed', error: 'Already subscribed' };
-  }
+  if (input.hasSubscriptionPlan && (await hasLiveSubscription(em, input))) return { ok: false, info: 'AlreadySubscribed', error: 'Already subscribed' };
 
-  const [counts] = await em.execute<{ card_count: string; email_count: string }[]>(
-    `select
-       (select count(*) from submit_attempts where tenant_id = ? and card_fingerprint = ? and created_at > ?) as card_count,
-       (select count(*) from submit_attempts where product_id = ? and email = ? and created_at > ?) as email_count`,
-    [
-      input.tenantId,
-      input.cardFingerprint,
-      new Date(now.getTime() - input.velocity.cardSubmitWindowSeconds * 1000),
-      input.productId,
-      input.email,
-      new Date(now.getTime() - EMAIL_WINDOW_SECONDS * 1000),
-    ],
-  );
-  if (Number(counts?.card_count ?? 0) >= input.velocity.cardSubmitLimit) return { ok: false, info: 'LimitReached', error: 'CC entered too many times in quick succession' };
-  if (Number(counts?.email_count ?? 0) >= input.velocity.emailSubmitLimit) return { ok: false, info: 'LimitReached', error: 'Email entered too many times for this product' };
+  const recent = await countRecentSubmits(em, {
+    ...input,
+    cardSince: new Date(now.getTime() - input.velocity.cardSubmitWindowSeconds * 1000),
+    emailSince: new Date(now.getTime() - EMAIL_WINDOW_SECONDS * 1000),
+  });
+  if (recent.byCard >= input.velocity.cardSubmitLimit) return { ok: false, info: 'LimitReached', error: 'CC entered too many times in quick succession' };
+  if (recent.byEmail >= input.velocity.emailSubmitLimit) return { ok: false, info: 'LimitReached', error: 'Email entered too many times for this product' };
 
-  await em.execute(`insert into submit_attempts (tenant_id, product_id, card_fingerprint, email, created_at) values (?, ?, ?, ?, ?)`, [
-    input.tenantId,
-    input.productId,
-    input.cardFingerprint,
-    input.email,
-    now,
-  ]);
+  await recordSubmitAttempt(em, { ...input, at: now });
   return { ok: true, forcedMerchantAccountId };
 }

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import canonicalJson from 'safe-stable-stringify';
+import { reserveOrderId } from '../../data/queries/orders.ts';
+import { findTenantProduct, type PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
-import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -9,6 +11,7 @@ import { openEncryptedCard } from './card-keys.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { toMoneyString } from '../../domain/money.ts';
 import { splitSubAffiliate, validateSubmit } from '../../domain/payments/pre-validation.ts';
+import { claimIdempotencyKey, rememberIdempotentResult } from './idempotency.ts';
 import { screenSubmit } from './screening.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import { preProcessingResult, type ResultContext, type SubmitResult } from '../../domain/payments/submit-result.ts';
@@ -19,18 +22,6 @@ export interface SubmitDeps {
   readonly secretBox: SecretBox;
   readonly runner: PaymentRunner;
   readonly settings: PaymentSettings;
-}
-
-interface ProductRow {
-  id: number;
-  tenant_id: number;
-  price: string;
-  currency: string;
-  accepted_networks: string[];
-  subscription_plan: SubscriptionPlan | null;
-  card_submit_limit: number;
-  card_submit_window_seconds: number;
-  email_submit_limit: number;
 }
 
 /**
@@ -49,19 +40,18 @@ export async function submitPayment(
   const body = input.body;
   const context: ResultContext = { serviceSession: body.serviceSession, partnerSession: body.partnerSession, email: body.email, amount, mobileWalletA: body.mobileWalletA };
 
-  const claim = input.idempotencyKey
-    ? await claimIdempotencyKey(deps.em, deps.runner, input.tenantId, input.idempotencyKey, requestHash(input.productId, body))
-    : { id: await reserveSubmitOrderId(deps.em) };
+  const keyed = input.idempotencyKey ? { tenantId: input.tenantId, key: input.idempotencyKey } : undefined;
+  const claim = keyed
+    ? await claimIdempotencyKey(deps, { ...keyed, requestHash: requestHash(input.productId, body) })
+    : { id: await reserveOrderId(deps.em) };
   if ('replay' in claim) return claim.replay;
   const submitOrderId = claim.id;
   const answerWithoutPayment = async (result: SubmitResult) => {
-    if (input.idempotencyKey) {
-      await deps.em.execute(`update idempotency_keys set result = ? where tenant_id = ? and key = ?`, [JSON.stringify(result), input.tenantId, input.idempotencyKey]);
-    }
+    if (keyed) await rememberIdempotentResult(deps.em, keyed, result);
     return result;
   };
 
-  const validation = validateSubmit(await withDecryptedCard(deps, input.tenantId, body), product.accepted_networks, new Date());
+  const validation = validateSubmit(await withDecryptedCard(deps, input.tenantId, body), product.acceptedNetworks, new Date());
   if (!validation.ok) return answerWithoutPayment(preProcessingResult({ ...context, ...validation.card }, validation.info, validation.error));
   const { card, email } = validation;
   const fingerprint = deps.cardVault.fingerprint(card.pan);
@@ -76,8 +66,8 @@ export async function submitPayment(
     binCountry: card.binCountry,
     network: card.network,
     mid: body.mid,
-    velocity: { cardSubmitLimit: product.card_submit_limit, cardSubmitWindowSeconds: product.card_submit_window_seconds, emailSubmitLimit: product.email_submit_limit },
-    hasSubscriptionPlan: product.subscription_plan !== null,
+    velocity: product.velocity,
+    hasSubscriptionPlan: product.subscriptionPlan !== null,
   });
   if (!screening.ok) return answerWithoutPayment(preProcessingResult(cardContext, screening.info, screening.error));
 
@@ -89,7 +79,7 @@ export async function submitPayment(
     amount,
     currency: product.currency,
     email,
-    sealedCard: deps.cardVault.seal(card),
+    sealedCard: await deps.cardVault.seal(card),
     card: { bin: card.bin, last4: card.last4, network: card.network, binCountry: card.binCountry, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, fingerprint, holderName: card.holderName },
     order: {
       partnerSession: body.partnerSession,
@@ -113,7 +103,7 @@ export async function submitPayment(
     forcedMerchantAccountId: screening.forcedMerchantAccountId,
     cascade: body.cascade ?? false,
     threeDSecure: { enabled: body.threeDSecure?.enabled ?? false, cancelOnFail: body.threeDSecure?.cancelOnFail ?? true },
-    subscriptionPlan: product.subscription_plan,
+    subscriptionPlan: product.subscriptionPlan,
     resultContext: cardContext,
     settings: deps.settings,
   });
@@ -141,75 +131,17 @@ async function withDecryptedCard(deps: SubmitDeps, tenantId: number, body: Submi
   };
 }
 
-async function findProduct(em: EntityManager, tenantId: number, productId: string): Promise<ProductRow> {
-  // Another tenant's product is indistinguishable from a missing one.
+async function findProduct(em: EntityManager, tenantId: number, productId: string): Promise<PayableProduct> {
   const id = /^\d{1,9}$/.test(productId) ? Number(productId) : NaN;
-  const [product] = Number.isNaN(id) ? [] : await em.execute<ProductRow[]>(`select * from products where id = ? and tenant_id = ?`, [id, tenantId]);
+  const product = Number.isNaN(id) ? undefined : await findTenantProduct(em, tenantId, id);
   if (!product) throw new DomainError('not_found', `Product ${productId} not found`);
   return product;
 }
 
-const IN_FLIGHT_WAIT_MS = 5_000;
 /**
- * A claim this old with neither a stored outcome nor a workflow belongs to a request that failed before
- * its payment started (e.g. Temporal unreachable); a retry takes it over with the same order id, so the
- * workflow id still deduplicates and the key never stays stuck.
+ * What an Idempotency-Key is bound to: the product and the body, as canonical JSON (keys sorted), so the
+ * same request sent with its fields in another order is still the same request.
  */
-const ABANDONED_CLAIM_MS = 30_000;
-
-/** Order ids come from the orders sequence before the workflow starts, so its id names the order. */
-async function reserveSubmitOrderId(em: EntityManager): Promise<number> {
-  const [row] = await em.execute<{ id: string }[]>(`select nextval('orders_id_seq') as id`);
-  return Number(row!.id);
-}
-
 export function requestHash(productId: string, body: SubmitRequest): string {
-  return createHash('sha256').update(JSON.stringify([productId, body])).digest('hex');
-}
-
-/**
- * The first request with a key claims it with a fresh order id. A repeat with the same body gets the
- * first answer (a pre-processing outcome, or the payment's first result; it never charges twice); a
- * repeat while the first has not yet reached either is 409, as is the same key with another body.
- */
-async function claimIdempotencyKey(
-  em: EntityManager,
-  runner: PaymentRunner,
-  tenantId: number,
-  key: string,
-  hash: string,
-): Promise<{ id: number } | { replay: SubmitResult }> {
-  const id = await reserveSubmitOrderId(em);
-  const [claimed] = await em.execute<{ submit_order_id: number }[]>(
-    `insert into idempotency_keys (tenant_id, key, request_hash, submit_order_id, created_at) values (?, ?, ?, ?, now())
-     on conflict (tenant_id, key) do nothing returning submit_order_id`,
-    [tenantId, key, hash, id],
-  );
-  if (claimed) return { id };
-  // The first request may still be validating: wait for its outcome or its workflow, briefly.
-  const deadline = Date.now() + IN_FLIGHT_WAIT_MS;
-  for (;;) {
-    const [existing] = await em.execute<{ request_hash: string; submit_order_id: number; result: SubmitResult | null; age_ms: number }[]>(
-      `select request_hash, submit_order_id, result, extract(epoch from now() - created_at) * 1000 as age_ms
-         from idempotency_keys where tenant_id = ? and key = ?`,
-      [tenantId, key],
-    );
-    if (!existing || existing.request_hash !== hash) throw new DomainError('conflict', 'Idempotency-Key was already used with a different request');
-    let replay: SubmitResult | undefined = existing.result ?? undefined;
-    let lastError: unknown;
-    try {
-      replay ??= await runner.resume(tenantId, existing.submit_order_id);
-    } catch (error) {
-      // The first request may be starting its workflow right now; such races settle within the wait.
-      if (error instanceof DomainError) throw error;
-      lastError = error;
-    }
-    if (replay) return { replay };
-    if (!lastError && Number(existing.age_ms) > ABANDONED_CLAIM_MS) return { id: existing.submit_order_id };
-    if (Date.now() > deadline) {
-      if (lastError) throw lastError;
-      throw new DomainError('conflict', 'A request with this Idempotency-Key is still in progress');
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return createHash('sha256').update(canonicalJson([productId, body])).digest('hex');
 }

@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../../scripts/local-stack/embedded-postgres.ts';
 import { migrate, openOrm } from '../../data/orm.ts';
-import { findTemporalCli, startTemporalDevServer } from '../../scripts/local-stack/temporal-dev-server.ts';
+import { startTemporalDevServer } from '../../scripts/local-stack/temporal-dev-server.ts';
+import { ensureTemporalCli } from '../../scripts/local-stack/temporal-cli.ts';
 import { freePort } from './free-port.ts';
 import { startSandboxProcessor } from '../../sandbox/processor-server.ts';
 
@@ -27,42 +28,49 @@ export default async function setup(project: TestProject) {
   chmodSync(scratch, 0o755);
   const stops: (() => Promise<void>)[] = [];
 
-  let serverUrl = process.env.TEST_DATABASE_URL;
-  if (!serverUrl) {
-    const embedded = await startEmbeddedPostgres({ dataDir: scratch, port: await freePort(), database: 'postgres_unused' });
-    stops.push(embedded.stop);
-    serverUrl = embedded.url;
-  }
-  const databaseUrl = await createFreshDatabase(serverUrl, `payments_test_${process.pid}`);
-  const orm = await openOrm({ databaseUrl });
-  await migrate(orm);
-  await orm.close();
-
-  let temporalAddress = process.env.TEST_TEMPORAL_ADDRESS;
-  if (!temporalAddress) {
-    const temporal = await startTemporalDevServer({
-      cliPath: findTemporalCli(process.env.TEMPORAL_CLI_PATH),
-      dataDir: path.join(scratch, 'temporal'),
-      port: await freePort(),
-      uiPort: await freePort(),
-      namespace: 'default',
-    });
-    stops.unshift(temporal.stop);
-    temporalAddress = temporal.address;
-  }
-
-  // Slow answers (amount .98) outlast the tests' 1 s processor timeout.
-  const sandbox = await startSandboxProcessor({ port: 0, slowResponseMs: 2_500 });
-  stops.unshift(sandbox.close);
-
-  project.provide('databaseUrl', databaseUrl);
-  project.provide('sandboxProcessorUrl', sandbox.url);
-  project.provide('temporalAddress', temporalAddress);
-
-  return async () => {
+  const stopAll = async () => {
     for (const stop of stops) await stop();
     rmSync(scratch, { recursive: true, force: true });
   };
+  try {
+    let serverUrl = process.env.TEST_DATABASE_URL;
+    if (!serverUrl) {
+      const embedded = await startEmbeddedPostgres({ dataDir: scratch, port: await freePort(), database: 'postgres_unused' });
+      stops.push(embedded.stop);
+      serverUrl = embedded.url;
+    }
+    const databaseUrl = await createFreshDatabase(serverUrl, `payments_test_${process.pid}`);
+    const orm = await openOrm({ databaseUrl });
+    await migrate(orm);
+    await orm.close();
+
+    let temporalAddress = process.env.TEST_TEMPORAL_ADDRESS;
+    if (!temporalAddress) {
+      const temporal = await startTemporalDevServer({
+        // Installs the CLI into the checkout's .data/tools once when none is on PATH; later runs reuse it.
+        cliPath: ensureTemporalCli({ explicitPath: process.env.TEMPORAL_CLI_PATH, log: (line) => process.stdout.write(`${line}\n`) }),
+        dataDir: path.join(scratch, 'temporal'),
+        port: await freePort(),
+        uiPort: await freePort(),
+        namespace: 'default',
+      });
+      stops.unshift(temporal.stop);
+      temporalAddress = temporal.address;
+    }
+
+    // Slow answers (amount .98) outlast the tests' 1 s processor timeout.
+    const sandbox = await startSandboxProcessor({ port: 0, slowResponseMs: 2_500 });
+    stops.unshift(sandbox.close);
+
+    project.provide('databaseUrl', databaseUrl);
+    project.provide('sandboxProcessorUrl', sandbox.url);
+    project.provide('temporalAddress', temporalAddress);
+  } catch (error) {
+    await stopAll(); // vitest runs no teardown for a setup that failed
+    throw error;
+  }
+
+  return stopAll;
 }
 
 async function createFreshDatabase(serverUrl: string, name: string): Promise<string> {

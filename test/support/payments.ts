@@ -9,8 +9,60 @@ export interface PaymentTenant extends TestTenant {
   readonly mids: string[];
 }
 
+/** A merchant account of a provisioning fixture (README 'Provisioning'): a live sandbox MID taking USD up to 1000.00, unless overridden. */
+export function merchantAccount(mid: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    mid,
+    title: mid,
+    gateway: 'sandbox',
+    acquiringBank: `Bank of ${mid}`,
+    descriptor: `SHOP*${mid}`.slice(0, 22),
+    fullyLive: true,
+    maxPrice: '1000.00',
+    monthlyCap: 1_000_000,
+    allowRetriesFromOtherMids: true,
+    allowInsufficientFundsRetries: true,
+    currencies: [{ currency: 'USD', gatewayCredentials: { apiKey: `sandbox-${mid}` } }],
+    ...overrides,
+  };
+}
+
+/** A one-off product of a provisioning fixture, with velocity limits high enough not to interfere. */
+export function oneOffProduct(slug: string, price: string, currency = 'USD', overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { slug, name: slug, price, currency, acceptedNetworks: ['NetworkA', 'NetworkB'], velocity: { cardSubmitLimit: 100, emailSubmitLimit: 100 }, ...overrides };
+}
+
+export interface MerchantTenant extends TestTenant {
+  /** Product id by fixture slug. */
+  readonly products: Record<string, number>;
+  /** The real MID of each fixture name (MIDs are unique across tenants, so each tenant gets its own suffix). */
+  readonly mids: Record<string, string>;
+}
+
+/**
+ * A tenant with the given products and merchant accounts. Merchant accounts are given by a short name
+ * (`mid` of the builder), made unique for this tenant; they are provisioned in the order given.
+ */
+export async function createMerchantTenant(
+  app: TestApp,
+  fixture: { products: Record<string, unknown>[]; merchantAccounts: Record<string, unknown>[] },
+): Promise<MerchantTenant> {
+  const unique = randomUUID().slice(0, 8);
+  const mids = Object.fromEntries(fixture.merchantAccounts.map((account) => [account.mid as string, `${account.mid as string}-${unique}`]));
+  const tenant = await createTestTenant(app, {
+    products: fixture.products,
+    merchantAccounts: fixture.merchantAccounts.map((account) => ({ ...account, mid: mids[account.mid as string] })),
+    webhookEndpoints: [],
+  });
+  const products = Object.fromEntries(tenant.result.products.map((product) => [product.slug, product.id]));
+  return { ...tenant, products, mids };
+}
+
 /** A tenant with a one-off product, a subscription product and two live sandbox MIDs at different banks. */
-export async function createPaymentTenant(app: TestApp, options: { acceptedNetworks?: string[]; cardSubmitLimit?: number } = {}): Promise<PaymentTenant> {
+export async function createPaymentTenant(
+  app: TestApp,
+  options: { acceptedNetworks?: string[]; cardSubmitLimit?: number; rateLimitPerMinute?: number } = {},
+): Promise<PaymentTenant> {
   const unique = randomUUID().slice(0, 8);
   const mids = [`MID-A-${unique}`, `MID-B-${unique}`];
   const tenant = await createTestTenant(app, {
@@ -32,20 +84,11 @@ export async function createPaymentTenant(app: TestApp, options: { acceptedNetwo
         velocity: { cardSubmitLimit: 50, emailSubmitLimit: 50 },
       },
     ],
-    merchantAccounts: mids.map((mid, index) => ({
-      mid,
-      title: `MID ${index + 1}`,
-      gateway: 'sandbox',
-      acquiringBank: `Bank ${index + 1}`,
-      descriptor: `SHOP*${index + 1}`,
-      fullyLive: true,
-      maxPrice: '1000.00',
-      monthlyCap: 1_000_000 - index,
-      allowRetriesFromOtherMids: true,
-      allowInsufficientFundsRetries: true,
-      currencies: [{ currency: 'USD', gatewayCredentials: { apiKey: `sandbox-${index}` } }],
-    })),
+    merchantAccounts: mids.map((mid, index) =>
+      merchantAccount(mid, { title: `MID ${index + 1}`, acquiringBank: `Bank ${index + 1}`, descriptor: `SHOP*${index + 1}`, monthlyCap: 1_000_000 - index }),
+    ),
     webhookEndpoints: [],
+    ...(options.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: options.rateLimitPerMinute }),
   });
   const [product, plan] = tenant.result.products;
   return { ...tenant, productId: product!.id, planProductId: plan!.id, mids };

@@ -1,18 +1,14 @@
-import { Arg, Args, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
-import { UUIDResolver } from 'graphql-scalars';
+import { Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { DomainError } from '../../../domain/errors.ts';
 import { dispatchWebhookEvent } from '../../../services/webhooks/dispatch.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../../schema/entities/index.ts';
-import { WebhookDeliveriesArgs, WebhookDeliveryType, WebhookEndpointType } from '../../../schema/graphql/webhook.type.ts';
+import { SendTestWebhookArgs, TenantArgs, WebhookDeliveriesArgs, WebhookDeliveryType, WebhookEndpointType } from '../../../schema/graphql/webhook.type.ts';
 import { requireTenant, type GraphQLContext } from '../context.ts';
 
 @Resolver()
 export class WebhooksResolver {
   @Query(() => [WebhookEndpointType], { description: "The tenant's webhook endpoints (secrets are never returned)" })
-  async webhookEndpoints(
-    @Arg('tenantId', () => Int, { nullable: true, description: 'Operator only' }) tenantId: number | undefined,
-    @Ctx() context: GraphQLContext,
-  ): Promise<WebhookEndpointType[]> {
+  async webhookEndpoints(@Args(() => TenantArgs) { tenantId }: TenantArgs, @Ctx() context: GraphQLContext): Promise<WebhookEndpointType[]> {
     const tenant = requireTenant(context, tenantId);
     const endpoints = await context.em.find(WebhookEndpoint, { tenant }, { orderBy: { createdAt: 'asc' } });
     return endpoints.map((e) => ({ id: e.id, slug: e.slug, url: e.url, eventTypes: e.eventTypes, disabledAt: e.disabledAt ?? null, disabledReason: e.disabledReason ?? null }));
@@ -21,12 +17,10 @@ export class WebhooksResolver {
   @Query(() => [WebhookDeliveryType], { description: 'Recent webhook deliveries with every attempt, newest first' })
   async webhookDeliveries(@Args(() => WebhookDeliveriesArgs) args: WebhookDeliveriesArgs, @Ctx() context: GraphQLContext): Promise<WebhookDeliveryType[]> {
     const tenant = requireTenant(context, args.tenantId);
-    const limit = args.limit ?? 50;
-    if (limit < 1 || limit > 200) throw new DomainError('validation', 'limit must be between 1 and 200', { field: 'limit' });
     const deliveries = await context.em.find(
       WebhookDelivery,
       { tenant, ...(args.endpointId ? { endpoint: args.endpointId } : {}) },
-      { orderBy: { createdAt: 'desc', id: 'desc' }, limit },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit: args.limit },
     );
     const attempts = await context.em.find(WebhookAttempt, { delivery: { $in: deliveries.map((d) => d.id) } }, { orderBy: { attemptNumber: 'asc' } });
     return deliveries.map((d) => ({
@@ -44,11 +38,7 @@ export class WebhooksResolver {
   }
 
   @Mutation(() => [String], { description: 'Sends a signed `webhook.test` event to one endpoint; returns the delivery ids' })
-  async sendTestWebhook(
-    @Arg('endpointId', () => UUIDResolver) endpointId: string,
-    @Arg('tenantId', () => Int, { nullable: true, description: 'Operator only' }) tenantId: number | undefined,
-    @Ctx() context: GraphQLContext,
-  ): Promise<string[]> {
+  async sendTestWebhook(@Args(() => SendTestWebhookArgs) { endpointId, tenantId }: SendTestWebhookArgs, @Ctx() context: GraphQLContext): Promise<string[]> {
     const tenant = requireTenant(context, tenantId);
     const endpoint = await context.em.findOne(WebhookEndpoint, { id: endpointId, tenant });
     if (!endpoint) throw new DomainError('not_found', 'Webhook endpoint not found', { field: 'endpointId' });

@@ -1,0 +1,150 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult } from '../../adapters/processors/processor-gateway.ts';
+import { addApprovedVolume, findSealedCredentials } from '../../data/queries/merchant-accounts.ts';
+import { recordAuthorizationAttempt } from '../../data/queries/transactions.ts';
+import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
+import type { SecretBox } from '../../domain/crypto/secret-box.ts';
+import type { Logger } from '../../domain/logger.ts';
+import { attemptReference, type AttemptOutcome, type AttemptResult, type MerchantCandidate } from '../../domain/payments/attempts.ts';
+import type { CardSummary } from '../../domain/payments/payment-input.ts';
+import { statusById } from '../../domain/statuses/status-codes.ts';
+
+export interface AuthorizationActivityDeps {
+  readonly orm: MikroORM;
+  readonly logger: Logger;
+  readonly secretBox: SecretBox;
+  readonly cardVault: CardVault;
+  readonly processors: { get(name: string): ProcessorGateway; names(): string[] };
+}
+
+interface AttemptContext {
+  readonly tenantId: number;
+  readonly productId: number;
+  readonly submitOrderId: number;
+  readonly attemptNumber: number;
+  readonly candidate: MerchantCandidate;
+  readonly amount: string;
+  readonly currency: string;
+  readonly email: string;
+  readonly card: CardSummary;
+  readonly partnerSession?: string;
+  readonly firstName?: string;
+  readonly lastName?: string;
+}
+
+const PROCESSOR_CONFIGURATION_INVALID = 4292;
+/** What an attempt waiting on 3-D Secure is recorded as until it completes. */
+const SUBMITTED = 1789;
+/** What an attempt with no answer yet is recorded as until an inquiry settles it. */
+const SYSTEM_TIMEOUT = 4285;
+
+/** The processor exchanges of a payment (authorize, inquire, 3-D Secure, void), each attempt recorded as a transaction. */
+export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
+  const fork = (): EntityManager => deps.orm.em.fork() as EntityManager;
+
+  /** One authorization on one merchant account; the attempt is recorded whatever the answer. */
+  async function authorizeAttempt(input: AttemptContext & { sealedCard: string; threeDSecure: boolean; timeoutMs: number }): Promise<AttemptResult> {
+    const reference = attemptReference(input.submitOrderId, input.attemptNumber);
+    const card = await deps.cardVault.open(input.sealedCard as SealedCard);
+    const credentials = await credentialsFor(input.candidate.merchantAccountId, input.currency);
+    if (!deps.processors.names().includes(input.candidate.gateway)) {
+      // A merchant account naming a processor this deployment has no adapter for: nothing was sent, so
+      // the outcome is known (a configuration decline), not something to retry or inquire about.
+      const response = `No adapter is configured for gateway "${input.candidate.gateway}"`;
+      deps.logger.error({ merchantAccountId: input.candidate.merchantAccountId, gateway: input.candidate.gateway }, response);
+      return record(input, reference, { outcome: { kind: 'declined', statusId: PROCESSOR_CONFIGURATION_INVALID, message: response }, exchange: { gateway: input.candidate.gateway, httpStatus: 0, response } });
+    }
+    const processor = deps.processors.get(input.candidate.gateway);
+    const result = await processor.authorize(
+      {
+        reference,
+        orderReference: `ord${input.submitOrderId}`,
+        merchantId: input.candidate.mid,
+        amount: input.amount,
+        currency: input.currency,
+        card: { number: card.pan, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, cvv: card.cvv, holderName: card.holderName },
+        threeDSecure: input.threeDSecure,
+        credentials,
+      },
+      input.timeoutMs,
+    );
+    return record(input, reference, result);
+  }
+
+  /** Asks the processor what happened to an attempt whose answer was lost. */
+  async function inquireAttempt(input: AttemptContext & { timeoutMs: number }): Promise<AttemptResult> {
+    const reference = attemptReference(input.submitOrderId, input.attemptNumber);
+    const result = await deps.processors.get(input.candidate.gateway).inquire(reference, input.timeoutMs);
+    if (result.outcome === null) return record(input, reference, { outcome: { kind: 'declined', statusId: 0, message: 'not_found' }, exchange: result.exchange }, { kind: 'not_found' });
+    if (result.outcome.kind === 'unknown') throw new Error(`Status inquiry of ${reference} failed: ${result.outcome.reason}`);
+    return record(input, reference, result as ProcessorResult<AuthorizationOutcome>);
+  }
+
+  /** Finishes a 3-D Secure challenge at the processor. */
+  async function completeThreeDSecure(input: AttemptContext & { processorTransactionId: string; proceedWithoutAuthentication: boolean; timeoutMs: number }): Promise<AttemptResult> {
+    const reference = attemptReference(input.submitOrderId, input.attemptNumber);
+    const result = await deps.processors.get(input.candidate.gateway).complete3ds(input.processorTransactionId, input.proceedWithoutAuthentication, input.timeoutMs);
+    if (result.outcome.kind === 'unknown') throw new Error(`3-D Secure completion of ${reference} failed: ${result.outcome.reason}`);
+    return record(input, reference, result);
+  }
+
+  /** Voids an authorization that must not be captured (an expired 3-D Secure wait). */
+  async function voidAuthorization(input: { gateway: string; processorTransactionId: string; timeoutMs: number }): Promise<boolean> {
+    const result = await deps.processors.get(input.gateway).void(input.processorTransactionId, input.timeoutMs);
+    return result.outcome.voided;
+  }
+
+  async function credentialsFor(merchantAccountId: number, currency: string): Promise<Record<string, string>> {
+    const sealed = await findSealedCredentials(fork(), merchantAccountId, currency);
+    return sealed ? (JSON.parse(deps.secretBox.open(sealed)) as Record<string, string>) : {};
+  }
+
+  /** Records the attempt (once, however often the activity runs) and counts a first approval into the month's volume. */
+  async function record(input: AttemptContext, reference: string, result: ProcessorResult<AuthorizationOutcome>, override?: AttemptOutcome): Promise<AttemptResult> {
+    const outcome: AttemptOutcome = override ?? toAttemptOutcome(result.outcome);
+    const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : outcome.kind === 'challenge' ? SUBMITTED : SYSTEM_TIMEOUT;
+    const approved = outcome.kind === 'approved';
+    const recorded = await fork().transactional(async (tx) => {
+      const attempt = await recordAuthorizationAttempt(tx, {
+        submitOrderId: input.submitOrderId,
+        reference,
+        attemptNumber: input.attemptNumber,
+        merchantAccount: input.candidate,
+        processorTransactionId: 'processorTransactionId' in outcome ? (outcome.processorTransactionId ?? null) : null,
+        statusId,
+        status: statusById(statusId)?.status ?? 'Unknown',
+        approved,
+        authCode: approved ? outcome.authCode : null,
+        eci: approved ? (outcome.eci ?? null) : null,
+        amount: input.amount,
+        currency: input.currency,
+        email: input.email,
+        firstName: input.firstName,
+        lastName: input.lastName,
+        card: input.card,
+        sandbox: input.candidate.gateway === 'sandbox',
+        exchange: result.exchange,
+        completedAt: outcome.kind === 'challenge' || outcome.kind === 'unknown' ? null : new Date(),
+      });
+      if (approved && !attempt.wasApproved) await addApprovedVolume(tx, input.candidate.merchantAccountId, input.amount);
+      return attempt;
+    });
+    deps.logger.info({ reference, outcome: outcome.kind, statusId, gateway: input.candidate.gateway }, 'authorization attempt');
+    return { reference, transactionId: recorded.transactionId, outcome, exchange: result.exchange };
+  }
+
+  return { authorizeAttempt, inquireAttempt, completeThreeDSecure, voidAuthorization };
+}
+
+function toAttemptOutcome(outcome: AuthorizationOutcome): AttemptOutcome {
+  switch (outcome.kind) {
+    case 'approved':
+      return { kind: 'approved', statusId: outcome.statusId, processorTransactionId: outcome.processorTransactionId, authCode: outcome.authCode, eci: outcome.eci };
+    case 'declined':
+      return { kind: 'declined', statusId: outcome.statusId, processorTransactionId: outcome.processorTransactionId };
+    case 'challenge':
+      return { kind: 'challenge', processorTransactionId: outcome.processorTransactionId, challengeUrl: outcome.challengeUrl, redirect: outcome.redirect };
+    case 'unknown':
+      return { kind: 'unknown', reason: outcome.reason };
+  }
+}

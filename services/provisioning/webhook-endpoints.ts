@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import { generateWebhookSecret, type SecretBox } from '../../domain/crypto/secret-box.ts';
+import { WebhookEndpoint } from '../../schema/entities/index.ts';
+import { assignChanges, type ChangeKind } from './changes.ts';
+import type { TenantFixture } from './fixture.schema.ts';
+import type { TenantScope } from './tenant-scope.ts';
+
+export interface ProvisionedWebhookEndpoint {
+  slug: string;
+  id: string;
+  change: ChangeKind;
+  /** Only a signing secret this run generated; it is stored sealed. */
+  secret?: string;
+}
+
+/** Webhook endpoints matched by slug; a new secret in the fixture starts a rotation. */
+export async function provisionWebhookEndpoints(
+  { em, tenant, audit }: TenantScope,
+  secretBox: SecretBox,
+  fixtures: NonNullable<TenantFixture['webhookEndpoints']>,
+): Promise<ProvisionedWebhookEndpoint[]> {
+  const results: ProvisionedWebhookEndpoint[] = [];
+  for (const fixture of fixtures) {
+    const endpoint = await em.findOne(WebhookEndpoint, { tenant, slug: fixture.slug });
+    const values = { url: fixture.url, eventTypes: fixture.eventTypes ?? [] };
+    if (!endpoint) {
+      const secret = fixture.secret ?? generateWebhookSecret();
+      const created = em.create(WebhookEndpoint, { id: randomUUID(), tenant, slug: fixture.slug, ...values, secretCiphertext: secretBox.seal(secret) });
+      audit('webhook_endpoint.created', 'WebhookEndpoint', created.id, values);
+      results.push({ slug: created.slug, id: created.id, change: 'created', ...(fixture.secret ? {} : { secret }) });
+      continue;
+    }
+    let change = assignChanges(endpoint, values);
+    if (fixture.secret && secretBox.open(endpoint.secretCiphertext) !== fixture.secret) {
+      // Rotation: keep signing with the old secret too until the receiver has switched.
+      endpoint.previousSecretCiphertext = endpoint.secretCiphertext;
+      endpoint.secretCiphertext = secretBox.seal(fixture.secret);
+      change = 'updated';
+    }
+    if (change !== 'unchanged') audit('webhook_endpoint.updated', 'WebhookEndpoint', endpoint.id, values);
+    results.push({ slug: endpoint.slug, id: endpoint.id, change });
+  }
+  return results;
+}

@@ -1,0 +1,217 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import createClient from 'openapi-fetch';
+import openapiTS from 'openapi-typescript';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import type { paths } from './support/openapi-client/paths.ts';
+import { createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TEMPORAL_UI_URL = 'http://127.0.0.1:8233';
+
+let app: TestApp;
+let tenant: PaymentTenant;
+let document: any;
+
+beforeAll(async () => {
+  app = await startTestApp({ TEMPORAL_UI_URL });
+  await app.startWorker();
+  tenant = await createPaymentTenant(app);
+  document = await (await fetch(`${app.baseUrl}/openapi.json`)).json();
+});
+afterAll(() => app?.close());
+
+interface LintProblem {
+  ruleId: string;
+  severity: 'error' | 'warn';
+  message: string;
+  location: { pointer: string }[];
+}
+
+/** Runs the redocly CLI with the repository's redocly.yaml over a copy of the served document. */
+async function redoclyLint(served: unknown): Promise<{ totals: { errors: number; warnings: number }; problems: LintProblem[] }> {
+  const directory = await mkdtemp(path.join(tmpdir(), 'openapi-lint-'));
+  try {
+    const file = path.join(directory, 'openapi.json');
+    await writeFile(file, JSON.stringify(served));
+    const cli = path.join(REPO_ROOT, 'node_modules/.bin/redocly');
+    const args = [cli, 'lint', '--config', path.join(REPO_ROOT, 'redocly.yaml'), '--format', 'json', file];
+    // No telemetry or update check: the suite must not reach the internet.
+    const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+    // The CLI exits non-zero when it finds errors; its report is on stdout either way.
+    const stdout = await promisify(execFile)(process.execPath, args, { env, cwd: directory }).then(
+      ({ stdout }) => stdout,
+      (error: { stdout?: string }) => error.stdout ?? '',
+    );
+    return JSON.parse(stdout);
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+/** Checks a real answer against the response schema the document gives for its operation and status. */
+function expectDocumented(pathName: string, method: string, status: number, body: unknown) {
+  const pointer = `#/paths/${pathName.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}/responses/${status}/content/application~1json/schema`;
+  const ajv = new Ajv2020({ strict: false, validateSchema: false, validateFormats: false });
+  ajv.addSchema(document, 'openapi.json');
+  const validate = ajv.compile({ $ref: `openapi.json${pointer}` });
+  expect(validate(body) ? [] : validate.errors, `${method.toUpperCase()} ${pathName} ${status}`).toEqual([]);
+}
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document covering every REST route', async () => {
+    const validation = await new Validator().validate(document);
+    expect(validation.errors ?? []).toEqual([]);
+    expect(validation.valid).toBe(true);
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/',
+      '/3ds/{threeDSecureId}',
+      '/api/admin/statuses',
+      '/api/{productId}',
+      '/api/{productId}/3ds',
+      '/healthz',
+      '/openapi.json',
+      '/readyz',
+    ]);
+    for (const [pathName, operations] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
+      for (const method of Object.keys(operations)) {
+        const url = pathName.replace(/\{(\w+)\}/g, ':$1');
+        expect(app.gateway.hasRoute({ method: method.toUpperCase() as 'GET', url }), `${method} ${pathName} is served`).toBe(true);
+      }
+    }
+  });
+
+  it('says which routes need the API key, and the admin headers besides it', () => {
+    const security = Object.fromEntries(
+      Object.entries(document.paths as Record<string, Record<string, { security: unknown }>>).flatMap(([pathName, operations]) =>
+        Object.entries(operations).map(([method, operation]) => [`${method.toUpperCase()} ${pathName}`, operation.security]),
+      ),
+    );
+    const keyed = [{ apiKey: [] }];
+    expect(security).toEqual({
+      'GET /': [],
+      'GET /openapi.json': [],
+      'GET /healthz': [],
+      'GET /readyz': [],
+      'GET /3ds/{threeDSecureId}': [],
+      'GET /api/admin/statuses': keyed,
+      'POST /api/{productId}': keyed,
+      'POST /api/{productId}/3ds': keyed,
+    });
+    expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    const statusParameters = document.paths['/api/admin/statuses'].get.parameters.map((p: { name: string; in: string; required: boolean }) => `${p.in}:${p.name}:${p.required}`);
+    expect(statusParameters).toEqual(
+      expect.arrayContaining(['query:pageNumber:false', 'query:pageSize:false', 'query:search:false', 'query:isOther:false', 'header:ClientId:true', 'header:UserEmail:true']),
+    );
+  });
+
+  it('passes redocly lint with the recommended rules', async () => {
+    const report = await redoclyLint(document);
+    expect(report.problems.filter((problem) => problem.severity === 'error')).toEqual([]);
+    // Deliberate: probes and the document itself cannot fail with a 4xx, and the 3-D Secure link is a redirect.
+    const warnings = report.problems.map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}`).sort();
+    expect(warnings).toEqual([
+      'operation-2xx-response #/paths/~13ds~1{threeDSecureId}/get/responses',
+      'operation-4xx-response #/paths/~1/get/responses',
+      'operation-4xx-response #/paths/~1healthz/get/responses',
+      'operation-4xx-response #/paths/~1openapi.json/get/responses',
+      'operation-4xx-response #/paths/~1readyz/get/responses',
+    ]);
+  });
+
+  it('matches the committed client types (regenerate with `npx vitest run test/openapi.test.ts -u`)', async () => {
+    await expect(await openapiTS(document)).toMatchFileSnapshot('./support/openapi-client/paths.ts');
+  });
+
+  it('describes real answers: an approved submit, request errors, the status list and the probes', async () => {
+    const approved = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4242424242424242'));
+    expect(approved.status).toBe(200);
+    expectDocumented('/api/{productId}', 'post', 200, approved.body);
+
+    const unknownField = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4242424242424242', { coupon: 'FREE' }));
+    expect(unknownField).toEqual({ status: 400, body: { success: false, message: 'coupon is not a known field' } });
+    expectDocumented('/api/{productId}', 'post', 400, unknownField.body);
+
+    const noKey = await post(app, `/api/${tenant.productId}`, '', submitBody('4242424242424242'));
+    expect(noKey.status).toBe(401);
+    expectDocumented('/api/{productId}', 'post', 401, noKey.body);
+
+    const statuses = await fetch(`${app.baseUrl}/api/admin/statuses?pageSize=2&successful=true`, { headers: tenant.adminHeaders });
+    expect(statuses.status).toBe(200);
+    expectDocumented('/api/admin/statuses', 'get', 200, await statuses.json());
+
+    // Whether the worker polls yet or not, /readyz answers one of its documented shapes.
+    for (const pathName of ['/healthz', '/readyz', '/']) {
+      const response = await fetch(`${app.baseUrl}${pathName}`);
+      expectDocumented(pathName, 'get', response.status, await response.json());
+    }
+  });
+});
+
+describe('a checkout integrating through a client generated from the document', () => {
+  it('submits an approved card with typed request and response', async () => {
+    const client = createClient<paths>({ baseUrl: app.baseUrl, headers: { Authorization: `Bearer ${tenant.apiKey}` } });
+    const { data, error, response } = await client.POST('/api/{productId}', {
+      params: { path: { productId: String(tenant.productId) }, header: { 'Idempotency-Key': `order-${tenant.productId}-1` } },
+      body: {
+        card: { name: 'Ada Lovelace', pan: '4242424242424242', expiryMonth: 12, expiryYear: new Date().getFullYear() + 2, cvv: '123' },
+        email: 'ada@example.com',
+        partnerSession: 'checkout-1',
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(error).toBeUndefined();
+    expect(data).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, amount: 19.99, last4: '4242', partnerSession: 'checkout-1' });
+    expect(data!.submitOrderId).toBeGreaterThan(0);
+  });
+
+  it('gets the typed error body when the request itself is refused', async () => {
+    const client = createClient<paths>({ baseUrl: app.baseUrl, headers: { Authorization: 'Bearer not-a-key' } });
+    const { data, error, response } = await client.POST('/api/{productId}', {
+      params: { path: { productId: String(tenant.productId) } },
+      body: { email: 'ada@example.com' },
+    });
+    expect(response.status).toBe(401);
+    expect(data).toBeUndefined();
+    expect(error).toEqual({ success: false, message: 'Invalid API key' });
+  });
+});
+
+describe('documentation pages', () => {
+  it('serves the API reference at /docs from the gateway itself, no CDN', async () => {
+    const page = await fetch(`${app.baseUrl}/docs`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = await page.text();
+    const scripts = [...html.matchAll(/<script src="([^"]+)"/g)].map((match) => match[1]!);
+    expect(scripts).toContain('/docs/static/swagger-ui-bundle.js');
+    for (const script of scripts) {
+      expect(script.startsWith('/docs/'), `${script} is served locally`).toBe(true);
+      expect((await fetch(`${app.baseUrl}${script}`)).status, script).toBe(200);
+    }
+    expect(await (await fetch(`${app.baseUrl}/docs/json`)).json()).toEqual(document);
+  });
+
+  it('answers GET / with links to everything a newcomer looks for', async () => {
+    const index = (await (await fetch(`${app.baseUrl}/`)).json()) as { links: Record<string, string> };
+    expect(index.links).toEqual({
+      apiReference: '/docs',
+      openapi: '/openapi.json',
+      graphql: '/graphql',
+      temporalUi: TEMPORAL_UI_URL,
+      health: '/healthz',
+      readiness: '/readyz',
+    });
+    for (const link of [index.links.apiReference, index.links.openapi, index.links.health]) {
+      expect((await fetch(`${app.baseUrl}${link}`)).status, link).toBe(200);
+    }
+  });
+});

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { binCountry, cvvLengthFor, detectNetwork, isValidCardNumber, isValidEmail, isValidExpiry, normalizeExpiryYear, passesLuhn } from '../../domain/payments/card.ts';
+
+describe('Luhn check', () => {
+  it.each([
+    ['79927398713', true],
+    ['79927398710', false],
+    ['4242424242424242', true],
+    ['4242424242424241', false],
+    ['5555555555554444', true],
+    ['378282246310005', true],
+    ['378282246310006', false],
+  ])('%s passes: %s', (digits, expected) => {
+    expect(passesLuhn(digits)).toBe(expected);
+  });
+});
+
+describe('card network from the BIN', () => {
+  it.each([
+    ['4242424242424242', 'NetworkA'],
+    ['4000000000006', 'NetworkA'],
+    ['5100000000000008', 'NetworkB'],
+    ['5555555555554444', 'NetworkB'],
+    ['2221000000000009', 'NetworkB'],
+    ['2720000000000005', 'NetworkB'],
+    ['340000000000009', 'NetworkC'],
+    ['378282246310005', 'NetworkC'],
+    ['6011000000000004', 'NetworkD'],
+    ['6500000000000002', 'NetworkD'],
+    ['6440000000000005', 'NetworkD'],
+    ['6490000000000004', 'NetworkD'],
+    ['3528000000000007', 'NetworkE'],
+    ['3589000000000003', 'NetworkE'],
+  ])('%s is %s', (pan, network) => {
+    expect(detectNetwork(pan)).toBe(network);
+  });
+
+  it.each([
+    ['5000000000000009', '50 is below the NetworkB range 51-55'],
+    ['5600000000000003', '56 is above the NetworkB range 51-55'],
+    ['2220000000000000', '2220 is below the NetworkB range 2221-2720'],
+    ['2721000000000004', '2721 is above the NetworkB range 2221-2720'],
+    ['6430000000000007', '643 is below the NetworkD range 644-649'],
+    ['3527000000000008', '3527 is below the NetworkE range 3528-3589'],
+    ['3590000000000000', '3590 is above the NetworkE range 3528-3589'],
+    ['1000000000000008', 'no network starts with 1'],
+  ])('%s has no network (%s)', (pan) => {
+    expect(detectNetwork(pan)).toBeUndefined();
+  });
+
+  it('asks a 4-digit CVV for NetworkC only, 3 digits otherwise', () => {
+    expect(cvvLengthFor('NetworkC')).toBe(4);
+    for (const network of ['NetworkA', 'NetworkB', 'NetworkD', 'NetworkE'] as const) expect(cvvLengthFor(network), network).toBe(3);
+    expect(cvvLengthFor(undefined)).toBe(3);
+  });
+});
+
+describe('card number validation', () => {
+  it.each([
+    ['4242424242424242', 'NetworkA, 16 digits'],
+    ['4000000000006', 'NetworkA, 13 digits'],
+    ['4000000000000000006', 'NetworkA, 19 digits'],
+    ['378282246310005', 'NetworkC, 15 digits'],
+    ['100000000008', 'no known network, 12 digits'],
+    ['2220000000000000', 'no known network, 16 digits'],
+  ])('accepts %s (%s)', (pan) => {
+    expect(isValidCardNumber(pan)).toBe(true);
+  });
+
+  it.each([
+    ['4242424242424241', 'fails Luhn'],
+    ['400000000000006', 'NetworkA with 15 digits'],
+    ['400000000002', 'NetworkA with 12 digits'],
+    ['510000000000003', 'NetworkB with 15 digits'],
+    ['5555555555554444'.slice(0, 11), '11 digits'],
+    ['90000000000000000001', '20 digits'],
+    ['4242 4242 4242 4242', 'spaces (the caller strips them first)'],
+    ['424242424242424a', 'a letter'],
+    ['', 'empty'],
+  ])('refuses %s (%s)', (pan) => {
+    expect(isValidCardNumber(pan)).toBe(false);
+  });
+});
+
+describe('expiry', () => {
+  const midJune2025 = new Date('2025-06-15T12:00:00Z');
+
+  it.each([
+    [6, 2025, 'this month'],
+    [6, 25, 'this month, 2-digit year'],
+    [7, 2025, 'next month'],
+    [1, 2026, 'next year'],
+    [12, 2050, 'the last year accepted, 25 years ahead'],
+    [12, 50, '2-digit year 50 is 2050'],
+  ])('%i/%i is valid (%s)', (month, year) => {
+    expect(isValidExpiry(month, year, midJune2025)).toBe(true);
+  });
+
+  it.each([
+    [5, 2025, 'last month'],
+    [5, 25, 'last month, 2-digit year'],
+    [12, 2024, 'last year'],
+    [1, 2051, 'more than 25 years ahead'],
+    [6, 99, '2-digit year 99 is 2099'],
+    [0, 2030, 'month zero'],
+    [13, 2030, 'month 13'],
+    [6, 0, 'year zero'],
+    [undefined, 2030, 'month missing'],
+    [6, undefined, 'year missing'],
+    [6.5, 2030, 'fractional month'],
+    [6, 202, 'a 3-digit year'],
+  ])('%s/%s is invalid (%s)', (month, year, _why) => {
+    expect(isValidExpiry(month, year, midJune2025)).toBe(false);
+  });
+
+  it('a card is good through the last instant of its month, in UTC', () => {
+    expect(isValidExpiry(6, 2025, new Date('2025-06-30T23:59:59.999Z'))).toBe(true);
+    expect(isValidExpiry(6, 2025, new Date('2025-07-01T00:00:00.000Z'))).toBe(false);
+  });
+
+  it('normalises a 2-digit year to 20xx and keeps a 4-digit one', () => {
+    expect(normalizeExpiryYear(27)).toBe(2027);
+    expect(normalizeExpiryYear(5)).toBe(2005);
+    expect(normalizeExpiryYear(2031)).toBe(2031);
+  });
+});
+
+describe('BIN country', () => {
+  it('knows the sandbox BINs, longest prefix first, and nothing else', () => {
+    expect(binCountry('40000007')).toBe('BR');
+    expect(binCountry('40000000')).toBe('US');
+    expect(binCountry('42424242')).toBe('US');
+    expect(binCountry('55555555')).toBe('US');
+    expect(binCountry('41111111')).toBeUndefined();
+  });
+});
+
+describe('e-mail', () => {
+  it.each([
+    ['ada@example.com', true],
+    ['a.b+tag@sub.example.co', true],
+    ['ada@example.c', false],
+    ['ada@example', false],
+    ['ada example@example.com', false],
+    ['@example.com', false],
+    ['ada@@example.com', false],
+    ['', false],
+  ])('%j valid: %s', (email, expected) => {
+    expect(isValidEmail(email)).toBe(expected);
+  });
+
+  it('allows 320 characters and no more', () => {
+    const domain = '@example.com';
+    expect(isValidEmail('a'.repeat(320 - domain.length) + domain)).toBe(true);
+    expect(isValidEmail('a'.repeat(321 - domain.length) + domain)).toBe(false);
+    expect(isValidEmail(undefined)).toBe(false);
+  });
+});

@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, ConfigError } from '../../platform/config.ts';
+import { renderConfigurationDoc } from '../../platform/config-doc.ts';
+import { createLogger, censorCardNumbers } from '../../platform/logger.ts';
+import { CapturedLogs } from '../support/harness.ts';
+
+describe('configuration', () => {
+  it('reports every bad variable by name', () => {
+    let error: ConfigError | undefined;
+    try {
+      loadConfig({ PORT: 'eighty', DATA_ENCRYPTION_KEY: 'short', WEBHOOK_RETRY_SCHEDULE: '0,x' });
+    } catch (caught) {
+      error = caught as ConfigError;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error!.problems).toEqual([
+      expect.stringMatching(/^PORT: must be an integer/),
+      expect.stringMatching(/^DATA_ENCRYPTION_KEY: must be 32 bytes/),
+      expect.stringMatching(/^WEBHOOK_RETRY_SCHEDULE: /),
+    ]);
+  });
+
+  it('applies defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, rateLimitPerMinute: 100, webhookRetrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000], webhookTimeoutMs: 15000 });
+    expect(config.databaseUrl).toBeUndefined();
+  });
+
+  it('docs/configuration.md matches the settings (run `npm run docs:config`)', () => {
+    expect(readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8')).toBe(renderConfigurationDoc());
+  });
+});
+
+describe('log redaction', () => {
+  it('masks card numbers in messages and removes secrets by path', () => {
+    const logs = new CapturedLogs();
+    const logger = createLogger({ level: 'info', destination: logs.stream });
+    logger.info({ card: { pan: '4242424242424242', cvv: '123' }, req: { headers: { authorization: 'Bearer sk_secret_value' } } }, 'charging 4242 4242 4242 4242');
+    logger.error({ err: new Error('processor refused 4000000000000002') }, 'failed');
+    const text = logs.text();
+    expect(text).not.toMatch(/4242424242424242|4242 4242 4242 4242|4000000000000002|sk_secret_value|"cvv"/);
+    expect(text).toContain('424242…4242');
+  });
+
+  it('leaves ordinary numbers alone', () => {
+    expect(censorCardNumbers('order 12345 for 29.99')).toBe('order 12345 for 29.99');
+  });
+});

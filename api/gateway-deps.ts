@@ -6,6 +6,7 @@ import type { DeliveryStarter } from '../domain/webhooks/delivery-starter.ts';
 import type { ReadinessProbes } from './rest/health.routes.ts';
 import type { CardVault } from '../domain/crypto/card-vault.ts';
 import type { PaymentRunner } from '../domain/payments/payment-runner.ts';
+import type { RateLimitPolicy } from './http/authentication.ts';
 
 /** Everything the gateway needs, passed in by its entry point (or a test). */
 export interface GatewayDeps {
@@ -17,12 +18,14 @@ export interface GatewayDeps {
   readonly readiness: ReadinessProbes;
   readonly cardVault: CardVault;
   readonly paymentRunner: PaymentRunner;
+  /** The clock rate-limit windows are counted by; tests inject one so a window never rolls over mid-test. */
+  readonly now?: () => Date;
 }
 
 /** The subset resolvers reach through the GraphQL context. */
 export interface GatewayServices {
   readonly operatorToken?: string;
-  readonly defaultRateLimitPerMinute: number;
+  readonly rateLimit: RateLimitPolicy;
   readonly secretBox: SecretBox;
   readonly cardVault: CardVault;
   readonly deliveryStarter: DeliveryStarter;

@@ -55,12 +55,13 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   indexRoutes(api, { temporalUiUrl: config.temporalUiUrl });
   healthRoutes(api, deps.readiness);
-  statusRoutes(api, { defaultRateLimitPerMinute: config.rateLimitPerMinute });
+  const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()) };
+  statusRoutes(api, { rateLimit });
   paymentRoutes(api, {
     runner: deps.paymentRunner,
     cardVault: deps.cardVault,
     secretBox: deps.secretBox,
-    defaultRateLimitPerMinute: config.rateLimitPerMinute,
+    rateLimit,
     settings: {
       processorTimeoutMs: config.processorTimeoutMs,
       threeDSecureTimeoutSeconds: config.threeDSecureTimeoutSeconds,
@@ -71,7 +72,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
 
   const services: GatewayServices = {
     operatorToken: config.operatorToken,
-    defaultRateLimitPerMinute: config.rateLimitPerMinute,
+    rateLimit,
     secretBox: deps.secretBox,
     cardVault: deps.cardVault,
     deliveryStarter: deps.deliveryStarter,

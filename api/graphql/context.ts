@@ -32,7 +32,7 @@ export async function resolveCaller(
   const token = authorization.replace(/^bearer\s+/i, '').trim();
   if (services.operatorToken && sameSecret(token, services.operatorToken)) return { kind: 'operator' };
   const principal = await authenticateApiKey(em, authorization);
-  await consumeRateLimit(em, `api-key:${principal.apiKeyId}`, principal.rateLimitPerMinute ?? services.defaultRateLimitPerMinute);
+  await consumeRateLimit(em, `api-key:${principal.apiKeyId}`, principal.rateLimitPerMinute ?? services.rateLimit.defaultPerMinute, services.rateLimit.now());
   return { kind: 'tenant', principal };
 }
 

@@ -9,7 +9,7 @@ import { DomainError } from '../../domain/errors.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
-import { authenticateCaller } from '../http/authentication.ts';
+import { authenticateCaller, type RateLimitPolicy } from '../http/authentication.ts';
 import { errorResponses, ref, stringEnum } from '../http/schemas.ts';
 import { API_KEY_REQUIRED, PUBLIC } from '../http/security.ts';
 import type { TypedApp } from '../http/typed-app.ts';
@@ -68,7 +68,7 @@ export interface PaymentRouteDeps {
   readonly cardVault: CardVault;
   readonly secretBox: SecretBox;
   readonly settings: PaymentSettings;
-  readonly defaultRateLimitPerMinute: number;
+  readonly rateLimit: RateLimitPolicy;
 }
 
 export function paymentRoutes(app: TypedApp, deps: PaymentRouteDeps): void {
@@ -86,7 +86,7 @@ export function paymentRoutes(app: TypedApp, deps: PaymentRouteDeps): void {
       response: paymentResponses,
     },
     async handler(request) {
-      const principal = await authenticateCaller(request, deps.defaultRateLimitPerMinute);
+      const principal = await authenticateCaller(request, deps.rateLimit);
       const idempotencyKey = request.headers['idempotency-key'];
       if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
         throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
@@ -109,7 +109,7 @@ export function paymentRoutes(app: TypedApp, deps: PaymentRouteDeps): void {
       response: paymentResponses,
     },
     async handler(request) {
-      const principal = await authenticateCaller(request, deps.defaultRateLimitPerMinute);
+      const principal = await authenticateCaller(request, deps.rateLimit);
       return completeThreeDSecure(
         { em: request.em, runner: deps.runner },
         { tenantId: principal.tenantId, productId: request.params.productId, body: request.body },

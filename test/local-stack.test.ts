@@ -1,0 +1,169 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openOrm } from '../data/orm.ts';
+import { portIsOpen } from '../scripts/local-stack/local-runtime.ts';
+import { freePort } from './support/free-port.ts';
+
+/**
+ * `npm start` as a developer runs it: the real start script with its own DATA_DIR and free ports, so it
+ * runs beside the suite's servers. One stack serves the tests below, in order; the last one stops it.
+ */
+const REPO = path.resolve(import.meta.dirname, '..');
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'local-stack-'));
+let ports: Record<'gateway' | 'sandbox' | 'temporal' | 'temporalUi' | 'postgres' | 'webhooks', number>;
+let stack: ChildProcess;
+let output = '';
+let exited: Promise<number | null>;
+let demo: { apiKey: string; productId: number };
+
+function stackEnv(): NodeJS.ProcessEnv {
+  // The suite's own settings (its database, Temporal, sandbox, NODE_ENV=test) must not leak into the stack.
+  const { DATABASE_URL, TEMPORAL_ADDRESS, SANDBOX_PROCESSOR_URL, OPERATOR_TOKEN, DATA_ENCRYPTION_KEY, NODE_ENV, ...inherited } = process.env;
+  return {
+    ...inherited,
+    DATA_DIR: dataDir,
+    PORT: String(ports.gateway),
+    SANDBOX_PROCESSOR_PORT: String(ports.sandbox),
+    TEMPORAL_DEV_PORT: String(ports.temporal),
+    TEMPORAL_UI_PORT: String(ports.temporalUi),
+    EMBEDDED_POSTGRES_PORT: String(ports.postgres),
+    DEV_WEBHOOK_RECEIVER_PORT: String(ports.webhooks),
+    // A slow sandbox answer (amount .98) that outlives no processor timeout: the worker is killed while it waits.
+    SANDBOX_SLOW_RESPONSE_MS: '6000',
+    PROCESSOR_TIMEOUT_MS: '8000',
+  };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe().catch(() => undefined);
+    if (value) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${what} not reached in ${timeoutMs / 1000} s; start output:\n${output}`);
+}
+
+const base = () => `http://127.0.0.1:${ports.gateway}`;
+
+/** Processes started (directly or not) by `root`, by /proc, whose command line contains `needle`. */
+function descendants(root: number, needle: string): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const isDescendant = (pid: number): boolean => {
+    for (let parent = parents.get(pid); parent !== undefined && parent > 1; parent = parents.get(parent)) if (parent === root) return true;
+    return false;
+  };
+  return [...parents.keys()].filter((pid) => {
+    if (!isDescendant(pid)) return false;
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle);
+    } catch {
+      return false;
+    }
+  });
+}
+
+beforeAll(async () => {
+  ports = { gateway: await freePort(), sandbox: await freePort(), temporal: await freePort(), temporalUi: await freePort(), postgres: await freePort(), webhooks: await freePort() };
+  stack = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts/start.ts')], { cwd: REPO, env: stackEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  stack.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  stack.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  exited = new Promise((resolve) => stack.once('exit', (code) => resolve(code)));
+  await until('the start banner', async () => output.includes('Press Ctrl-C to stop'), 240_000);
+
+  const credentials = JSON.parse(
+    (await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts/credentials.ts'), '--json'], { cwd: REPO, env: stackEnv() })).stdout,
+  );
+  const tenant = credentials.demo[0];
+  demo = { apiKey: tenant.apiKeys[0].key, productId: tenant.products.find((product: { slug: string }) => product.slug === 'ebook').id };
+}, 300_000);
+
+afterAll(async () => {
+  // Only reached with the stack still up when a test failed: stop it, forcefully if need be.
+  if (stack?.exitCode === null && stack.signalCode === null) {
+    stack.kill('SIGTERM');
+    const timer = setTimeout(() => stack.kill('SIGKILL'), 60_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  rmSync(dataDir, { recursive: true, force: true });
+}, 90_000);
+
+async function submit(pan: string, partnerSession: string) {
+  const response = await fetch(`${base()}/api/${demo.productId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: demo.apiKey },
+    body: JSON.stringify({ card: { pan, expiryMonth: 12, expiryYear: new Date().getFullYear() + 2, cvv: '123' }, email: `${partnerSession}@example.com`, partnerSession }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+async function authorizations(submitOrderId: number): Promise<number> {
+  const stats = (await (await fetch(`http://127.0.0.1:${ports.sandbox}/v1/_stats`)).json()) as { byOrderReference: Record<string, number> };
+  return stats.byOrderReference[`ord${submitOrderId}`] ?? 0;
+}
+
+describe('npm start', () => {
+  it('prints where everything is and approves a payment with the demo key; the demo webhook reaches the local receiver', async () => {
+    for (const shown of [`${base()}/graphql`, `${base()}/docs`, `127.0.0.1:${ports.temporalUi}`, `127.0.0.1:${ports.webhooks}/webhooks`, demo.apiKey, path.join(dataDir, 'logs')]) {
+      expect(output).toContain(shown);
+    }
+    const { status, body } = await submit('4242424242424242', 'local-stack-1');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636 });
+    await until('the webhook printed', async () => /webhook transaction\.completed .* signature ok/.test(output), 60_000);
+    // Children's logs go to files, not the terminal.
+    expect(output).not.toContain('"msg":"request completed"');
+    expect(readFileSync(path.join(dataDir, 'logs', 'gateway.log'), 'utf8')).toContain('request completed');
+  });
+
+  it('restarts a worker killed mid-payment; the gateway keeps answering and the payment completes with one authorization', async () => {
+    const orm = await openOrm({ databaseUrl: `postgres://postgres:postgres@127.0.0.1:${ports.postgres}/payments`, poolSize: 1 });
+    try {
+      // .98: the sandbox records the authorization at once and answers late, so the worker dies while it waits.
+      await orm.em.fork().execute(`update products set price = '12.98' where id = ?`, [demo.productId]);
+      const [worker] = descendants(stack.pid!, 'worker/main.ts');
+      expect(worker).toBeDefined();
+
+      const submitted = submit('4242424242424242', 'local-stack-2');
+      const submitOrderId = await until('the authorization at the sandbox', async () => {
+        const [order] = await orm.em.fork().execute<{ id: number }[]>(`select id from orders where partner_session = 'local-stack-2'`);
+        return order && (await authorizations(order.id)) === 1 ? order.id : undefined;
+      });
+      process.kill(worker!, 'SIGKILL');
+
+      expect((await fetch(`${base()}/healthz`)).status).toBe(200);
+      await until('a new worker process', async () => descendants(stack.pid!, 'worker/main.ts').some((pid) => pid !== worker));
+      expect(output).toMatch(/worker exited \(signal SIGKILL\); restarting it/);
+
+      const { status, body } = await submitted;
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, submitOrderId });
+      expect(await authorizations(submitOrderId)).toBe(1);
+    } finally {
+      await orm.close();
+    }
+  });
+
+  it('stops every process once on SIGTERM and frees every port', async () => {
+    const processes = descendants(stack.pid!, '');
+    expect(processes.length).toBeGreaterThanOrEqual(5); // its own copy, PostgreSQL, Temporal, sandbox, worker, gateway
+    stack.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    for (const [name, port] of Object.entries(ports)) expect({ name, open: await portIsOpen(port) }).toEqual({ name, open: false });
+    expect(processes.filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '))).toEqual([]);
+    expect(output).not.toMatch(/IllegalStateError|Error:/);
+  });
+});

@@ -13,7 +13,8 @@ const CASCADE_BY_GROUP: Record<StatusGroup, boolean> = {
   other: false,
 };
 
-const NEVER_CASCADE = new Set([2684, 2690, 2696, 2882, 3290, 3631, 3632, 3635, 3821, 3822, 3823, 4197, 4199, 4215, 4220, 4235, 4243, 4244, 4247, 4250, 4279]);
+/** Lost, stolen, pick-up, blacklisted, fraud (by the issuer, the processor or a gateway's score) and stopped recurring programs. */
+const NEVER_CASCADE = new Set([2684, 2690, 2696, 2882, 3290, 3631, 3632, 3635, 3821, 3822, 3823, 4197, 4198, 4199, 4215, 4220, 4235, 4243, 4244, 4247, 4250, 4255, 4279, 4303]);
 
 export function statusGroupOf(statusId: number): StatusGroup | undefined {
   return statusById(statusId)?.group;

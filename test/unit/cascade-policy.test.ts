@@ -36,6 +36,12 @@ describe('cascade policy', () => {
     for (const id of [3290, 4197, 4199, 4250, 3635]) expect(mayCascade(id, allowsAll), String(id)).toBe(false);
   });
 
+  it('never retries any decline the interface describes as fraud, lost or stolen, whoever detected it', () => {
+    const fraudLostOrStolen = SPEC_STATUS_CODES.filter((c) => /fraud|lost|stolen/i.test(c.status));
+    expect(fraudLostOrStolen.map((c) => c.id)).toEqual(expect.arrayContaining([4198, 4255, 4303]));
+    for (const code of fraudLostOrStolen) expect(mayCascade(code.id, allowsAll), `${code.id} ${code.status}`).toBe(false);
+  });
+
   it('never retries a success, an invalid card or a system error, whatever the MID allows', () => {
     const notRetried = SPEC_STATUS_CODES.filter((c) => c.successful || c.isInvalidCardDetails || c.isOther);
     expect(notRetried).toHaveLength(6 + 33 + 100);

@@ -198,7 +198,7 @@ describe('Idempotency-Key', () => {
     const id = reserved!.id;
     await app.orm.em.fork().execute(
       `insert into idempotency_keys (tenant_id, key, request_hash, submit_order_id, created_at) values (?, ?, ?, ?, now() - interval '1 minute')`,
-      [tenant.id, key, requestHash(String(tenant.productId), body as never), Number(id)],
+      [tenant.id, key, requestHash(app.cardVault, String(tenant.productId), body as never), Number(id)],
     );
     const retry = await submit(body, { 'idempotency-key': key });
     expect(retry.status).toBe(200);

@@ -31,6 +31,8 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
         taskQueue: options.taskQueue,
         args: [input],
         workflowIdConflictPolicy: 'USE_EXISTING',
+        // A closed payment is never run again under its id: a retry is answered from its stored first answer.
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
         typedSearchAttributes: new TypedSearchAttributes([
           { key: TenantIdAttribute, value: String(input.tenantId) },
           { key: ProductIdAttribute, value: String(input.productId) },

@@ -4,7 +4,7 @@ import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 export interface IdempotencyKeyClaim {
   readonly tenantId: number;
   readonly key: string;
-  /** SHA-256 hex of the request the key was first used with. */
+  /** Keyed digest (HMAC-SHA256 hex) of the request the key was first used with, card replaced by its fingerprint. */
   readonly requestHash: string;
   readonly submitOrderId: number;
 }
@@ -12,10 +12,12 @@ export interface IdempotencyKeyClaim {
 export interface StoredIdempotencyKey {
   readonly requestHash: string;
   readonly submitOrderId: number;
-  /** The answer given without a payment (a pre-processing outcome); null when a payment answers, or none yet. */
+  /** The first answer the request got (a pre-processing outcome or the payment's first result); null until then. */
   readonly result: SubmitResult | null;
   /** How long ago the key was claimed, by the database's clock. */
   readonly ageMs: number;
+  /** Whether the key's payment opened its order: from then on a repeat may never start another payment. */
+  readonly paymentStarted: boolean;
 }
 
 /** Claims the key for a request; false when the tenant already used it (the primary key decides, atomically). */
@@ -29,15 +31,18 @@ export async function insertIdempotencyKey(em: EntityManager, claim: Idempotency
 }
 
 export async function findIdempotencyKey(em: EntityManager, tenantId: number, key: string): Promise<StoredIdempotencyKey | undefined> {
-  const [row] = await em.execute<{ request_hash: string; submit_order_id: number; result: SubmitResult | null; age_ms: number | string }[]>(
-    `select request_hash, submit_order_id, result, extract(epoch from now() - created_at) * 1000 as age_ms
-       from idempotency_keys where tenant_id = ? and key = ?`,
+  const [row] = await em.execute<{ request_hash: string; submit_order_id: number; result: SubmitResult | null; age_ms: number | string; payment_started: boolean }[]>(
+    `select k.request_hash, k.submit_order_id, k.result, extract(epoch from now() - k.created_at) * 1000 as age_ms,
+            exists (select 1 from orders o where o.id = k.submit_order_id) as payment_started
+       from idempotency_keys k where k.tenant_id = ? and k.key = ?`,
     [tenantId, key],
   );
-  return row && { requestHash: row.request_hash, submitOrderId: row.submit_order_id, result: row.result, ageMs: Number(row.age_ms) };
+  return (
+    row && { requestHash: row.request_hash, submitOrderId: row.submit_order_id, result: row.result, ageMs: Number(row.age_ms), paymentStarted: row.payment_started }
+  );
 }
 
-/** Stores the answer a key's request got without a payment, for its repeats to replay. */
+/** Stores the first answer a key's request got, for its repeats to replay; a later answer never replaces it. */
 export async function storeIdempotentResult(em: EntityManager, tenantId: number, key: string, result: SubmitResult): Promise<void> {
-  await em.execute(`update idempotency_keys set result = ? where tenant_id = ? and key = ?`, [JSON.stringify(result), tenantId, key]);
+  await em.execute(`update idempotency_keys set result = ? where tenant_id = ? and key = ? and result is null`, [JSON.stringify(result), tenantId, key]);
 }

@@ -12,7 +12,7 @@ export type IdempotencyClaim = { readonly id: number } | { readonly replay: Subm
 const IN_FLIGHT_WAIT_MS = 5_000;
 const IN_FLIGHT_POLL_MS = 50;
 /**
- * A claim this old with neither a stored outcome nor a workflow belongs to a request that failed before
+ * A claim this old with no stored outcome, no workflow and no order belongs to a request that failed before
  * its payment started (e.g. Temporal unreachable); a retry takes it over with the same order id, so the
  * workflow id still deduplicates and the key never stays stuck.
  */
@@ -37,16 +37,19 @@ export async function claimIdempotencyKey(
       const existing = await findIdempotencyKey(deps.em, claim.tenantId, claim.key);
       if (!existing || existing.requestHash !== claim.requestHash) throw new DomainError('conflict', 'Idempotency-Key was already used with a different request');
       lastError = undefined;
-      let replay = existing.result ?? undefined;
+      if (existing.result) return pWaitFor.resolveWith<IdempotencyClaim>({ replay: existing.result });
+      let replay: SubmitResult | undefined;
       try {
-        replay ??= await deps.runner.resume(claim.tenantId, existing.submitOrderId);
+        replay = await deps.runner.resume(claim.tenantId, existing.submitOrderId);
+        // The first request may have died before keeping its answer; keep it now, before Temporal forgets it.
+        if (replay) await storeIdempotentResult(deps.em, claim.tenantId, claim.key, replay);
       } catch (error) {
         // The first request may be starting its workflow right now; such races settle within the wait.
         if (error instanceof DomainError) throw error;
         lastError = error;
       }
       if (replay) return pWaitFor.resolveWith<IdempotencyClaim>({ replay });
-      if (!lastError && existing.ageMs > ABANDONED_CLAIM_MS) return pWaitFor.resolveWith<IdempotencyClaim>({ id: existing.submitOrderId });
+      if (!lastError && !existing.paymentStarted && existing.ageMs > ABANDONED_CLAIM_MS) return pWaitFor.resolveWith<IdempotencyClaim>({ id: existing.submitOrderId });
       return false;
     },
     {
@@ -61,7 +64,7 @@ export async function claimIdempotencyKey(
   );
 }
 
-/** Keeps the answer a keyed request got without a payment, so that its repeats replay it. */
+/** Keeps the first answer a keyed request got, so that its repeats replay it. */
 export async function rememberIdempotentResult(em: EntityManager, claim: { tenantId: number; key: string }, result: SubmitResult): Promise<void> {
   await storeIdempotentResult(em, claim.tenantId, claim.key, result);
 }

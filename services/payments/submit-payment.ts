@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import canonicalJson from 'safe-stable-stringify';
 import { reserveOrderId } from '../../data/queries/orders.ts';
@@ -42,17 +41,18 @@ export async function submitPayment(
 
   const keyed = input.idempotencyKey ? { tenantId: input.tenantId, key: input.idempotencyKey } : undefined;
   const claim = keyed
-    ? await claimIdempotencyKey(deps, { ...keyed, requestHash: requestHash(input.productId, body) })
+    ? await claimIdempotencyKey(deps, { ...keyed, requestHash: requestHash(deps.cardVault, input.productId, body) })
     : { id: await reserveOrderId(deps.em) };
   if ('replay' in claim) return claim.replay;
   const submitOrderId = claim.id;
-  const answerWithoutPayment = async (result: SubmitResult) => {
+  // Every first answer is kept with its key, so repeats replay it even after Temporal has forgotten the workflow.
+  const answer = async (result: SubmitResult) => {
     if (keyed) await rememberIdempotentResult(deps.em, keyed, result);
     return result;
   };
 
   const validation = validateSubmit(await withDecryptedCard(deps, input.tenantId, body), product.acceptedNetworks, new Date());
-  if (!validation.ok) return answerWithoutPayment(preProcessingResult({ ...context, ...validation.card }, validation.info, validation.error));
+  if (!validation.ok) return answer(preProcessingResult({ ...context, ...validation.card }, validation.info, validation.error));
   const { card, email } = validation;
   const fingerprint = deps.cardVault.fingerprint(card.pan);
   const cardContext: ResultContext = { ...context, email, bin: card.bin, last4: card.last4, binCountry: card.binCountry };
@@ -69,10 +69,10 @@ export async function submitPayment(
     velocity: product.velocity,
     hasSubscriptionPlan: product.subscriptionPlan !== null,
   });
-  if (!screening.ok) return answerWithoutPayment(preProcessingResult(cardContext, screening.info, screening.error));
+  if (!screening.ok) return answer(preProcessingResult(cardContext, screening.info, screening.error));
 
   const subAffiliate = splitSubAffiliate(body.subAffiliate);
-  return deps.runner.submit({
+  return answer(await deps.runner.submit({
     tenantId: input.tenantId,
     productId: product.id,
     submitOrderId,
@@ -106,7 +106,7 @@ export async function submitPayment(
     subscriptionPlan: product.subscriptionPlan,
     resultContext: cardContext,
     settings: deps.settings,
-  });
+  }));
 }
 
 /**
@@ -139,9 +139,20 @@ async function findProduct(em: EntityManager, tenantId: number, productId: strin
 }
 
 /**
- * What an Idempotency-Key is bound to: the product and the body, as canonical JSON (keys sorted), so the
- * same request sent with its fields in another order is still the same request.
+ * What an Idempotency-Key is bound to: the product and the body, as canonical JSON (keys sorted, so the same
+ * request with its fields in another order is still the same request), with the card number replaced by its
+ * keyed fingerprint and the CVV left out, under a keyed digest: nothing stored can be brute-forced to a card.
  */
-export function requestHash(productId: string, body: SubmitRequest): string {
-  return createHash('sha256').update(canonicalJson([productId, body])).digest('hex');
+export function requestHash(cardVault: Pick<CardVault, 'fingerprint' | 'requestDigest'>, productId: string, body: SubmitRequest): string {
+  const { card } = body;
+  const cardIdentity = card && {
+    ...(card.pan !== undefined ? { fingerprint: cardVault.fingerprint(card.pan.replace(/[\s-]/g, '')) } : {}),
+    encrypted: card.encrypted,
+    bin: card.bin,
+    lastFour: card.lastFour,
+    expiryMonth: card.expiryMonth,
+    expiryYear: card.expiryYear,
+    name: card.name,
+  };
+  return cardVault.requestDigest(canonicalJson([productId, { ...body, card: cardIdentity }]));
 }

@@ -1,0 +1,82 @@
+import { createHash, randomUUID } from 'node:crypto';
+import canonicalJson from 'safe-stable-stringify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+
+let app: TestApp;
+let tenant: PaymentTenant;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.startWorker();
+  tenant = await createPaymentTenant(app);
+});
+afterAll(() => app?.close());
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** Every unkeyed digest a reader of the database could try against a stored request hash. */
+function unkeyedDigests(productId: string, body: Record<string, unknown>, pan: string, cvv: string): string[] {
+  const texts = [
+    canonicalJson([productId, body]),
+    JSON.stringify([productId, body]),
+    canonicalJson(body),
+    JSON.stringify(body),
+    JSON.stringify(body.card),
+    canonicalJson(body.card),
+    pan,
+    `${pan}${cvv}`,
+    `${pan}|${cvv}`,
+  ];
+  return texts.map((text) => sha256(text!));
+}
+
+describe('idempotency request hashes', () => {
+  it('are keyed digests with the card replaced by its fingerprint: no unkeyed digest of the body or the card matches', async () => {
+    const pan = '4242424242424242';
+    const cvv = '321';
+    const body = submitBody(pan, { card: card(pan, { cvv }) });
+    const key = `card-hash-${randomUUID()}`;
+    const first = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, { 'idempotency-key': key });
+    expect(first.body.info).toBe('Success');
+
+    const [stored] = await app.orm.em.fork().execute<{ request_hash: string }[]>(`select request_hash from idempotency_keys where tenant_id = ? and key = ?`, [tenant.id, key]);
+    expect(stored!.request_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(unkeyedDigests(String(tenant.productId), body, pan, cvv)).not.toContain(stored!.request_hash);
+    expect(stored!.request_hash).not.toContain(pan);
+  });
+
+  it('still recognise the same request with its fields in another order, and tell another card apart', async () => {
+    const body = submitBody('4242424242424242');
+    const key = `card-hash-order-${randomUUID()}`;
+    const first = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, { 'idempotency-key': key });
+    const reordered = Object.fromEntries(Object.entries(body).reverse());
+    const again = await post(app, `/api/${tenant.productId}`, tenant.apiKey, reordered, { 'idempotency-key': key });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+
+    const otherCard = submitBody('5555555555554444');
+    const conflict = await post(app, `/api/${tenant.productId}`, tenant.apiKey, otherCard, { 'idempotency-key': key });
+    expect(conflict.status).toBe(409);
+  });
+
+  it('answer a repeat from the stored first answer once Temporal no longer has the payment, and never charge again', async () => {
+    const body = submitBody('4242424242424242');
+    const key = `card-hash-gone-${randomUUID()}`;
+    const first = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, { 'idempotency-key': key });
+    expect(first.body.info).toBe('Success');
+    const [stored] = await app.orm.em.fork().execute<{ result: unknown }[]>(`select result from idempotency_keys where tenant_id = ? and key = ?`, [tenant.id, key]);
+    expect(stored!.result).toEqual(first.body);
+
+    // As after the namespace's retention: the workflow's history is gone.
+    const workflowId = `payment/tenant-${tenant.id}/order-${first.body.submitOrderId}`;
+    await app.temporal.client.workflow.getHandle(workflowId).result();
+    await app.temporal.connection.workflowService.deleteWorkflowExecution({ namespace: 'default', workflowExecution: { workflowId } });
+
+    const again = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, { 'idempotency-key': key });
+    expect(again.body).toEqual(first.body);
+    const [{ count }] = (await app.orm.em.fork().execute(`select count(*)::int as count from transactions where order_id = ?`, [first.body.submitOrderId])) as [{ count: number }];
+    expect(count).toBe(1);
+  });
+});

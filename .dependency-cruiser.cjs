@@ -22,7 +22,7 @@ module.exports = {
     layer('data', ['schema', 'domain']),
     layer('services', ['data', 'schema', 'domain']),
     layer('activities', ['services', 'data', 'schema', 'adapters', 'domain']),
-    layer('sandbox', ['domain']),
+    layer('sandbox', ['domain', 'platform']),
     layer('api', ['services', 'data', 'schema', 'adapters', 'domain', 'platform']),
     layer('worker', ['activities', 'workflows', 'data', 'adapters', 'domain', 'platform']),
     {

@@ -19,7 +19,10 @@ COPY workflows ./workflows
 COPY worker ./worker
 COPY schema ./schema
 COPY domain ./domain
-COPY infra ./infra
+COPY platform ./platform
+COPY data ./data
+COPY adapters ./adapters
+COPY services ./services
 COPY scripts ./scripts
 COPY fixtures ./fixtures
 COPY sandbox ./sandbox

@@ -13,7 +13,7 @@ import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
 import { ensureLocalServers } from '../scripts/local-stack/local-runtime.ts';
 import { migrate, openOrm } from '../data/orm.ts';
-import { stopChild } from '../scripts/local-stack/temporal-dev-server.ts';
+import { stopChild } from '../scripts/child-process.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { spawnEntry } from '../scripts/child-process.ts';

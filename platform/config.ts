@@ -84,7 +84,18 @@ export const SETTINGS = {
     'SANDBOX_PROCESSOR_URL',
     url('Base URL of the sandbox processor used by merchant accounts whose gateway is `sandbox`. Unset: `npm start` runs one.'),
   ),
-  sandboxProcessorPort: setting('SANDBOX_PROCESSOR_PORT', port(4100, 'Port of the sandbox processor `npm start` runs.')),
+  sandboxProcessorPort: setting('SANDBOX_PROCESSOR_PORT', port(4100, 'Port of the sandbox processor (`npm run sandbox`, or the one `npm start` runs).')),
+  sandboxHost: setting('SANDBOX_HOST', Type.String({ default: '127.0.0.1', description: 'Interface the sandbox processor listens on.' })),
+  sandboxPublicUrl: setting('SANDBOX_PUBLIC_URL', url('Base URL browsers use for the sandbox\'s 3-D Secure challenge pages; defaults to its listening URL.')),
+  sandboxSlowResponseMs: setting(
+    'SANDBOX_SLOW_RESPONSE_MS',
+    milliseconds(20000, 0, 600_000, 'How long the sandbox delays its first answer to an amount ending in .98 (to exercise timeouts and status inquiry).'),
+  ),
+  devWebhookReceiverPort: setting('DEV_WEBHOOK_RECEIVER_PORT', port(4000, 'Port of the local webhook receiver `npm start` runs for the demo tenant\'s endpoint.')),
+  nodeEnv: setting(
+    'NODE_ENV',
+    Type.Unsafe<string>({ type: 'string', enum: ['development', 'test', 'production'], default: 'development', description: '`production` refuses to generate or keep development credentials: secrets must come from the environment.' }),
+  ),
   processorTimeoutMs: setting(
     'PROCESSOR_TIMEOUT_MS',
     milliseconds(10000, 100, 120_000, 'Timeout of one processor call; an authorization without an answer is resolved by status inquiry, never retried blindly.'),

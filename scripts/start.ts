@@ -33,8 +33,6 @@ const launcher = await continueInOwnProcessGroup();
 const config = loadConfig();
 const production = isProductionMode();
 const say = (line: string) => process.stdout.write(`${line}\n`);
-// Development knob, read here because only `npm start` runs the receiver: where the demo webhooks go.
-const webhookReceiverPort = Number(process.env.DEV_WEBHOOK_RECEIVER_PORT || 4000);
 
 /** Stops, in reverse order of start: gateway, worker, sandbox, webhook receiver, Temporal, PostgreSQL. */
 const stops: (() => Promise<void>)[] = [];
@@ -57,6 +55,9 @@ startup.catch((error: Error) => {
 });
 
 async function start(): Promise<void> {
+  // First, so production mode without its secrets in the environment fails before anything starts.
+  const encryptionKey = config.dataEncryptionKey?.toString('base64') ?? developmentEncryptionKey(config.dataDir);
+  const operatorToken = config.operatorToken ?? developmentOperatorToken(config.dataDir);
   const logs = openLogFiles(path.resolve(config.dataDir, 'logs'), ['temporal', 'sandbox', 'worker', 'gateway']);
   stops.push(async () => logs.close());
 
@@ -65,16 +66,14 @@ async function start(): Promise<void> {
   stops.push(servers.stop);
   if (stopping) return;
 
-  const encryptionKey = config.dataEncryptionKey?.toString('base64') ?? developmentEncryptionKey(config.dataDir);
-  const operatorToken = config.operatorToken ?? developmentOperatorToken(config.dataDir);
-  const receiverUrl = `http://127.0.0.1:${webhookReceiverPort}/webhooks`;
+  const receiverUrl = `http://127.0.0.1:${config.devWebhookReceiverPort}/webhooks`;
 
   const provisioned = await migrateAndProvisionDemo(servers.databaseUrl, encryptionKey, receiverUrl);
   if (provisioned && !production) storeDemoCredentials(config.dataDir, provisioned);
   const demo = production ? provisioned : readDevCredentials(config.dataDir).demo;
   if (stopping) return;
 
-  const receiver = await startDevWebhookReceiver({ host: '127.0.0.1', port: webhookReceiverPort, secret: demo?.[0]?.webhookEndpoints[0]?.secret, print: say });
+  const receiver = await startDevWebhookReceiver({ host: '127.0.0.1', port: config.devWebhookReceiverPort, secret: demo?.[0]?.webhookEndpoints[0]?.secret, print: say });
   stops.push(receiver.close);
 
   const sandboxUrl = config.sandboxProcessorUrl ?? `http://127.0.0.1:${config.sandboxProcessorPort}`;
@@ -85,12 +84,13 @@ async function start(): Promise<void> {
     TEMPORAL_ADDRESS: servers.temporalAddress,
     DATA_ENCRYPTION_KEY: encryptionKey,
     OPERATOR_TOKEN: operatorToken,
+    ...(servers.temporalUiUrl ? { TEMPORAL_UI_URL: servers.temporalUiUrl } : {}),
   };
   const supervisor = supervise(
     [
       ...(config.sandboxProcessorUrl
         ? []
-        : [{ name: 'sandbox', stopGraceMs: 5_000, start: () => spawnEntry('sandbox/main.ts', { ...env, SANDBOX_PORT: String(config.sandboxProcessorPort) }, logs.stdio('sandbox')) }]),
+        : [{ name: 'sandbox', stopGraceMs: 5_000, start: () => spawnEntry('sandbox/main.ts', env, logs.stdio('sandbox')) }]),
       { name: 'worker', stopGraceMs: 20_000, start: () => spawnEntry('worker/main.ts', env, logs.stdio('worker')) },
       { name: 'gateway', stopGraceMs: 10_000, start: () => spawnEntry('api/main.ts', env, logs.stdio('gateway')) },
     ],

@@ -43,6 +43,13 @@ describe('architecture', () => {
     expect(workflow.dependencies.some((d) => d.resolved.startsWith('node_modules/@temporalio/workflow/'))).toBe(true);
   });
 
+  it('reads the environment only in platform/config.ts, where every setting is validated and documented', () => {
+    const product = result.modules.filter((module) => /^(api|worker|workflows|activities|services|data|schema|adapters|platform|domain|sandbox)\/.+\.ts$/.test(module.source));
+    expect(product.length).toBeGreaterThan(50);
+    const readers = product.filter((module) => /process\.env\b/.test(readFileSync(path.join(ROOT, module.source), 'utf8'))).map((module) => module.source);
+    expect(readers).toEqual(['platform/config.ts']);
+  });
+
   it('keeps the table of docs/architecture.md in step with the rules', () => {
     const doc = readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
     for (const folder of FOLDERS) expect(doc, `docs/architecture.md names ${folder}/`).toContain(`\`${folder}/\``);

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { stopChild } from '../scripts/local-stack/temporal-dev-server.ts';
+import { stopChild } from '../scripts/child-process.ts';
 import { spawnEntry } from '../scripts/child-process.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createPaymentTenant, post, submitBody } from './support/payments.ts';

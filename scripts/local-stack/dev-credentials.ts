@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { TenantProvisioningResult } from '../../services/provisioning/provision.ts';
+import { loadConfig } from '../../platform/config.ts';
 
 /**
  * Development credentials, kept under DATA_DIR so a restart prints the same ones: the operator token,
@@ -17,12 +18,9 @@ export interface DevCredentials {
 const CREDENTIALS_FILE = 'credentials.json';
 const ENCRYPTION_KEY_FILE = 'data-encryption.key';
 
-/**
- * NODE_ENV is read here rather than in platform/config.ts because only these development tools
- * care: it decides whether they may generate and store secrets at all.
- */
+/** In production (NODE_ENV) no development secret is generated or kept: secrets come from the environment. */
 export function isProductionMode(): boolean {
-  return process.env.NODE_ENV === 'production';
+  return loadConfig().nodeEnv === 'production';
 }
 
 function refuseInProduction(setting: string): void {

@@ -6,7 +6,6 @@ import { startTemporalDevServer } from './temporal-dev-server.ts';
 import { ensureTemporalCli } from './temporal-cli.ts';
 
 // scripts/provision.ts imports it from here.
-export { developmentEncryptionKey } from './dev-credentials.ts';
 
 /** What `npm start` runs itself when no address is configured, and how to stop it. */
 export interface LocalServers {

@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, renameSync, writeSync } fro
 import path from 'node:path';
 
 export interface LogFiles {
+  /** The folder, relative to the working directory when inside it (as printed). */
   readonly dir: string;
   readonly names: readonly string[];
   /** stdio for a child process whose stdout and stderr go to `<name>.log`. */
@@ -28,8 +29,9 @@ export function openLogFiles(dir: string, names: readonly string[]): LogFiles {
     if (found === undefined) throw new Error(`no log file named ${name}`);
     return found;
   };
+  const relative = path.relative(process.cwd(), dir);
   return {
-    dir,
+    dir: relative && !relative.startsWith('..') ? relative : dir,
     names,
     stdio: (name) => ['ignore', fd(name), fd(name)],
     write: (name, text) => void writeSync(fd(name), text.endsWith('\n') ? text : `${text}\n`),

@@ -5,8 +5,6 @@ import { Connection } from '@temporalio/client';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/contract/search-attributes.ts';
 import { stopChild } from '../child-process.ts';
 
-// bench/ and test/ import stopChild from here.
-export { stopChild };
 
 export interface TemporalDevServerHandle {
   readonly address: string;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
-import { dispatchWebhookEvent } from '../services/webhooks/dispatch.ts';
+import { dispatchWebhookEvent, recordWebhookDeliveries } from '../services/webhooks/dispatch.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
 import { WebhookEndpoint } from '../schema/entities/index.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
@@ -146,5 +146,27 @@ describe('signed webhook delivery', () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+describe('an event recorded twice', () => {
+  it('keeps one delivery per endpoint under the same webhook-id when the event has a key (a retried activity)', async () => {
+    const tenant = await createTestTenant(app, {
+      webhookEndpoints: [
+        { slug: 'a', url: 'http://127.0.0.1:9/a', secret: generateWebhookSecret() },
+        { slug: 'b', url: 'http://127.0.0.1:9/b', secret: generateWebhookSecret() },
+      ],
+    });
+    const event = { type: 'transaction.completed', timestamp: '2026-11-22T10:00:00.000Z', data: { submitOrderId: 7 } } as const;
+    const record = () => recordWebhookDeliveries(app.orm.em.fork(), { tenantId: tenant.id, event, eventKey: 'transaction.completed/order-7' });
+    const [first, again] = await Promise.all([record(), record()]);
+    expect(first.map((d) => d.deliveryId).sort()).toEqual(again.map((d) => d.deliveryId).sort());
+    expect(first).toHaveLength(2);
+    const rows = await app.orm.em.fork().execute(`select id from webhook_deliveries where tenant_id = ?`, [tenant.id]);
+    expect(rows).toHaveLength(2);
+
+    // Without a key every recording is a new event.
+    await recordWebhookDeliveries(app.orm.em.fork(), { tenantId: tenant.id, event });
+    expect(await app.orm.em.fork().execute(`select id from webhook_deliveries where tenant_id = ?`, [tenant.id])).toHaveLength(4);
   });
 });

@@ -14,6 +14,8 @@ export function createTransactionEventActivities(deps: { orm: MikroORM }) {
     return recordWebhookDeliveries(deps.orm.em.fork(), {
       tenantId: input.tenantId,
       event: { type: 'transaction.completed', timestamp: input.occurredAt, data: input.data },
+      // One payment completes once: a retried activity records the same deliveries under the same webhook-ids.
+      eventKey: `transaction.completed/order-${input.data.submitOrderId}`,
     });
   }
   return { recordTransactionEvent };

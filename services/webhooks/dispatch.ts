@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WebhookDelivery, WebhookEndpoint } from '../../schema/entities/index.ts';
+import { WebhookEndpoint } from '../../schema/entities/index.ts';
+import { insertWebhookDeliveries } from '../../data/queries/webhook-deliveries.ts';
 import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
 import { serializeEvent, type WebhookEvent } from '../../domain/webhooks/events.ts';
 
@@ -11,14 +12,28 @@ export interface RecordedDelivery {
   readonly eventType: string;
 }
 
+export interface EventToDeliver {
+  readonly tenantId: number;
+  readonly event: WebhookEvent;
+  readonly endpointIds?: readonly string[];
+  /**
+   * What makes the event one event (e.g. the payment and its outcome). Given, the delivery ids derive from it,
+   * so recording the event again (a retried activity) gives the same `webhook-id`s and no second delivery.
+   */
+  readonly eventKey?: string;
+}
+
+/** A delivery id (`msg_` + 32 hex): derived from the event's key and the endpoint when the event has one. */
+function deliveryId(input: EventToDeliver, endpointId: string): string {
+  if (input.eventKey === undefined) return `msg_${randomUUID().replaceAll('-', '')}`;
+  return `msg_${createHash('sha256').update(`${input.tenantId}\n${input.eventKey}\n${endpointId}`).digest('hex').slice(0, 32)}`;
+}
+
 /**
  * Records one delivery per enabled endpoint of the tenant subscribed to the event type. The delivery
  * id is the Standard Webhooks `webhook-id` receivers deduplicate on.
  */
-export async function recordWebhookDeliveries(
-  em: EntityManager,
-  input: { tenantId: number; event: WebhookEvent; endpointIds?: readonly string[] },
-): Promise<RecordedDelivery[]> {
+export async function recordWebhookDeliveries(em: EntityManager, input: EventToDeliver): Promise<RecordedDelivery[]> {
   const endpoints = await em.find(WebhookEndpoint, {
     tenant: input.tenantId,
     disabledAt: null,
@@ -26,18 +41,13 @@ export async function recordWebhookDeliveries(
   });
   const subscribed = endpoints.filter((e) => e.eventTypes.length === 0 || e.eventTypes.includes(input.event.type));
   const body = serializeEvent(input.event);
-  const deliveries = subscribed.map((endpoint) =>
-    em.create(WebhookDelivery, { id: `msg_${randomUUID().replaceAll('-', '')}`, tenant: input.tenantId, endpoint, eventType: input.event.type, body }),
-  );
-  await em.flush();
-  return deliveries.map((d) => ({ deliveryId: d.id, tenantId: input.tenantId, endpointId: d.endpoint.id, eventType: d.eventType }));
+  const deliveries = subscribed.map((endpoint) => ({ id: deliveryId(input, endpoint.id), tenantId: input.tenantId, endpointId: endpoint.id, eventType: input.event.type, body }));
+  await insertWebhookDeliveries(em, deliveries);
+  return deliveries.map((d) => ({ deliveryId: d.id, tenantId: d.tenantId, endpointId: d.endpointId, eventType: d.eventType }));
 }
 
 /** Records the deliveries of an event and starts each one durably. */
-export async function dispatchWebhookEvent(
-  deps: { em: EntityManager; starter: DeliveryStarter },
-  input: { tenantId: number; event: WebhookEvent; endpointIds?: readonly string[] },
-): Promise<string[]> {
+export async function dispatchWebhookEvent(deps: { em: EntityManager; starter: DeliveryStarter }, input: EventToDeliver): Promise<string[]> {
   const deliveries = await recordWebhookDeliveries(deps.em, input);
   for (const delivery of deliveries) await deps.starter.startDelivery(delivery);
   return deliveries.map((d) => d.deliveryId);

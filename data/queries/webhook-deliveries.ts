@@ -1,0 +1,26 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+export interface NewWebhookDelivery {
+  readonly id: string;
+  readonly tenantId: number;
+  readonly endpointId: string;
+  readonly eventType: string;
+  /** The exact JSON body that is signed and sent. */
+  readonly body: string;
+}
+
+/**
+ * Records deliveries; one whose id is already recorded is left as it is, so recording the same event again
+ * (a retried activity) yields the same deliveries, not new ones.
+ */
+export async function insertWebhookDeliveries(em: EntityManager, deliveries: readonly NewWebhookDelivery[]): Promise<void> {
+  if (deliveries.length === 0) return;
+  // One JSON parameter carries every row: the driver would spread array parameters into lists.
+  await em.execute(
+    `insert into webhook_deliveries (id, tenant_id, endpoint_id, event_type, body, state, attempt_count, created_at)
+     select d.id, d.tenant_id, d.endpoint_id, d.event_type, d.body, 'pending', 0, now()
+       from jsonb_to_recordset(?::jsonb) as d(id varchar, tenant_id int, endpoint_id uuid, event_type varchar, body text)
+     on conflict (id) do nothing`,
+    [JSON.stringify(deliveries.map((d) => ({ id: d.id, tenant_id: d.tenantId, endpoint_id: d.endpointId, event_type: d.eventType, body: d.body })))],
+  );
+}

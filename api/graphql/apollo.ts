@@ -6,6 +6,10 @@ import type { GatewayServices } from '../gateway-deps.ts';
 import { HTTP_STATUS } from '../http/errors.ts';
 import { resolveCaller, type GraphQLContext } from './context.ts';
 import { formatGraphQLError, GRAPHQL_CODES } from './errors.ts';
+import { createLoaders } from './loaders.ts';
+import { OPERATION_LIMITS } from './operation-limits.ts';
+import { operationShapeRule } from './operation-shape.rule.ts';
+import { requestGuardPlugin } from './request-guard.plugin.ts';
 
 /**
  * Serves Apollo Server at /graphql through Fastify's router (GET and POST), so GraphQL shares the
@@ -16,7 +20,12 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
     schema,
     formatError: formatGraphQLError,
     includeStacktraceInErrorResponses: false,
+    // Introspection is allowed here and restricted to authenticated callers by the request guard.
     introspection: true,
+    // Limits on what one request may ask for (operation-limits.ts), all enforced before a resolver runs.
+    parseOptions: { maxTokens: OPERATION_LIMITS.maxTokens },
+    validationRules: [operationShapeRule],
+    plugins: [requestGuardPlugin(schema)],
     // Admin UIs send JSON with a non-simple content type; GET needs a preflight-forcing header.
     csrfPrevention: true,
   });
@@ -31,7 +40,8 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
       httpGraphQLRequest: { method: request.method.toUpperCase(), headers, search: request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '', body: request.body },
       context: async () => {
         try {
-          return { em: request.em, services, caller: await resolveCaller(request.em, services, request.headers.authorization) };
+          const caller = await resolveCaller(request.em, services, request.headers.authorization);
+          return { em: request.em, services, caller, loaders: createLoaders(request.em) };
         } catch (error) {
           throw contextError(error);
         }

@@ -5,6 +5,7 @@ import { type ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { consumeRateLimit } from '../../services/rate-limit/rate-limiter.ts';
 import type { GatewayServices } from '../gateway-deps.ts';
+import type { GraphQLLoaders } from './loaders.ts';
 
 export type GraphQLCaller = { kind: 'anonymous' } | { kind: 'operator' } | { kind: 'tenant'; principal: ApiPrincipal };
 
@@ -12,6 +13,8 @@ export interface GraphQLContext {
   readonly em: EntityManager;
   readonly caller: GraphQLCaller;
   readonly services: GatewayServices;
+  /** Batched per-parent look-ups, fresh for each request. */
+  readonly loaders: GraphQLLoaders;
 }
 
 function sameSecret(a: string, b: string): boolean {
@@ -21,7 +24,7 @@ function sameSecret(a: string, b: string): boolean {
 
 /**
  * Who is calling: the operator token (provisioning), a tenant API key (scoped to that tenant and
- * rate-limited like REST), or nobody (introspection and `__typename` only).
+ * rate-limited like REST), or nobody (`__typename` only).
  */
 export async function resolveCaller(
   em: EntityManager,

@@ -1,4 +1,4 @@
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type ASTNode, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ArgumentValidationError } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
@@ -17,8 +17,36 @@ export const GRAPHQL_CODES = {
   unavailable: 'SERVICE_UNAVAILABLE',
 } as const satisfies Record<ErrorCode, string>;
 
+/**
+ * A request refused before anything runs (an operation limit, hostile text, introspection without a caller). It carries
+ * its own code and HTTP status; Apollo's validation wrapper would otherwise relabel it GRAPHQL_VALIDATION_FAILED.
+ */
+export class RejectedOperationError extends GraphQLError {
+  constructor(message: string, code: string, options: { field?: string; status?: number; node?: ASTNode } = {}) {
+    super(message, { nodes: options.node, extensions: { code, ...(options.field ? { field: options.field } : {}), http: { status: options.status ?? 400 } } });
+  }
+}
+
+/** graphql's parser stops at the token limit (operation-limits.ts) with a syntax error (spelt "more that" in 16.x); it deserves its own code. */
+const TOKEN_LIMIT = /^Syntax Error: Document contains more th(?:an|at) (\d+) tokens/;
+
+/** The rejection behind an error, whether thrown by a plugin or reported by a validation rule (then wrapped by Apollo). */
+function rejectionOf(error: unknown): RejectedOperationError | undefined {
+  if (error instanceof RejectedOperationError) return error;
+  return error instanceof GraphQLError && error.originalError instanceof RejectedOperationError ? error.originalError : undefined;
+}
+
 /** Domain errors keep their message and gain a code; anything unexpected is masked. */
 export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const rejection = rejectionOf(error);
+  if (rejection) {
+    const { code, field } = rejection.extensions;
+    return { message: rejection.message, locations: formatted.locations, extensions: { code, ...(field ? { field } : {}) } };
+  }
+  const tokenLimit = formatted.extensions?.code === 'GRAPHQL_PARSE_FAILED' ? TOKEN_LIMIT.exec(formatted.message) : null;
+  if (tokenLimit) {
+    return { message: `The document has more than ${tokenLimit[1]} tokens; send a smaller query`, extensions: { code: 'QUERY_TOO_LARGE' } };
+  }
   const original = unwrapResolverError(error);
   if (original instanceof DomainError) {
     return {

@@ -4,9 +4,10 @@ import type { GraphQLSchema } from 'graphql';
 import { CardKeysResolver } from './resolvers/card-keys.resolver.ts';
 import { OperatorResolver } from './resolvers/operator.resolver.ts';
 import { StatusesResolver } from './resolvers/statuses.resolver.ts';
+import { WebhookDeliveryResolver } from './resolvers/webhook-delivery.resolver.ts';
 import { WebhooksResolver } from './resolvers/webhooks.resolver.ts';
 
-export const RESOLVERS = [StatusesResolver, WebhooksResolver, CardKeysResolver, OperatorResolver] as const;
+export const RESOLVERS = [StatusesResolver, WebhooksResolver, WebhookDeliveryResolver, CardKeysResolver, OperatorResolver] as const;
 
 /**
  * Builds the executable schema; `npm run schema:emit` writes it to schema/schema.graphql. Arguments are

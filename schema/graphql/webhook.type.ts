@@ -21,6 +21,7 @@ export class WebhookAttemptType {
 }
 
 @ObjectType('WebhookDelivery', { description: 'One event sent to one endpoint, with every attempt' })
+/** `attempts` and `endpoint` are resolved per delivery, in batches (api/graphql/resolvers/webhook-delivery.resolver.ts). */
 export class WebhookDeliveryType {
   @Field(() => ID, { description: 'The `webhook-id` header receivers deduplicate on' })
   id!: string;
@@ -42,9 +43,6 @@ export class WebhookDeliveryType {
 
   @Field(() => DateTimeResolver, { nullable: true })
   completedAt!: Date | null;
-
-  @Field(() => [WebhookAttemptType])
-  attempts!: WebhookAttemptType[];
 }
 
 @ObjectType('WebhookEndpoint')

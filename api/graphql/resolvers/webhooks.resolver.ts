@@ -1,20 +1,33 @@
 import { Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { DomainError } from '../../../domain/errors.ts';
 import { dispatchWebhookEvent } from '../../../services/webhooks/dispatch.ts';
-import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../../schema/entities/index.ts';
+import { WebhookDelivery, WebhookEndpoint } from '../../../schema/entities/index.ts';
 import { SendTestWebhookArgs, TenantArgs, WebhookDeliveriesArgs, WebhookDeliveryType, WebhookEndpointType } from '../../../schema/graphql/webhook.type.ts';
 import { requireTenant, type GraphQLContext } from '../context.ts';
+import { boundedListCost, pageCost } from '../cost.ts';
+
+/** For the cost estimate only: tenants keep a handful of endpoints. */
+const ENDPOINTS_PER_TENANT = 20;
+
+export const toEndpointType = (e: WebhookEndpoint): WebhookEndpointType => ({
+  id: e.id,
+  slug: e.slug,
+  url: e.url,
+  eventTypes: e.eventTypes,
+  disabledAt: e.disabledAt ?? null,
+  disabledReason: e.disabledReason ?? null,
+});
 
 @Resolver()
 export class WebhooksResolver {
-  @Query(() => [WebhookEndpointType], { description: "The tenant's webhook endpoints (secrets are never returned)" })
+  @Query(() => [WebhookEndpointType], { description: "The tenant's webhook endpoints (secrets are never returned)", complexity: boundedListCost(ENDPOINTS_PER_TENANT, 1) })
   async webhookEndpoints(@Args(() => TenantArgs) { tenantId }: TenantArgs, @Ctx() context: GraphQLContext): Promise<WebhookEndpointType[]> {
     const tenant = requireTenant(context, tenantId);
     const endpoints = await context.em.find(WebhookEndpoint, { tenant }, { orderBy: { createdAt: 'asc' } });
-    return endpoints.map((e) => ({ id: e.id, slug: e.slug, url: e.url, eventTypes: e.eventTypes, disabledAt: e.disabledAt ?? null, disabledReason: e.disabledReason ?? null }));
+    return endpoints.map(toEndpointType);
   }
 
-  @Query(() => [WebhookDeliveryType], { description: 'Recent webhook deliveries with every attempt, newest first' })
+  @Query(() => [WebhookDeliveryType], { description: 'Recent webhook deliveries with every attempt, newest first', complexity: pageCost('limit', 50) })
   async webhookDeliveries(@Args(() => WebhookDeliveriesArgs) args: WebhookDeliveriesArgs, @Ctx() context: GraphQLContext): Promise<WebhookDeliveryType[]> {
     const tenant = requireTenant(context, args.tenantId);
     const deliveries = await context.em.find(
@@ -22,7 +35,6 @@ export class WebhooksResolver {
       { tenant, ...(args.endpointId ? { endpoint: args.endpointId } : {}) },
       { orderBy: { createdAt: 'desc', id: 'desc' }, limit: args.limit },
     );
-    const attempts = await context.em.find(WebhookAttempt, { delivery: { $in: deliveries.map((d) => d.id) } }, { orderBy: { attemptNumber: 'asc' } });
     return deliveries.map((d) => ({
       id: d.id,
       endpointId: d.endpoint.id,
@@ -31,9 +43,6 @@ export class WebhooksResolver {
       attemptCount: d.attemptCount,
       createdAt: d.createdAt,
       completedAt: d.completedAt ?? null,
-      attempts: attempts
-        .filter((a) => a.delivery.id === d.id)
-        .map((a) => ({ attemptNumber: a.attemptNumber, attemptedAt: a.attemptedAt, httpStatus: a.httpStatus ?? null, latencyMs: a.latencyMs, error: a.error ?? null })),
     }));
   }
 

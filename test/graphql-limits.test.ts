@@ -1,0 +1,263 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { getIntrospectionQuery } from 'graphql';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { CardEncryptionKey, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../schema/entities/index.ts';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { createTestTenant, type TestTenant } from './support/tenants.ts';
+
+let app: TestApp;
+let tenant: TestTenant;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  tenant = await createTestTenant(app);
+});
+afterAll(() => app?.close());
+afterEach(() => vi.restoreAllMocks());
+
+type Caller = 'anonymous' | 'operator' | 'tenant';
+
+async function ask(query: string, options: { variables?: Record<string, unknown>; as?: Caller } = {}) {
+  const as = options.as ?? 'operator';
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (as !== 'anonymous') headers.authorization = `Bearer ${as === 'operator' ? app.config.operatorToken : tenant.apiKey}`;
+  const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables: options.variables }) });
+  const text = await response.text();
+  return { status: response.status, body: text.startsWith('{') ? (JSON.parse(text) as any) : text };
+}
+
+/**
+ * Counts the SQL statements the gateway sends from now on. The operator token is checked without the database, so a
+ * request made with it that is refused before execution sends none.
+ */
+function countStatements(): () => number {
+  const connection = app.orm.em.getConnection();
+  const spy = vi.spyOn(connection, 'execute');
+  return () => spy.mock.calls.length;
+}
+
+const cardKeyCount = () => app.orm.em.fork().count(CardEncryptionKey, { tenant: tenant.id });
+const STATUS_FIELDS = 'count totalCount pageNumber pageSize totalPages moreResults data { id status successful isGatewayLevelStatus isIssuerDecline isInsufficientFunds isInvalidCardDetails isOther }';
+
+describe('operation limits: refused before anything runs', () => {
+  it('refuses 939 aliased statuses reads with TOO_MANY_ALIASES and sends no SQL', async () => {
+    const statements = countStatements();
+    const query = `{ ${Array.from({ length: 939 }, (_, i) => `s${i}: statuses { count }`).join(' ')} }`;
+    const { status, body } = await ask(query);
+    expect(status).toBe(400);
+    expect(body.data).toBeUndefined();
+    expect(body.errors).toEqual([expect.objectContaining({ message: 'An operation may use at most 20 aliases; this one has 939', extensions: { code: 'TOO_MANY_ALIASES' } })]);
+    expect(statements()).toBe(0);
+
+    // The same count sees a read that does run.
+    expect((await ask('{ statuses(pageSize: 1) { count } }')).body.data.statuses.count).toBe(1);
+    expect(statements()).toBeGreaterThan(0);
+  });
+
+  it('refuses a document over 10,000 tokens with QUERY_TOO_LARGE before parsing it all', async () => {
+    const statements = countStatements();
+    const { status, body } = await ask(`{ ${Array.from({ length: 939 }, (_, i) => `s${i}: statuses(pageSize: 1, search: "x") { count }`).join(' ')} }`);
+    expect(status).toBe(400);
+    expect(body.errors).toEqual([{ message: 'The document has more than 10000 tokens; send a smaller query', extensions: { code: 'QUERY_TOO_LARGE' } }]);
+    expect(statements()).toBe(0);
+  });
+
+  it('counts aliases spread through fragments', async () => {
+    const aliases = Array.from({ length: 7 }, (_, i) => `c${i}: count`).join(' ');
+    const { status, body } = await ask(`{ a: statuses { ...P } b: statuses { ...P } c: statuses { ...P } } fragment P on StatusPage { ${aliases} }`);
+    expect(status).toBe(400);
+    expect(body.errors[0]).toMatchObject({ message: 'An operation may use at most 20 aliases; this one has 24', extensions: { code: 'TOO_MANY_ALIASES' } });
+  });
+
+  it('refuses more than 10 root fields with TOO_MANY_ROOT_FIELDS', async () => {
+    const statements = countStatements();
+    const { status, body } = await ask(`{ ${Array.from({ length: 11 }, (_, i) => `s${i}: statuses(pageNumber: ${i + 1}) { count }`).join(' ')} }`);
+    expect(status).toBe(400);
+    expect(body.errors[0]).toMatchObject({ message: 'An operation may select at most 10 root fields; this one has 11', extensions: { code: 'TOO_MANY_ROOT_FIELDS' } });
+    expect(statements()).toBe(0);
+  });
+
+  it('costs pages by their size, variables included, and refuses a query over budget with QUERY_TOO_COMPLEX', async () => {
+    const query = `query($size: Int) { ${Array.from({ length: 7 }, (_, i) => `p${i}: statuses(pageSize: $size, pageNumber: ${i + 1}) { ${STATUS_FIELDS} }`).join(' ')} }`;
+    const statements = countStatements();
+    const refused = await ask(query, { variables: { size: 200 } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([
+      expect.objectContaining({ message: expect.stringMatching(/^The query costs 21070, over the limit of 20000/), extensions: { code: 'QUERY_TOO_COMPLEX' } }),
+    ]);
+    expect(statements()).toBe(0);
+
+    const small = await ask(query, { variables: { size: 5 } });
+    expect(small.status).toBe(200);
+    expect(small.body.data.p0.data).toHaveLength(5);
+  });
+
+  it('refuses nesting deeper than 15 with QUERY_TOO_DEEP', async () => {
+    const chain = (levels: number) => `${'ofType { '.repeat(levels)}name${' }'.repeat(levels)}`;
+    const deep = await ask(`{ __type(name: "Query") { ${chain(14)} } }`);
+    expect(deep.status).toBe(400);
+    expect(deep.body.errors[0]).toMatchObject({ message: 'An operation may nest fields at most 15 deep; this one nests 16', extensions: { code: 'QUERY_TOO_DEEP' } });
+    expect((await ask(`{ __type(name: "Query") { ${chain(13)} } }`)).body).toEqual({ data: { __type: expect.objectContaining({ ofType: null }) } });
+  });
+});
+
+describe('mutations: one side effect per request', () => {
+  it('refuses aliased mutations with TOO_MANY_MUTATIONS and creates no key', async () => {
+    const before = await cardKeyCount();
+    const { status, body } = await ask(`mutation { ${Array.from({ length: 799 }, (_, i) => `k${i}: rotateCardEncryptionKey { kid }`).join(' ')} }`, { as: 'tenant' });
+    expect(status).toBe(400);
+    expect(body.errors).toEqual([
+      expect.objectContaining({
+        message: 'A request may run at most 1 mutation field; this one has 799. Send each mutation as its own request',
+        extensions: { code: 'TOO_MANY_MUTATIONS' },
+      }),
+    ]);
+    expect(await cardKeyCount()).toBe(before);
+  });
+
+  it('refuses two different mutations, and mutations hidden in fragments', async () => {
+    const before = await cardKeyCount();
+    const mixed = await ask(`mutation { rotateCardEncryptionKey { kid } sendTestWebhook(endpointId: "${randomUUID()}") }`, { as: 'tenant' });
+    expect(mixed.body.errors[0].extensions.code).toBe('TOO_MANY_MUTATIONS');
+    const fragments = await ask('mutation { ...A ...B } fragment A on Mutation { a: rotateCardEncryptionKey { kid } } fragment B on Mutation { b: rotateCardEncryptionKey { kid } }', { as: 'tenant' });
+    expect(fragments.body.errors[0].extensions.code).toBe('TOO_MANY_MUTATIONS');
+    expect(await cardKeyCount()).toBe(before);
+  });
+
+  it('runs a single mutation, creating exactly one key', async () => {
+    const before = await cardKeyCount();
+    const { status, body } = await ask('mutation { rotateCardEncryptionKey { kid algorithm } }', { as: 'tenant' });
+    expect(status).toBe(200);
+    expect(body.data.rotateCardEncryptionKey).toMatchObject({ kid: expect.any(String), algorithm: 'RSA-OAEP-256' });
+    expect(await cardKeyCount()).toBe(before + 1);
+  });
+});
+
+describe('introspection', () => {
+  it('is refused to anonymous callers, however it is asked', async () => {
+    for (const query of ['{ __schema { queryType { name } } }', '{ __type(name: "Query") { name } }', '{ ...F } fragment F on Query { __schema { types { name } } }']) {
+      const { status, body } = await ask(query, { as: 'anonymous' });
+      expect(status).toBe(401);
+      expect(body.errors).toEqual([expect.objectContaining({ extensions: { code: 'UNAUTHENTICATED' } })]);
+      expect(body.data).toBeUndefined();
+    }
+    expect((await ask('{ __typename }', { as: 'anonymous' })).body).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('answers the full introspection query to a tenant key', async () => {
+    const full = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true });
+    const { status, body } = await ask(full, { as: 'tenant' });
+    expect(status).toBe(200);
+    expect(body.data.__schema.types.map((type: { name: string }) => type.name)).toContain('StatusPage');
+  });
+
+  it('refuses the schema asked twice under aliases, even by an authenticated caller', async () => {
+    const twice = getIntrospectionQuery().replace('__schema {', 'again: __schema { types { ...FullType } } __schema {');
+    const { status, body } = await ask(twice, { as: 'tenant' });
+    expect(status).toBe(400);
+    expect(body.errors[0]).toMatchObject({ message: expect.stringMatching(/^The introspection costs \d+, more than the full introspection query/), extensions: { code: 'QUERY_TOO_COMPLEX' } });
+  });
+});
+
+describe('batched look-ups', () => {
+  async function addDeliveries(endpoint: WebhookEndpoint, count: number) {
+    const em = app.orm.em.fork();
+    for (let i = 0; i < count; i += 1) {
+      const delivery = em.create(WebhookDelivery, { id: `msg_${randomUUID()}`, tenant: tenant.id, endpoint: endpoint.id, eventType: 'webhook.test', body: '{}', state: 'delivered', attemptCount: 2 });
+      for (const attemptNumber of [1, 2]) {
+        em.create(WebhookAttempt, { delivery, attemptNumber, attemptedAt: new Date(), httpStatus: attemptNumber === 1 ? 503 : 200, latencyMs: 5, error: null, responseSnippet: null });
+      }
+    }
+    await em.flush();
+  }
+
+  it('reads attempts and endpoints for a whole page, under any aliases, with the same number of statements', async () => {
+    const em = app.orm.em.fork();
+    const endpoint = em.create(WebhookEndpoint, { id: randomUUID(), tenant: tenant.id, slug: `batch-${randomUUID().slice(0, 8)}`, url: 'https://example.com/hooks', secretCiphertext: 'unused' });
+    await em.flush();
+    const query = `query($tenantId: Int, $endpointId: UUID) {
+      a: webhookDeliveries(tenantId: $tenantId, endpointId: $endpointId) { id attempts { attemptNumber httpStatus } endpoint { slug } }
+      b: webhookDeliveries(tenantId: $tenantId, endpointId: $endpointId) { attempts { attemptNumber } endpoint { url } }
+    }`;
+    const statementsFor = async (deliveries: number) => {
+      const statements = countStatements();
+      const { body } = await ask(query, { variables: { tenantId: tenant.id, endpointId: endpoint.id } });
+      expect(body.data.a).toHaveLength(deliveries);
+      expect(body.data.a[0]).toMatchObject({ attempts: [{ attemptNumber: 1, httpStatus: 503 }, { attemptNumber: 2, httpStatus: 200 }], endpoint: { slug: endpoint.slug } });
+      expect(body.data.b[0].endpoint).toEqual({ url: 'https://example.com/hooks' });
+      vi.restoreAllMocks();
+      return statements();
+    };
+
+    await addDeliveries(endpoint, 1);
+    const forOne = await statementsFor(1);
+    await addDeliveries(endpoint, 4);
+    expect(await statementsFor(5)).toBe(forOne);
+  });
+});
+
+describe('hostile text in arguments', () => {
+  const expectRefused = (result: { status: number; body: any }, field: string) => {
+    expect(result.status).toBe(400);
+    expect(result.body.errors).toEqual([
+      { message: `${field} must not contain a NUL character (U+0000) or an unpaired UTF-16 surrogate`, locations: expect.any(Array), extensions: { code: 'BAD_USER_INPUT', field } },
+    ]);
+  };
+
+  it('refuses a NUL byte written in the query, or sent as a variable, naming the argument', async () => {
+    const statements = countStatements();
+    expectRefused(await ask('{ statuses(search: "decl\\u0000ined") { count } }'), 'search');
+    expectRefused(await ask('query($s: String) { statuses(search: $s) { count } }', { variables: { s: 'a\u0000' } }), 'search');
+    expectRefused(await ask('query($s: String = "\\u0000") { statuses(search: $s) { count } }'), 'search');
+    expect(statements()).toBe(0);
+  });
+
+  it('refuses unpaired surrogates, and checks inside JSON inputs down to their keys', async () => {
+    expectRefused(await ask('query($s: String) { statuses(search: $s) { count } }', { variables: { s: 'x\uD800' } }), 'search');
+    expectRefused(await ask('query($s: String) { statuses(search: $s) { count } }', { variables: { s: '\uDC00x' } }), 'search');
+    const fixture = (text: string) => ({ tenants: [{ slug: 'hostile', name: text, clientId: 'hostile' }] });
+    expectRefused(await ask('mutation($f: JSONObject!) { provisionTenants(fixture: $f) { id } }', { variables: { f: fixture('a\u0000') } }), 'fixture.tenants[0].name');
+    expectRefused(await ask('mutation($f: JSONObject!) { provisionTenants(fixture: $f) { id } }', { variables: { f: { tenants: [{ 'sl\uD83Dug': 'x' }] } } }), 'fixture.tenants[0]');
+  });
+
+  it('finds text nested thousands deep, and reports a bounded path', async () => {
+    let nested: unknown = 'x\u0000';
+    for (let depth = 0; depth < 3000; depth += 1) nested = [nested];
+    const { status, body } = await ask('mutation($f: JSONObject!) { provisionTenants(fixture: $f) { id } }', { variables: { f: { deep: nested } } });
+    expect(status).toBe(400);
+    expect(body.errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', field: `fixture.deep${'[0]'.repeat(62)}[0…` });
+  });
+
+  it('keeps a paired surrogate (an emoji) as ordinary text', async () => {
+    const { status, body } = await ask('query($s: String) { statuses(search: $s) { count } }', { variables: { s: 'card 💳' } });
+    expect(status).toBe(200);
+    expect(body.data.statuses.count).toBe(0);
+  });
+
+  it('never answers a 500 or INTERNAL_SERVER_ERROR, whatever text an argument holds', async () => {
+    const hostileUnit = fc.oneof(fc.constantFrom('\u0000', '\uD800', '\uDBFF', '\uDC00', '\uDFFF', '\uD83D\uDCB3', '%', '_', '\\', "'", '"'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }));
+    const text = fc.oneof(
+      { weight: 8, arbitrary: fc.string({ unit: hostileUnit, maxLength: 300 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 100_000 }).map((length) => 'x\u0000'.repeat(length)) },
+    );
+    const unsafe = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    const neverInternal = (result: { status: number; body: any }) => {
+      expect(result.status).toBeLessThan(500);
+      if (typeof result.body === 'object') {
+        for (const error of result.body.errors ?? []) expect(error.extensions?.code).not.toBe('INTERNAL_SERVER_ERROR');
+      }
+    };
+    await fc.assert(
+      fc.asyncProperty(text, async (s) => {
+        const asVariable = await ask('query($s: String) { statuses(search: $s) { count } }', { variables: { s } });
+        neverInternal(asVariable);
+        if (unsafe.test(s) && asVariable.status !== 413) expect(asVariable.body.errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', field: 'search' });
+        neverInternal(await ask(`{ statuses(search: ${JSON.stringify(s)}) { count } }`));
+        neverInternal(await ask('query($s: UUID) { webhookDeliveries(tenantId: 1, endpointId: $s) { id } }', { variables: { s } }));
+        neverInternal(await ask('mutation($f: JSONObject!) { provisionTenants(fixture: $f) { id } }', { variables: { f: { tenants: [{ slug: s }] } } }));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

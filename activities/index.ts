@@ -2,8 +2,9 @@ import { createAuthorizationActivities, type AuthorizationActivityDeps } from '.
 import { createPaymentOrderActivities, type PaymentOrderActivityDeps } from './payments/payment-order.activities.ts';
 import { createTransactionEventActivities } from './payments/transaction-events.activities.ts';
 import { createWebhookDeliveryActivities, type WebhookActivityDeps } from './webhooks/webhook-delivery.activities.ts';
+import { createRetentionActivities, type RetentionActivityDeps } from './maintenance/retention.activities.ts';
 
-export type ActivityDeps = WebhookActivityDeps & PaymentOrderActivityDeps & AuthorizationActivityDeps;
+export type ActivityDeps = WebhookActivityDeps & PaymentOrderActivityDeps & AuthorizationActivityDeps & RetentionActivityDeps;
 
 /** Every activity of the worker, built from its dependencies (no module-level connections). */
 export function createActivities(deps: ActivityDeps) {
@@ -12,6 +13,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPaymentOrderActivities(deps),
     ...createAuthorizationActivities(deps),
     ...createTransactionEventActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }
 

@@ -8,6 +8,7 @@ import { openOrm } from '../data/orm.ts';
 import { requireSetting } from '../platform/require-setting.ts';
 import { connectTemporal, ensureSearchAttributes } from '../adapters/temporal/connection.ts';
 import { createWorker } from './create-worker.ts';
+import { ensureRetentionSchedule } from './retention-schedule.ts';
 
 /** The worker process: `npm run worker` (production) or a child of `npm start`. */
 const config = loadConfig();
@@ -17,6 +18,7 @@ const orm = await openOrm({ databaseUrl: requireSetting(config.databaseUrl, 'DAT
 
 const admin = await connectTemporal({ address, namespace: config.temporalNamespace });
 await ensureSearchAttributes(admin.connection, config.temporalNamespace);
+await ensureRetentionSchedule(admin.client, { taskQueue: config.temporalTaskQueue });
 await admin.close();
 
 const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');

@@ -83,6 +83,7 @@ const MerchantAccountSchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
+  indexes: [{ properties: ['tenant'] }],
 });
 export class MerchantAccount extends MerchantAccountSchema.class {}
 MerchantAccountSchema.setClass(MerchantAccount);

@@ -47,7 +47,7 @@ const OrderSchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
-  indexes: [{ properties: ['tenant', 'partnerSession'] }, { properties: ['tenant', 'createdAt'] }],
+  indexes: [{ properties: ['tenant', 'partnerSession'] }, { properties: ['tenant', 'createdAt'] }, { properties: ['parentOrder'] }],
 });
 export class Order extends OrderSchema.class {}
 OrderSchema.setClass(Order);
@@ -71,7 +71,7 @@ const SubscriptionSchema = defineEntity({
     graceUntil: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
-  indexes: [{ properties: ['tenant', 'product', 'email'] }],
+  indexes: [{ properties: ['tenant', 'product', 'email'] }, { properties: ['order'] }],
 });
 export class Subscription extends SubscriptionSchema.class {}
 SubscriptionSchema.setClass(Subscription);

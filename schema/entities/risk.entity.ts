@@ -37,7 +37,7 @@ const SubmitAttemptSchema = defineEntity({
     email: p.string().length(320),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
-  indexes: [{ properties: ['tenant', 'cardFingerprint', 'createdAt'] }, { properties: ['product', 'email', 'createdAt'] }],
+  indexes: [{ properties: ['tenant', 'cardFingerprint', 'createdAt'] }, { properties: ['product', 'email', 'createdAt'] }, { properties: ['createdAt'] }],
 });
 export class SubmitAttempt extends SubmitAttemptSchema.class {}
 SubmitAttemptSchema.setClass(SubmitAttempt);
@@ -55,6 +55,7 @@ const IdempotencyKeySchema = defineEntity({
     result: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
+  indexes: [{ properties: ['createdAt'] }],
 });
 export class IdempotencyKey extends IdempotencyKeySchema.class {}
 IdempotencyKeySchema.setClass(IdempotencyKey);

@@ -45,7 +45,7 @@ const WebhookDeliverySchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     completedAt: p.datetime().nullable(),
   },
-  indexes: [{ properties: ['tenant', 'createdAt'] }, { properties: ['endpoint', 'createdAt'] }],
+  indexes: [{ properties: ['tenant', 'createdAt'] }, { properties: ['endpoint', 'createdAt'] }, { properties: ['completedAt'] }],
 });
 export class WebhookDelivery extends WebhookDeliverySchema.class {}
 WebhookDeliverySchema.setClass(WebhookDelivery);

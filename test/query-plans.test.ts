@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { openOrm, type MikroORM } from '../data/orm.ts';
+import { findPrincipalByKeyHash } from '../data/queries/api-keys.ts';
+import { ensureCampaign } from '../data/queries/attribution.ts';
+import { upsertCustomer } from '../data/queries/customers.ts';
+import { findIdempotencyKey, insertIdempotencyKey, storeIdempotentResult } from '../data/queries/idempotency-keys.ts';
+import { addApprovedVolume, findEligibleMerchantAccounts, findMerchantAccountByMid, findSealedCredentials } from '../data/queries/merchant-accounts.ts';
+import { insertSubmitOrder, updateOrderState } from '../data/queries/orders.ts';
+import { findTenantProduct } from '../data/queries/products.ts';
+import { countRequestInWindow, deleteWindowsBefore } from '../data/queries/rate-limits.ts';
+import { deleteExpiredRows } from '../data/queries/retention.ts';
+import { countRecentSubmits, findBlocklistHits, recordSubmitAttempt } from '../data/queries/screening.ts';
+import { findSubscriptionOfSubmitOrder, hasLiveSubscription, insertSubscriptionOfSubmitOrder } from '../data/queries/subscriptions.ts';
+import { findChallengeRedirect, findThreeDSecurePayment } from '../data/queries/three-d-secure.ts';
+import { recordAuthorizationAttempt } from '../data/queries/transactions.ts';
+
+/**
+ * The statements of the submit path (and the retention purge) against tables of realistic size: each must reach
+ * its few rows through an index, never by reading a large table whole or thousands of its rows. The product's own query functions run
+ * against an EXPLAIN-capturing entity manager, so what is checked is the SQL the product sends.
+ *
+ * The tables are copies (`like ... including all`: columns, defaults, checks, indexes) of the migrated ones in a
+ * schema of this file's own, seeded there with generate_series and dropped afterwards: suites running beside
+ * this one never see the rows.
+ */
+
+const SCHEMA = `query_plans_${randomUUID().replaceAll('-', '')}`;
+
+/** Tables seeded with thousands of rows and more: reading one whole is a finding. */
+const LARGE = new Set([
+  'tenants', 'products', 'api_keys', 'merchant_accounts', 'merchant_account_currencies', 'merchant_account_volumes', 'customers', 'orders',
+  'subscriptions', 'transactions', 'submit_attempts', 'blocklist_entries', 'idempotency_keys', 'rate_limit_windows', 'webhook_deliveries',
+]);
+
+/** Rows per table: `i` runs over 1..n in each statement; tenant `t` owns products, accounts and keys (t-1)*10+1..t*10. */
+const SEED: Record<string, string> = {
+  tenants: `insert into tenants (id, slug, name, client_id, email_tenant_key, created_at, updated_at)
+    select i, 't-' || i, 'Tenant ' || i, 'client-' || i, md5('etk' || i)::uuid, now(), now() from generate_series(1, 2000) i`,
+  products: `insert into products (id, tenant_id, slug, name, price, currency, created_at, updated_at)
+    select i, (i - 1) / 10 + 1, 'p-' || i, 'Product ' || i, 19.99, 'USD', now(), now() from generate_series(1, 20000) i`,
+  api_keys: `insert into api_keys (id, tenant_id, name, key_hash, display_prefix, created_at)
+    select i, (i - 1) / 10 + 1, 'key ' || i, encode(sha256(('key' || i)::bytea), 'hex'), 'sk_test_', now() from generate_series(1, 20000) i`,
+  merchant_accounts: `insert into merchant_accounts (id, tenant_id, mid, title, gateway, fully_live, max_price, monthly_cap, created_at, updated_at)
+    select i, (i - 1) / 10 + 1, 'MID-' || i, 'Account ' || i, 'sandbox', i % 3 <> 0, 500, 100000, now(), now() from generate_series(1, 20000) i`,
+  merchant_account_currencies: `insert into merchant_account_currencies (id, merchant_account_id, currency, credentials_ciphertext)
+    select i, (i + 1) / 2, case when i % 2 = 1 then 'USD' else 'EUR' end, 'sealed' from generate_series(1, 40000) i`,
+  merchant_account_volumes: `insert into merchant_account_volumes (merchant_account_id, month, approved_amount)
+    select (i - 1) % 20000 + 1, (date_trunc('month', now()) - make_interval(months => (i - 1) / 20000))::date, i % 5000
+      from generate_series(1, 60000) i`,
+  customers: `insert into customers (id, tenant_id, email, created_at, updated_at)
+    select i, (i - 1) / 25 + 1, 'c' || i || '@example.com', now(), now() from generate_series(1, 50000) i`,
+  // Orders 1..40000 are submits (every fifth with a 3-D Secure id); 40001..50000 are the subscriptions' orders, children of submits 1..10000.
+  orders: `insert into orders (id, tenant_id, product_id, customer_id, kind, parent_order_id, state, amount, currency, workflow_id, three_d_secure_id, created_at, updated_at)
+    select i, (c - 1) / 25 + 1, ((c - 1) / 25) * 10 + 1 + c % 10, c, case when i > 40000 then 'subscription' else 'submit' end,
+           case when i > 40000 then i - 40000 end, 'approved', 19.99, 'USD', 'payment/' || i, case when i % 5 = 0 and i <= 40000 then 'tds-' || i end,
+           now() - make_interval(mins => i % 10000), now()
+      from generate_series(1, 50000) i, lateral (select case when i > 40000 then i - 40000 else i end as c) c`,
+  subscriptions: `insert into subscriptions (id, tenant_id, product_id, customer_id, order_id, email, state, recurring_amount, next_billing_at, created_at)
+    select i, (i - 1) / 25 + 1, ((i - 1) / 25) * 10 + 1 + i % 10, i, 40000 + i, 'c' || i || '@example.com', 'active', 19.99, now() + interval '30 days', now()
+      from generate_series(1, 10000) i`,
+  transactions: `insert into transactions (id, tenant_id, order_id, product_id, customer_id, merchant_account_id, reference, attempt_number, gateway, status_id, status,
+      success, amount, currency, email, bin, last4, brand, card_fingerprint, expiry_month, expiry_year, gateway_response, sent_at)
+    select md5('tx' || i)::uuid, (i - 1) / 25 + 1, i, ((i - 1) / 25) * 10 + 1, i, ((i - 1) / 25) * 10 + 1, 'ref-' || i, 1, 'sandbox', 2636, 'Approved',
+           true, 19.99, 'USD', 'c' || i || '@example.com', '42424242', '4242', 'NetworkA', md5('card' || i), 12, 2030, '{}', now()
+      from generate_series(1, 40000) i`,
+  submit_attempts: `insert into submit_attempts (tenant_id, product_id, card_fingerprint, email, created_at)
+    select (i - 1) / 50 + 1, ((i - 1) / 50) * 10 + 1 + i % 10, md5('card' || i % 30000), 'c' || i % 50000 || '@example.com', now() - make_interval(mins => i % 2940)
+      from generate_series(1, 100000) i`,
+  blocklist_entries: `insert into blocklist_entries (tenant_id, kind, value, created_at)
+    select case when i % 10 = 0 then (i - 1) / 10 + 1 end, (array['email', 'card', 'bin', 'bin_country'])[i % 4 + 1],
+           case i % 4 when 0 then 'b' || i || '@example.com' when 1 then md5('card' || i) when 2 then lpad((i * 7919 % 1000000)::text, 6, '0') else 'C' || i end, now()
+      from generate_series(1, 20000) i`,
+  idempotency_keys: `insert into idempotency_keys (tenant_id, key, request_hash, submit_order_id, created_at)
+    select (i - 1) / 10 + 1, 'key-' || i, md5('rq' || i), i, now() - make_interval(mins => i) from generate_series(1, 20000) i`,
+  rate_limit_windows: `insert into rate_limit_windows (subject, window_start, request_count)
+    select 'api-key:' || i, date_trunc('minute', now()) - make_interval(mins => i % 3), 1 + i % 50 from generate_series(1, 20000) i`,
+  webhook_endpoints: `insert into webhook_endpoints (id, tenant_id, slug, url, secret_ciphertext, created_at, updated_at)
+    select md5('ep' || i)::uuid, i, 'default', 'https://example.com/hooks', 'sealed', now(), now() from generate_series(1, 2000) i`,
+  webhook_deliveries: `insert into webhook_deliveries (id, tenant_id, endpoint_id, event_type, body, state, attempt_count, created_at, completed_at)
+    select 'msg_' || i, (i - 1) / 10 + 1, md5('ep' || ((i - 1) / 10 + 1))::uuid, 'transaction.completed', '{}',
+           case when i % 20 = 0 then 'pending' else 'delivered' end, 1, now() - make_interval(hours => i % 1000),
+           case when i % 20 <> 0 then now() - make_interval(hours => i % 1000) end
+      from generate_series(1, 20000) i`,
+};
+
+let orm: MikroORM;
+
+beforeAll(async () => {
+  orm = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 2 });
+  const em = orm.em.fork();
+  const tables = await em.execute<{ table_name: string }[]>(
+    `select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' and table_name <> 'mikro_orm_migrations'`,
+  );
+  await em.execute(`create schema ${SCHEMA}`);
+  for (const { table_name } of tables) await em.execute(`create table ${SCHEMA}.${table_name} (like public.${table_name} including all)`);
+  await em.transactional(async (tx) => {
+    await tx.execute(`set local search_path to ${SCHEMA}`);
+    for (const statement of Object.values(SEED)) await tx.execute(statement);
+  });
+  for (const table of Object.keys(SEED)) await em.execute(`analyze ${SCHEMA}.${table}`);
+});
+
+afterAll(async () => {
+  await orm?.em.fork().execute(`drop schema if exists ${SCHEMA} cascade`);
+  await orm?.close();
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Plan Rows': number;
+  Plans?: PlanNode[];
+}
+
+/** A submit's statements each touch a handful of rows: an index read estimated at more than this is a scan by another name. */
+const MAX_ROWS_READ = 1_000;
+
+/**
+ * How the plan reads large tables badly: a sequential scan, or (with `maxRows`) an index read estimated at more
+ * than `maxRows` rows. A bitmap index scan names no table: it reads for the heap scan above it.
+ */
+function findings(node: PlanNode, maxRows: number, relation?: string): string[] {
+  const table = node['Relation Name'] ?? relation;
+  const own =
+    table === undefined || !LARGE.has(table)
+      ? []
+      : node['Node Type'] === 'Seq Scan'
+        ? [`Seq Scan on ${table}`]
+        : /Index/.test(node['Node Type']) && node['Plan Rows'] > maxRows
+          ? [`${node['Node Type']} on ${table} reading ~${node['Plan Rows']} rows`]
+          : [];
+  return [...own, ...(node.Plans ?? []).flatMap((child) => findings(child, maxRows, table))];
+}
+
+/**
+ * Runs a query function against an entity manager that EXPLAINs each statement instead of running it (nothing
+ * is written), in this file's schema; returns the statements whose plans read large tables badly.
+ * Every statement answers one stand-in row `{ id: 1 }`, so a function that uses its first statement's answer
+ * goes on to its next.
+ */
+async function badPlans(run: (em: EntityManager) => Promise<unknown>, maxRows: number): Promise<{ sql: string; findings: string[] }[]> {
+  const statements: { sql: string; findings: string[] }[] = [];
+  await orm.em.fork().transactional(async (tx) => {
+    // `public` after ours: sequences (orders_id_seq) are shared, every table resolves to its copy here.
+    await tx.execute(`set local search_path to ${SCHEMA}, public`);
+    const explaining = {
+      execute: async (sql: string, params: unknown[] = []) => {
+        const [row] = await tx.execute<{ 'QUERY PLAN': { Plan: PlanNode }[] }[]>(`explain (format json) ${sql}`, params);
+        statements.push({ sql: sql.replace(/\s+/g, ' ').trim(), findings: findings(row!['QUERY PLAN'][0]!.Plan, maxRows) });
+        return [{ id: 1 }];
+      },
+    } as unknown as EntityManager;
+    await run(explaining);
+  });
+  expect(statements.length).toBeGreaterThan(0);
+  return statements.filter((statement) => statement.findings.length > 0);
+}
+
+// Realistic parameters: tenant 7 owns products 61..70, merchant accounts MID-61..MID-70, customers 151..175,
+// submit orders 151..175 (order 155 waits on 3-D Secure `tds-155`), idempotency key `key-65`.
+const TENANT = 7;
+const PRODUCT = 65;
+const since = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+const card = { bin: '42424242', last4: '4242', network: 'NetworkA', expiryMonth: 12, expiryYear: 2030, fingerprint: 'e3'.repeat(32) };
+
+const HOT_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
+  'API key lookup (findPrincipalByKeyHash)': (em) => findPrincipalByKeyHash(em, 'a'.repeat(64)),
+  'rate limit count (countRequestInWindow)': (em) => countRequestInWindow(em, 'api-key:65', new Date()),
+  'rate limit cleanup (deleteWindowsBefore)': (em) => deleteWindowsBefore(em, 'api-key:65', new Date()),
+  'product lookup (findTenantProduct)': (em) => findTenantProduct(em, TENANT, PRODUCT),
+  'idempotency claim (insertIdempotencyKey)': (em) => insertIdempotencyKey(em, { tenantId: TENANT, key: 'key-new', requestHash: 'f'.repeat(64), submitOrderId: 60001 }),
+  'idempotency lookup (findIdempotencyKey)': (em) => findIdempotencyKey(em, TENANT, 'key-65'),
+  'idempotency result (storeIdempotentResult)': (em) => storeIdempotentResult(em, TENANT, 'key-65', { success: true } as never),
+  'forced MID (findMerchantAccountByMid)': (em) => findMerchantAccountByMid(em, 'MID-65'),
+  'blocklist (findBlocklistHits)': (em) =>
+    findBlocklistHits(em, { tenantId: TENANT, email: 'c160@example.com', cardFingerprint: card.fingerprint, bin: card.bin, binCountry: 'US' }),
+  'live subscription (hasLiveSubscription)': (em) => hasLiveSubscription(em, { tenantId: TENANT, productId: PRODUCT, email: 'c160@example.com' }),
+  'velocity (countRecentSubmits)': (em) =>
+    countRecentSubmits(em, { tenantId: TENANT, productId: PRODUCT, cardFingerprint: card.fingerprint, email: 'c160@example.com', cardSince: since(10), emailSince: since(1440) }),
+  'submit attempt (recordSubmitAttempt)': (em) =>
+    recordSubmitAttempt(em, { tenantId: TENANT, productId: PRODUCT, cardFingerprint: card.fingerprint, email: 'c160@example.com', at: new Date() }),
+  'customer (upsertCustomer)': (em) => upsertCustomer(em, { tenantId: TENANT, email: 'c160@example.com', firstName: 'Ada' }),
+  'campaign (ensureCampaign)': (em) => ensureCampaign(em, TENANT, 'spring'),
+  'MID selection (findEligibleMerchantAccounts)': (em) => findEligibleMerchantAccounts(em, { tenantId: TENANT, amount: '19.99', currency: 'USD', network: 'NetworkA' }),
+  'forced MID selection (findEligibleMerchantAccounts)': (em) =>
+    findEligibleMerchantAccounts(em, { tenantId: TENANT, amount: '19.99', currency: 'USD', network: 'NetworkA', forcedMerchantAccountId: 65 }),
+  'credentials (findSealedCredentials)': (em) => findSealedCredentials(em, 65, 'USD'),
+  'submit order (insertSubmitOrder)': (em) =>
+    insertSubmitOrder(em, {
+      id: 60001, tenantId: TENANT, productId: PRODUCT, customerId: 160, amount: '19.99', currency: 'USD', workflowId: 'payment/7/60001',
+      campaignId: null, affiliateId: null, details: { mobileWalletA: false },
+    }),
+  'order state (updateOrderState)': (em) => updateOrderState(em, { orderId: 155, state: 'pending_3ds', threeDSecureId: 'tds-155' }),
+  'authorization attempt (recordAuthorizationAttempt)': (em) =>
+    recordAuthorizationAttempt(em, {
+      submitOrderId: 160, reference: 'ref-160-2', attemptNumber: 2,
+      merchantAccount: { merchantAccountId: 65, gateway: 'sandbox', mid: 'MID-65', descriptor: '' },
+      processorTransactionId: 'px-1', statusId: 2636, status: 'Approved', approved: true, authCode: '123456', eci: null, amount: '19.99', currency: 'USD',
+      email: 'c160@example.com', card, sandbox: true, exchange: {} as never, completedAt: new Date(),
+    }),
+  'month volume (addApprovedVolume)': (em) => addApprovedVolume(em, 65, '19.99'),
+  'subscription of a submit (findSubscriptionOfSubmitOrder)': (em) => findSubscriptionOfSubmitOrder(em, 160),
+  'new subscription (insertSubscriptionOfSubmitOrder)': (em) =>
+    insertSubscriptionOfSubmitOrder(em, {
+      submitOrderId: 160, email: 'c160@example.com', state: 'active', orderState: 'approved', recurringAmount: '19.99', nextBillingInDays: 30, graceUntil: null,
+    }),
+  '3-D Secure redirect (findChallengeRedirect)': (em) => findChallengeRedirect(em, 'tds-155'),
+  '3-D Secure completion (findThreeDSecurePayment)': (em) => findThreeDSecurePayment(em, { threeDSecureId: 'tds-155', tenantId: TENANT, productId: PRODUCT }),
+};
+
+/**
+ * The hourly purge reaches expired rows by age through an index, a batch at a time (so thousands of rows by
+ * design). rate_limit_windows is not here: it holds a row or two per API key, since the limiter drops a key's
+ * old windows itself, and its purge may read it whole rather than slow every request with another index.
+ */
+const PURGES: Record<string, (em: EntityManager) => Promise<unknown>> = {
+  'retention of submit attempts (deleteExpiredRows)': (em) => deleteExpiredRows(em, 'submit_attempts', 2 * 86_400, 5_000),
+  'retention of idempotency keys (deleteExpiredRows)': (em) => deleteExpiredRows(em, 'idempotency_keys', 7 * 86_400, 5_000),
+  'retention of webhook deliveries (deleteExpiredRows)': (em) => deleteExpiredRows(em, 'webhook_deliveries', 30 * 86_400, 5_000),
+};
+
+/**
+ * Known to read too much, with the change that fixes it under way: the BIN arm `? like value || '%'` can use no
+ * index, so every BIN entry is read on every submit. Its replacement `value = any(<the BIN's prefixes>)` plans as
+ * index lookups (checked with both `in (...)` and `= any(?::text[])`); once it lands this expected failure fails:
+ * then delete the entry.
+ */
+const AWAITING_FIX = new Set(['blocklist (findBlocklistHits)']);
+
+describe('query plans on large tables', () => {
+  const [hot, awaitingFix] = [false, true].map((known) => Object.entries(HOT_QUERIES).filter(([name]) => AWAITING_FIX.has(name) === known));
+  it.each(hot!)('%s reads a few rows through indexes', async (_name, run) => {
+    expect(await badPlans(run, MAX_ROWS_READ)).toEqual([]);
+  });
+
+  it.fails.each(awaitingFix!)('%s reads a few rows through indexes (not yet)', async (_name, run) => {
+    expect(await badPlans(run, MAX_ROWS_READ)).toEqual([]);
+  });
+
+  it.each(Object.entries(PURGES))('%s reads no table whole', async (_name, run) => {
+    expect(await badPlans(run, Infinity)).toEqual([]);
+  });
+});

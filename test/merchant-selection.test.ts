@@ -181,3 +181,51 @@ describe('fullyLive', () => {
     await expectNoEligibleMid(await submit(tenant, 'ten'));
   });
 });
+
+describe('forced mid', () => {
+  /** A forced MID that cannot take the payment declines it with `statusId`, recorded, and never reaches the processor. */
+  async function expectDeclinedUnsent(result: Record<string, any>, statusId: number, mid: string) {
+    expect(result).toMatchObject({ info: 'Error', statusId, chargeSuccess: false, subscribeSuccess: false, mid, transactionId: '' });
+    expect(result.error).not.toBe('');
+    expect(result.merchantAccountId).toBeGreaterThan(0);
+    expect(await authorizationsFor(result.submitOrderId)).toBe(0);
+    const transactions = await app.orm.em.fork().execute(`select status_id, success, mid from transactions where order_id = ?`, [result.submitOrderId]);
+    expect(transactions).toEqual([{ status_id: statusId, success: false, mid }]);
+  }
+
+  it('declines on a MID that is not fully live with 3642', async () => {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('ten', '10.00')], merchantAccounts: [merchantAccount('TESTING', { fullyLive: false })] });
+    await expectDeclinedUnsent(await submit(tenant, 'ten', APPROVED, { mid: tenant.mids.TESTING }), 3642, tenant.mids.TESTING!);
+  });
+
+  it('declines an amount over the MID maxPrice with 3809', async () => {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('dear', '20.01')], merchantAccounts: [merchantAccount('SMALL', { maxPrice: '20.00' })] });
+    await expectDeclinedUnsent(await submit(tenant, 'dear', APPROVED, { mid: tenant.mids.SMALL }), 3809, tenant.mids.SMALL!);
+  });
+
+  it('declines a currency the MID is not configured for with 2931', async () => {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('euros', '10.00', 'EUR')], merchantAccounts: [merchantAccount('USD-ONLY')] });
+    await expectDeclinedUnsent(await submit(tenant, 'euros', APPROVED, { mid: tenant.mids['USD-ONLY'] }), 2931, tenant.mids['USD-ONLY']!);
+  });
+
+  it('declines a card network the MID does not accept with 4268', async () => {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('ten', '10.00')], merchantAccounts: [merchantAccount('NO-B', { enabledNetworkB: false })] });
+    await expectDeclinedUnsent(await submit(tenant, 'ten', APPROVED_NETWORK_B, { mid: tenant.mids['NO-B'] }), 4268, tenant.mids['NO-B']!);
+  });
+
+  it('declines once the amount would pass the MID monthly cap with 2892, after approving up to it', async () => {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('ten', '10.00')], merchantAccounts: [merchantAccount('TIGHT', { monthlyCap: 15 })] });
+    await approveOnForcedMid(tenant, 'ten', 'TIGHT');
+    await expectDeclinedUnsent(await submit(tenant, 'ten', APPROVED, { mid: tenant.mids.TIGHT }), 2892, tenant.mids.TIGHT!);
+  });
+
+  it('never cascades away from a forced MID', async () => {
+    const tenant = await createMerchantTenant(app, {
+      products: [oneOffProduct('ten', '10.00')],
+      merchantAccounts: [merchantAccount('FORCED'), merchantAccount('OTHER', { acquiringBank: 'Another bank' })],
+    });
+    const result = await submit(tenant, 'ten', DECLINED, { mid: tenant.mids.FORCED, cascade: true });
+    expect(result).toMatchObject({ info: 'Error', statusId: 3617, mid: tenant.mids.FORCED });
+    expect(result.gatewayResponses).toHaveLength(1);
+  });
+});

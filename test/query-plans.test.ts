@@ -6,7 +6,8 @@ import { findPrincipalByKeyHash } from '../data/queries/api-keys.ts';
 import { ensureCampaign } from '../data/queries/attribution.ts';
 import { upsertCustomer } from '../data/queries/customers.ts';
 import { findIdempotencyKey, insertIdempotencyKey, storeIdempotentResult } from '../data/queries/idempotency-keys.ts';
-import { addApprovedVolume, findEligibleMerchantAccounts, findMerchantAccountByMid, findSealedCredentials } from '../data/queries/merchant-accounts.ts';
+import { addApprovedVolume, findEligibleMerchantAccounts,
+  findForcedMerchantAccount, findMerchantAccountByMid, findSealedCredentials } from '../data/queries/merchant-accounts.ts';
 import { insertSubmitOrder, updateOrderState } from '../data/queries/orders.ts';
 import { findTenantProduct } from '../data/queries/products.ts';
 import { countRequestInWindow, deleteWindowsBefore } from '../data/queries/rate-limits.ts';
@@ -184,8 +185,7 @@ const HOT_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
   'customer (upsertCustomer)': (em) => upsertCustomer(em, { tenantId: TENANT, email: 'c160@example.com', firstName: 'Ada' }),
   'campaign (ensureCampaign)': (em) => ensureCampaign(em, TENANT, 'spring'),
   'MID selection (findEligibleMerchantAccounts)': (em) => findEligibleMerchantAccounts(em, { tenantId: TENANT, amount: '19.99', currency: 'USD', network: 'NetworkA' }),
-  'forced MID selection (findEligibleMerchantAccounts)': (em) =>
-    findEligibleMerchantAccounts(em, { tenantId: TENANT, amount: '19.99', currency: 'USD', network: 'NetworkA', forcedMerchantAccountId: 65 }),
+  'forced MID (findForcedMerchantAccount)': (em) => findForcedMerchantAccount(em, { tenantId: TENANT, merchantAccountId: 65, amount: '19.99', currency: 'USD', network: 'NetworkA' }),
   'credentials (findSealedCredentials)': (em) => findSealedCredentials(em, 65, 'USD'),
   'submit order (insertSubmitOrder)': (em) =>
     insertSubmitOrder(em, {
@@ -227,15 +227,8 @@ const PURGES: Record<string, (em: EntityManager) => Promise<unknown>> = {
  * index lookups (checked with both `in (...)` and `= any(?::text[])`); once it lands this expected failure fails:
  * then delete the entry.
  */
-const AWAITING_FIX = new Set(['blocklist (findBlocklistHits)']);
-
 describe('query plans on large tables', () => {
-  const [hot, awaitingFix] = [false, true].map((known) => Object.entries(HOT_QUERIES).filter(([name]) => AWAITING_FIX.has(name) === known));
-  it.each(hot!)('%s reads a few rows through indexes', async (_name, run) => {
-    expect(await badPlans(run, MAX_ROWS_READ)).toEqual([]);
-  });
-
-  it.fails.each(awaitingFix!)('%s reads a few rows through indexes (not yet)', async (_name, run) => {
+  it.each(Object.entries(HOT_QUERIES))('%s reads a few rows through indexes', async (_name, run) => {
     expect(await badPlans(run, MAX_ROWS_READ)).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult } from '../../adapters/processors/processor-gateway.ts';
-import { addApprovedVolume, findSealedCredentials } from '../../data/queries/merchant-accounts.ts';
+import { addApprovedVolume, findSealedCredentials, releaseMonthlyVolume } from '../../data/queries/merchant-accounts.ts';
 import { recordAuthorizationAttempt } from '../../data/queries/transactions.ts';
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
@@ -71,6 +71,13 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
     return record(input, reference, result);
   }
 
+  /** An attempt declined before reaching the processor (a forced account that cannot take the payment), recorded with its status. */
+  async function recordUnsentAttempt(input: AttemptContext & { statusId: number }): Promise<AttemptResult> {
+    const reference = attemptReference(input.submitOrderId, input.attemptNumber);
+    const response = `Not sent: ${statusById(input.statusId)?.status ?? 'merchant account not eligible'}`;
+    return record(input, reference, { outcome: { kind: 'declined', statusId: input.statusId, message: response }, exchange: { gateway: input.candidate.gateway, httpStatus: 0, response } });
+  }
+
   /** Asks the processor what happened to an attempt whose answer was lost. */
   async function inquireAttempt(input: AttemptContext & { timeoutMs: number }): Promise<AttemptResult> {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
@@ -99,7 +106,10 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
     return sealed ? (JSON.parse(deps.secretBox.open(sealed)) as Record<string, string>) : {};
   }
 
-  /** Records the attempt (once, however often the activity runs) and counts a first approval into the month's volume. */
+  /**
+   * Records the attempt (once, however often the activity runs) and ends its cap reservation when the outcome is
+   * known: a first approval moves the amount into the month's approved volume, a decline releases it.
+   */
   async function record(input: AttemptContext, reference: string, result: ProcessorResult<AuthorizationOutcome>, override?: AttemptOutcome): Promise<AttemptResult> {
     const outcome: AttemptOutcome = override ?? toAttemptOutcome(result.outcome);
     const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : outcome.kind === 'challenge' ? SUBMITTED : SYSTEM_TIMEOUT;
@@ -126,6 +136,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
         exchange: result.exchange,
         completedAt: outcome.kind === 'challenge' || outcome.kind === 'unknown' ? null : new Date(),
       });
+      if (outcome.kind === 'approved' || outcome.kind === 'declined') await releaseMonthlyVolume(tx, { orderId: input.submitOrderId, merchantAccountId: input.candidate.merchantAccountId });
       if (approved && !attempt.wasApproved) await addApprovedVolume(tx, input.candidate.merchantAccountId, input.amount);
       return attempt;
     });
@@ -133,7 +144,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
     return { reference, transactionId: recorded.transactionId, outcome, exchange: result.exchange };
   }
 
-  return { authorizeAttempt, inquireAttempt, completeThreeDSecure, voidAuthorization };
+  return { authorizeAttempt, recordUnsentAttempt, inquireAttempt, completeThreeDSecure, voidAuthorization };
 }
 
 function toAttemptOutcome(outcome: AuthorizationOutcome): AttemptOutcome {

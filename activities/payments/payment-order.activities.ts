@@ -1,10 +1,22 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ensureAffiliate, ensureCampaign } from '../../data/queries/attribution.ts';
 import { upsertCustomer } from '../../data/queries/customers.ts';
-import { findEligibleMerchantAccounts } from '../../data/queries/merchant-accounts.ts';
+import {
+  findEligibleMerchantAccounts,
+  findForcedMerchantAccount,
+  findReservedMerchantAccount,
+  releaseMonthlyVolume,
+  reserveMonthlyVolume,
+} from '../../data/queries/merchant-accounts.ts';
 import { insertSubmitOrder, updateOrderState } from '../../data/queries/orders.ts';
-import { findSubscriptionOfSubmitOrder, insertSubscriptionOfSubmitOrder } from '../../data/queries/subscriptions.ts';
+import {
+  activateSubscriptionOfSubmitOrder,
+  findSubscriptionOfSubmitOrder,
+  insertSubscriptionOfSubmitOrder,
+  releasePendingSubscriptionOfSubmitOrder,
+} from '../../data/queries/subscriptions.ts';
 import type { MerchantCandidate } from '../../domain/payments/attempts.ts';
+import { FORCED_ACCOUNT_REFUSALS, forcedAccountRefusal } from '../../domain/payments/forced-merchant-account.ts';
 import type { OrderDetails } from '../../domain/payments/payment-input.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
 
@@ -12,15 +24,21 @@ export interface PaymentOrderActivityDeps {
   readonly orm: MikroORM;
 }
 
+/** The merchant account an attempt goes to; `refusal` is the status a forced account declines with unsent. */
+export type MerchantAccountChoice = { account: MerchantCandidate; refusal?: number } | { account?: undefined };
+
 const DAY_MS = 86_400_000;
+/** States after which the payment holds nothing any more: no cap reservation, no unconfirmed subscription. */
+const FINAL_STATES: readonly OrderState[] = ['approved', 'declined', 'failed', 'expired'];
 
 /** The submit order's life in PostgreSQL: opened before the first attempt, settled after the last. */
 export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
   const fork = (): EntityManager => deps.orm.em.fork() as EntityManager;
 
   /**
-   * Creates the submit order (its id was reserved by the gateway), the customer, campaign and
-   * affiliate, and returns the eligible merchant accounts, best first. Idempotent on replay.
+   * Creates the submit order (its id was reserved by the gateway), the customer, campaign and affiliate, and,
+   * for a product with a plan, claims the e-mail's one live subscription to it as `pending`, before any
+   * processor call. `alreadySubscribed` when another payment or subscription holds it. Idempotent on replay.
    */
   async function openPaymentOrder(input: {
     tenantId: number;
@@ -30,12 +48,10 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     email: string;
     amount: string;
     currency: string;
-    network: string;
     order: OrderDetails;
-    forcedMerchantAccountId?: number;
-  }): Promise<{ candidates: MerchantCandidate[] }> {
-    const em = fork();
-    await em.transactional(async (tx) => {
+    subscription?: { recurringAmount: string };
+  }): Promise<{ alreadySubscribed: boolean }> {
+    return fork().transactional(async (tx) => {
       const o = input.order;
       const customerId = await upsertCustomer(tx, { tenantId: input.tenantId, email: input.email, firstName: o.firstName, lastName: o.lastName, phone: o.phone });
       await insertSubmitOrder(tx, {
@@ -50,11 +66,63 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
         affiliateId: o.affiliateName ? await ensureAffiliate(tx, input.tenantId, o.affiliateName) : null,
         details: o,
       });
+      if (!input.subscription || (await findSubscriptionOfSubmitOrder(tx, input.submitOrderId))) return { alreadySubscribed: false };
+      const claimed = await insertSubscriptionOfSubmitOrder(tx, {
+        submitOrderId: input.submitOrderId,
+        email: input.email,
+        state: 'pending',
+        orderState: 'processing',
+        recurringAmount: input.subscription.recurringAmount,
+        nextBillingInDays: 0,
+        graceUntil: null,
+      });
+      return { alreadySubscribed: claimed === undefined };
     });
-    return { candidates: preferAnotherBankSecond(await findEligibleMerchantAccounts(em, input)) };
   }
 
-  /** Final order state, and the subscription when the product has a plan and the outcome allows it. */
+  /**
+   * Chooses the merchant account of an attempt and reserves the amount on its monthly volume: the forced
+   * account when the request named one (refused with a status when it cannot take the payment), else the
+   * least used eligible account not tried yet, preferring another acquiring bank for a cascade. A candidate
+   * whose cap a concurrent payment used up meanwhile is passed over. A replay finds its own reservation.
+   */
+  async function reserveMerchantAccount(input: {
+    tenantId: number;
+    submitOrderId: number;
+    amount: string;
+    currency: string;
+    network: string;
+    forcedMerchantAccountId?: number;
+    triedMerchantAccountIds: number[];
+    preferAnotherBankThan?: string;
+  }): Promise<MerchantAccountChoice> {
+    const em = fork();
+    const reserved = await findReservedMerchantAccount(em, input.submitOrderId);
+    // An earlier attempt's reservation is released when its outcome is recorded, so one found here is this attempt's.
+    if (reserved && !input.triedMerchantAccountIds.includes(reserved.merchantAccountId)) return { account: reserved };
+    const reserve = (account: MerchantCandidate) => reserveMonthlyVolume(em, { orderId: input.submitOrderId, merchantAccountId: account.merchantAccountId });
+
+    if (input.forcedMerchantAccountId !== undefined) {
+      // A forced account is the only one: a cascade never leaves it.
+      if (input.triedMerchantAccountIds.includes(input.forcedMerchantAccountId)) return {};
+      const forced = await findForcedMerchantAccount(em, { ...input, merchantAccountId: input.forcedMerchantAccountId });
+      if (!forced) return {};
+      const refusal = forcedAccountRefusal(forced.fit);
+      if (refusal !== undefined) return { account: forced.candidate, refusal };
+      return (await reserve(forced.candidate)) ? { account: forced.candidate } : { account: forced.candidate, refusal: FORCED_ACCOUNT_REFUSALS.monthlyCapReached };
+    }
+
+    const candidates = await findEligibleMerchantAccounts(em, { ...input, excludedMerchantAccountIds: input.triedMerchantAccountIds });
+    for (const candidate of preferAnotherBank(candidates, input.preferAnotherBankThan)) {
+      if (await reserve(candidate)) return { account: candidate };
+    }
+    return {};
+  }
+
+  /**
+   * Final order state; the subscription claimed at opening becomes active (approved) or grace (salvaged), or is
+   * given up. A final state also releases any cap reservation still held (an expired challenge, an unknown answer).
+   */
   async function settlePaymentOrder(input: {
     tenantId: number;
     productId: number;
@@ -67,30 +135,30 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
   }): Promise<{ orderId: number; subscriptionId: number }> {
     return fork().transactional(async (tx) => {
       await updateOrderState(tx, { orderId: input.submitOrderId, state: input.state, threeDSecureId: input.threeDSecureId, challengeUrl: input.challengeUrl });
+      if (!FINAL_STATES.includes(input.state)) return { orderId: input.submitOrderId, subscriptionId: 0 };
+      await releaseMonthlyVolume(tx, { orderId: input.submitOrderId });
       const plan = input.subscription;
-      if (!plan) return { orderId: input.submitOrderId, subscriptionId: 0 };
-      const existing = await findSubscriptionOfSubmitOrder(tx, input.submitOrderId);
-      if (existing) return existing;
+      if (!plan) {
+        await releasePendingSubscriptionOfSubmitOrder(tx, input.submitOrderId);
+        return { orderId: input.submitOrderId, subscriptionId: 0 };
+      }
       const grace = plan.state === 'grace';
-      return insertSubscriptionOfSubmitOrder(tx, {
+      await activateSubscriptionOfSubmitOrder(tx, {
         submitOrderId: input.submitOrderId,
-        email: input.email,
         state: plan.state,
         orderState: grace ? 'declined' : 'approved',
-        recurringAmount: plan.recurringAmount,
         nextBillingInDays: grace ? plan.gracePeriodDays : plan.trialDays + plan.intervalDays,
         graceUntil: grace ? new Date(Date.now() + plan.gracePeriodDays * DAY_MS) : null,
       });
+      return (await findSubscriptionOfSubmitOrder(tx, input.submitOrderId)) ?? { orderId: input.submitOrderId, subscriptionId: 0 };
     });
   }
 
-  return { openPaymentOrder, settlePaymentOrder };
+  return { openPaymentOrder, reserveMerchantAccount, settlePaymentOrder };
 }
 
-/** The second choice is what a cascade retries on: prefer one at another acquiring bank. */
-function preferAnotherBankSecond(candidates: MerchantCandidate[]): MerchantCandidate[] {
-  const [first, ...rest] = candidates;
-  if (!first) return [];
-  const otherBank = rest.find((c) => c.acquiringBank !== first.acquiringBank);
-  return otherBank ? [first, otherBank, ...rest.filter((c) => c !== otherBank)] : candidates;
+/** A cascade retries at another acquiring bank where one is eligible; the order is otherwise kept. */
+function preferAnotherBank(candidates: MerchantCandidate[], bank: string | undefined): MerchantCandidate[] {
+  if (bank === undefined) return candidates;
+  return [...candidates.filter((c) => c.acquiringBank !== bank), ...candidates.filter((c) => c.acquiringBank === bank)];
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { CardNetwork } from '../../domain/catalog/product.ts';
 import type { MerchantCandidate } from '../../domain/payments/attempts.ts';
+import type { ForcedAccountFit } from '../../domain/payments/forced-merchant-account.ts';
 
 interface CandidateRow {
   id: number;
@@ -18,66 +18,137 @@ export interface EligibilityCriteria {
   readonly amount: string;
   readonly currency: string;
   readonly network: string;
-  /** A `mid` named in the request: only this account, whatever its live state, price or cap. */
-  readonly forcedMerchantAccountId?: number;
+  /** Accounts an earlier attempt of the payment used: a cascade goes elsewhere. */
+  readonly excludedMerchantAccountIds?: readonly number[];
 }
+
+const CANDIDATE_COLUMNS = `m.id, m.mid, m.gateway, m.descriptor, m.acquiring_bank, m.mid_portal_url, m.allow_retries_from_other_mids, m.allow_insufficient_funds_retries`;
+const THIS_MONTH = `date_trunc('month', now())::date`;
 
 /**
  * The tenant's merchant accounts able to take the payment, least used relative to their monthly cap
  * first: live, configured for the currency, accepting the card's network, `maxPrice` covering the amount,
- * and month-to-date approved volume plus this amount within `monthlyCap`.
+ * and month-to-date approved plus reserved volume plus this amount within `monthlyCap`. A hint only:
+ * `reserveMonthlyVolume` is what holds the cap.
  */
 export async function findEligibleMerchantAccounts(em: EntityManager, criteria: EligibilityCriteria): Promise<MerchantCandidate[]> {
-  const forced = criteria.forcedMerchantAccountId ?? null;
   const rows = await em.execute<CandidateRow[]>(
-    `with volume as (
-       select merchant_account_id, approved_amount as approved from merchant_account_volumes where month = date_trunc('month', now())::date)
-     select m.id, m.mid, m.gateway, m.descriptor, m.acquiring_bank, m.mid_portal_url, m.allow_retries_from_other_mids, m.allow_insufficient_funds_retries,
-            coalesce(v.approved, 0) / nullif(m.monthly_cap, 0) as usage
+    `select ${CANDIDATE_COLUMNS},
+            (coalesce(v.approved_amount, 0) + coalesce(v.reserved_amount, 0)) / nullif(m.monthly_cap, 0) as usage
        from merchant_accounts m
        join merchant_account_currencies c on c.merchant_account_id = m.id and c.currency = ?
-       left join volume v on v.merchant_account_id = m.id
-      where m.tenant_id = ?
-        and (cast(? as int) is not null and m.id = ?
-             or cast(? as int) is null and m.fully_live
-                and (m.max_price is null or m.max_price >= cast(? as numeric))
-                and (? <> 'NetworkA' or m.enabled_network_a) and (? <> 'NetworkB' or m.enabled_network_b)
-                and (m.monthly_cap is null or coalesce(v.approved, 0) + cast(? as numeric) <= m.monthly_cap))
+       left join merchant_account_volumes v on v.merchant_account_id = m.id and v.month = ${THIS_MONTH}
+      where m.tenant_id = ? and m.fully_live and m.id <> all(?::int[])
+        and (m.max_price is null or m.max_price >= cast(? as numeric))
+        and (? <> 'NetworkA' or m.enabled_network_a) and (? <> 'NetworkB' or m.enabled_network_b)
+        and (m.monthly_cap is null or coalesce(v.approved_amount, 0) + coalesce(v.reserved_amount, 0) + cast(? as numeric) <= m.monthly_cap)
       order by usage asc nulls first, m.id asc`,
-    [criteria.currency, criteria.tenantId, forced, forced, forced, criteria.amount, criteria.network, criteria.network, criteria.amount],
+    [criteria.currency, criteria.tenantId, intArray(criteria.excludedMerchantAccountIds ?? []), criteria.amount, criteria.network, criteria.network, criteria.amount],
   );
-  return rows.map(
-    (row): MerchantCandidate => ({
-      merchantAccountId: row.id,
-      mid: row.mid,
-      gateway: row.gateway,
-      descriptor: row.descriptor ?? '',
-      acquiringBank: row.acquiring_bank ?? '',
-      midPortalUrl: row.mid_portal_url ?? '',
-      allowRetriesFromOtherMids: row.allow_retries_from_other_mids,
-      allowInsufficientFundsRetries: row.allow_insufficient_funds_retries,
-    }),
+  return rows.map(toCandidate);
+}
+
+/** A `mid` named in the request, with how it fits the payment (each fact false is a reason to decline it). */
+export interface ForcedMerchantAccount {
+  readonly candidate: MerchantCandidate;
+  readonly fit: ForcedAccountFit;
+}
+
+/** The forced account with the eligibility facts of selection; undefined when it is not the tenant's. */
+export async function findForcedMerchantAccount(
+  em: EntityManager,
+  criteria: { tenantId: number; merchantAccountId: number; amount: string; currency: string; network: string },
+): Promise<ForcedMerchantAccount | undefined> {
+  const [row] = await em.execute<(CandidateRow & { fully_live: boolean; covers_amount: boolean; currency_configured: boolean; accepts_network: boolean })[]>(
+    `select ${CANDIDATE_COLUMNS}, m.fully_live,
+            (m.max_price is null or m.max_price >= cast(? as numeric)) as covers_amount,
+            exists (select 1 from merchant_account_currencies c where c.merchant_account_id = m.id and c.currency = ?) as currency_configured,
+            case ? when 'NetworkA' then m.enabled_network_a when 'NetworkB' then m.enabled_network_b else true end as accepts_network
+       from merchant_accounts m
+      where m.id = ? and m.tenant_id = ?`,
+    [criteria.amount, criteria.currency, criteria.network, criteria.merchantAccountId, criteria.tenantId],
+  );
+  if (!row) return undefined;
+  return {
+    candidate: toCandidate(row),
+    fit: { fullyLive: row.fully_live, coversAmount: row.covers_amount, currencyConfigured: row.currency_configured, acceptsNetwork: row.accepts_network },
+  };
+}
+
+/** The account holding the order's cap reservation, if it holds one (a replayed selection finds its own). */
+export async function findReservedMerchantAccount(em: EntityManager, orderId: number): Promise<MerchantCandidate | undefined> {
+  const [row] = await em.execute<CandidateRow[]>(
+    `select ${CANDIDATE_COLUMNS} from orders o join merchant_accounts m on m.id = o.cap_reservation_id where o.id = ?`,
+    [orderId],
+  );
+  return row && toCandidate(row);
+}
+
+/**
+ * Reserves the order's amount on the account's volume of this month, within `monthlyCap`: one conditional
+ * update, so concurrent payments on one MID are serialized by its volume row and never pass the cap together.
+ * The order records the reservation; an order that already holds one reserves nothing more. True when reserved.
+ */
+export async function reserveMonthlyVolume(em: EntityManager, reservation: { orderId: number; merchantAccountId: number }): Promise<boolean> {
+  // The month's row must exist to be updated conditionally; creating it is idempotent.
+  await em.execute(
+    `insert into merchant_account_volumes (merchant_account_id, month, approved_amount, reserved_amount) values (?, ${THIS_MONTH}, 0, 0)
+     on conflict (merchant_account_id, month) do nothing`,
+    [reservation.merchantAccountId],
+  );
+  const [row] = await em.execute<{ reserved: boolean }[]>(
+    `with payment as (select amount from orders where id = ? and cap_reservation_id is null),
+     held as (
+       update merchant_account_volumes v set reserved_amount = v.reserved_amount + p.amount
+         from merchant_accounts m, payment p
+        where m.id = ? and v.merchant_account_id = m.id and v.month = ${THIS_MONTH}
+          and (m.monthly_cap is null or v.approved_amount + v.reserved_amount + p.amount <= m.monthly_cap)
+        returning v.merchant_account_id, v.month),
+     recorded as (
+       update orders o set cap_reservation_id = h.merchant_account_id, cap_reservation_month = h.month from held h where o.id = ? returning o.id)
+     select exists (select 1 from recorded) as reserved`,
+    [reservation.orderId, reservation.merchantAccountId, reservation.orderId],
+  );
+  return row!.reserved;
+}
+
+/**
+ * Releases the order's reservation, once (the order forgets it in the same statement): on a decline, void or
+ * expiry, and on approval just before `addApprovedVolume` counts the amount as approved. With a merchant
+ * account, only a reservation on that account is released.
+ */
+export async function releaseMonthlyVolume(em: EntityManager, release: { orderId: number; merchantAccountId?: number }): Promise<void> {
+  await em.execute(
+    `with released as (
+       update orders o set cap_reservation_id = null, cap_reservation_month = null
+         from orders previous
+        where o.id = ? and previous.id = o.id and o.cap_reservation_id = coalesce(cast(? as int), o.cap_reservation_id)
+        returning previous.cap_reservation_id as merchant_account_id, previous.cap_reservation_month as month, o.amount)
+     update merchant_account_volumes v set reserved_amount = v.reserved_amount - r.amount
+       from released r
+      where v.merchant_account_id = r.merchant_account_id and v.month = r.month`,
+    [release.orderId, release.merchantAccountId ?? null],
+  );
+}
+
+/** Adds an approved amount to the account's volume of the current month (what `monthlyCap` is checked against). */
+export async function addApprovedVolume(em: EntityManager, merchantAccountId: number, amount: string): Promise<void> {
+  await em.execute(
+    `insert into merchant_account_volumes (merchant_account_id, month, approved_amount, reserved_amount) values (?, ${THIS_MONTH}, ?, 0)
+     on conflict (merchant_account_id, month) do update set approved_amount = merchant_account_volumes.approved_amount + excluded.approved_amount`,
+    [merchantAccountId, amount],
   );
 }
 
 export interface MerchantAccountByMid {
   readonly id: number;
   readonly tenantId: number;
-  /** Networks this account has switched off (the others it accepts). */
-  readonly disabledNetworks: readonly CardNetwork[];
 }
 
 /** A merchant account by its MID, whichever tenant owns it. */
 export async function findMerchantAccountByMid(em: EntityManager, mid: string): Promise<MerchantAccountByMid | undefined> {
-  const [row] = await em.execute<{ id: number; tenant_id: number; enabled_network_a: boolean; enabled_network_b: boolean }[]>(
-    `select id, tenant_id, enabled_network_a, enabled_network_b from merchant_accounts where mid = ?`,
-    [mid],
-  );
-  if (!row) return undefined;
-  const disabledNetworks: CardNetwork[] = [];
-  if (!row.enabled_network_a) disabledNetworks.push('NetworkA');
-  if (!row.enabled_network_b) disabledNetworks.push('NetworkB');
-  return { id: row.id, tenantId: row.tenant_id, disabledNetworks };
+  const [row] = await em.execute<{ id: number; tenant_id: number }[]>(`select id, tenant_id from merchant_accounts where mid = ?`, [mid]);
+  return row && { id: row.id, tenantId: row.tenant_id };
 }
 
 /** The account's processor credentials for a currency, still sealed by the secret box; undefined when none are configured. */
@@ -89,11 +160,18 @@ export async function findSealedCredentials(em: EntityManager, merchantAccountId
   return row?.credentials_ciphertext;
 }
 
-/** Adds an approved amount to the account's volume of the current month (what `monthlyCap` is checked against). */
-export async function addApprovedVolume(em: EntityManager, merchantAccountId: number, amount: string): Promise<void> {
-  await em.execute(
-    `insert into merchant_account_volumes (merchant_account_id, month, approved_amount) values (?, date_trunc('month', now())::date, ?)
-     on conflict (merchant_account_id, month) do update set approved_amount = merchant_account_volumes.approved_amount + excluded.approved_amount`,
-    [merchantAccountId, amount],
-  );
+function toCandidate(row: CandidateRow): MerchantCandidate {
+  return {
+    merchantAccountId: row.id,
+    mid: row.mid,
+    gateway: row.gateway,
+    descriptor: row.descriptor ?? '',
+    acquiringBank: row.acquiring_bank ?? '',
+    midPortalUrl: row.mid_portal_url ?? '',
+    allowRetriesFromOtherMids: row.allow_retries_from_other_mids,
+    allowInsufficientFundsRetries: row.allow_insufficient_funds_retries,
+  };
 }
+
+/** A PostgreSQL array literal of integers (ids only, so nothing to escape). */
+const intArray = (ids: readonly number[]) => `{${ids.map((id) => Math.trunc(id)).join(',')}}`;

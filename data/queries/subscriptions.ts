@@ -6,10 +6,10 @@ export interface SubscriptionRef {
   readonly subscriptionId: number;
 }
 
-/** Whether the e-mail holds an active (or grace-period) subscription to the product. */
+/** Whether the e-mail (whatever its case) holds a pending, active or grace-period subscription to the product. */
 export async function hasLiveSubscription(em: EntityManager, holder: { tenantId: number; productId: number; email: string }): Promise<boolean> {
   const [row] = await em.execute(
-    `select 1 from subscriptions where tenant_id = ? and product_id = ? and email = ? and state in ('active', 'grace') limit 1`,
+    `select 1 from subscriptions where tenant_id = ? and product_id = ? and lower(email) = lower(?) and state in ('pending', 'active', 'grace') limit 1`,
     [holder.tenantId, holder.productId, holder.email],
   );
   return row !== undefined;
@@ -18,7 +18,7 @@ export async function hasLiveSubscription(em: EntityManager, holder: { tenantId:
 /** The subscription a submit order created, if it created one. */
 export async function findSubscriptionOfSubmitOrder(em: EntityManager, submitOrderId: number): Promise<SubscriptionRef | undefined> {
   const [row] = await em.execute<{ id: number; order_id: number }[]>(
-    `select s.id, s.order_id from subscriptions s join orders o on o.id = s.order_id where o.parent_order_id = ?`,
+    `select s.id, s.order_id from subscriptions s join orders o on o.id = s.order_id where o.parent_order_id = ? and o.kind = 'subscription'`,
     [submitOrderId],
   );
   return row && { orderId: row.order_id, subscriptionId: row.id };
@@ -27,7 +27,7 @@ export async function findSubscriptionOfSubmitOrder(em: EntityManager, submitOrd
 export interface NewSubscription {
   readonly submitOrderId: number;
   readonly email: string;
-  readonly state: 'active' | 'grace';
+  readonly state: 'pending' | 'active' | 'grace';
   /** State of the subscription's own order. */
   readonly orderState: OrderState;
   readonly recurringAmount: string;
@@ -37,9 +37,12 @@ export interface NewSubscription {
 
 /**
  * Creates the subscription's order (a child of the submit order, with its tenant, product, customer and
- * sessions) and the subscription on it. Call within a transaction, after `findSubscriptionOfSubmitOrder`.
+ * sessions) and the subscription on it, unless the e-mail already holds a live subscription to the product
+ * (unique index `subscriptions_one_live_per_email`: a concurrent claim waits for the other and then loses).
+ * Undefined when it is held elsewhere. Call within a transaction, after `findSubscriptionOfSubmitOrder`: the
+ * submit order's one subscription order is unique, so a second call fails instead of creating another.
  */
-export async function insertSubscriptionOfSubmitOrder(em: EntityManager, subscription: NewSubscription): Promise<SubscriptionRef> {
+export async function insertSubscriptionOfSubmitOrder(em: EntityManager, subscription: NewSubscription): Promise<SubscriptionRef | undefined> {
   const [order] = await em.execute<{ id: number }[]>(
     `insert into orders (tenant_id, product_id, customer_id, kind, parent_order_id, state, amount, currency, partner_session, service_session, mobile_wallet_a, created_at, updated_at)
      select tenant_id, product_id, customer_id, 'subscription', id, ?, ?, currency, partner_session, service_session, mobile_wallet_a, now(), now() from orders where id = ?
@@ -49,11 +52,45 @@ export async function insertSubscriptionOfSubmitOrder(em: EntityManager, subscri
   const [row] = await em.execute<{ id: number }[]>(
     `insert into subscriptions (tenant_id, product_id, customer_id, order_id, email, state, recurring_amount, next_billing_at, grace_until, created_at)
      select tenant_id, product_id, customer_id, ?, ?, ?, ?, now() + make_interval(days => ?), ?, now() from orders where id = ?
+     on conflict (tenant_id, product_id, lower(email)) where state in ('pending', 'active', 'grace') do nothing
      returning id`,
     [
       order!.id, subscription.email, subscription.state, subscription.recurringAmount, subscription.nextBillingInDays,
       subscription.graceUntil, subscription.submitOrderId,
     ],
   );
-  return { orderId: order!.id, subscriptionId: row!.id };
+  if (row) return { orderId: order!.id, subscriptionId: row.id };
+  await em.execute(`delete from orders where id = ?`, [order!.id]);
+  return undefined;
+}
+
+/**
+ * Turns the submit order's pending subscription into an active or grace-period one, with its billing dates and
+ * its order's state. A replay finds it no longer pending and changes nothing.
+ */
+export async function activateSubscriptionOfSubmitOrder(
+  em: EntityManager,
+  activation: { submitOrderId: number; state: 'active' | 'grace'; orderState: OrderState; nextBillingInDays: number; graceUntil: Date | null },
+): Promise<void> {
+  await em.execute(
+    `with activated as (
+       update subscriptions s set state = ?, next_billing_at = now() + make_interval(days => ?), grace_until = ?
+         from orders o
+        where o.parent_order_id = ? and o.kind = 'subscription' and s.order_id = o.id and s.state = 'pending'
+        returning s.order_id)
+     update orders set state = ?, updated_at = now() where id in (select order_id from activated)`,
+    [activation.state, activation.nextBillingInDays, activation.graceUntil, activation.submitOrderId, activation.orderState],
+  );
+}
+
+/** Gives up the submit order's pending subscription (the charge failed without salvage): the e-mail may subscribe again. */
+export async function releasePendingSubscriptionOfSubmitOrder(em: EntityManager, submitOrderId: number): Promise<void> {
+  await em.execute(
+    `with released as (
+       delete from subscriptions s using orders o
+        where o.parent_order_id = ? and o.kind = 'subscription' and s.order_id = o.id and s.state = 'pending'
+        returning s.order_id)
+     delete from orders where id in (select order_id from released)`,
+    [submitOrderId],
+  );
 }

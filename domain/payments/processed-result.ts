@@ -93,3 +93,9 @@ export function noMerchantAccountResult(payment: PaymentView): SubmitResult {
   const error = 'No merchant account available for this payment';
   return { ...emptyResult(payment.resultContext), submitOrderId: payment.submitOrderId, orderId: payment.submitOrderId, info: 'None', error, message: error };
 }
+
+/** The e-mail already holds (or another payment is claiming) a live subscription to the product: nothing was charged. */
+export function alreadySubscribedResult(payment: PaymentView): SubmitResult {
+  const error = 'Already subscribed';
+  return { ...emptyResult(payment.resultContext), submitOrderId: payment.submitOrderId, orderId: payment.submitOrderId, info: 'AlreadySubscribed', error, message: error };
+}

@@ -103,7 +103,10 @@ const MerchantAccountCurrencySchema = defineEntity({
 export class MerchantAccountCurrency extends MerchantAccountCurrencySchema.class {}
 MerchantAccountCurrencySchema.setClass(MerchantAccountCurrency);
 
-/** Approved volume of a MID per calendar month, kept as a running total for MID selection (`monthlyCap`). */
+/**
+ * Volume of a MID per calendar month, kept as running totals for MID selection (`monthlyCap`): approved, and
+ * reserved by attempts whose outcome is not known yet. Approved plus reserved never passes the cap.
+ */
 const MerchantAccountVolumeSchema = defineEntity({
   name: 'MerchantAccountVolume',
   tableName: 'merchant_account_volumes',
@@ -111,6 +114,7 @@ const MerchantAccountVolumeSchema = defineEntity({
     merchantAccount: () => p.manyToOne(MerchantAccount).primary().deleteRule('cascade'),
     month: p.date().primary(),
     approvedAmount: p.decimal('string').precision(16).scale(2),
+    reservedAmount: p.decimal('string').precision(16).scale(2).default(0),
   },
 });
 export class MerchantAccountVolume extends MerchantAccountVolumeSchema.class {}

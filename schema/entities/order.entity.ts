@@ -1,5 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { Affiliate, Campaign, Customer } from './customer.entity.ts';
+import { MerchantAccount } from './merchant-account.entity.ts';
 import { Product } from './product.entity.ts';
 import { Tenant } from './tenant.entity.ts';
 
@@ -44,17 +45,35 @@ const OrderSchema = defineEntity({
     storefront: p.json<Record<string, boolean>>().nullable(),
     phone: p.string().length(40).nullable(),
     mobileWalletA: p.boolean().default(false),
+    /**
+     * The MID whose monthly volume holds this order's amount while its current attempt is in flight (attempts
+     * run one after another, so an order holds at most one reservation), and the month it is counted in.
+     */
+    capReservation: () => p.manyToOne(MerchantAccount).nullable().deleteRule('set null'),
+    capReservationMonth: p.date().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
-  indexes: [{ properties: ['tenant', 'partnerSession'] }, { properties: ['tenant', 'createdAt'] }, { properties: ['parentOrder'] }],
+  indexes: [
+    { properties: ['tenant', 'partnerSession'] },
+    { properties: ['tenant', 'createdAt'] },
+    { properties: ['parentOrder'] },
+    {
+      // A submit order has at most one subscription order, however often its settlement runs.
+      name: 'orders_one_subscription_order_per_submit',
+      expression: `create unique index "orders_one_subscription_order_per_submit" on "orders" ("parent_order_id") where "kind" = 'subscription'`,
+    },
+  ],
 });
 export class Order extends OrderSchema.class {}
 OrderSchema.setClass(Order);
 
-export const SUBSCRIPTION_STATES = ['active', 'grace', 'cancelled'] as const;
+export const SUBSCRIPTION_STATES = ['pending', 'active', 'grace', 'cancelled'] as const;
 
-/** A subscription created by a submit on a product with a plan. */
+/**
+ * A subscription created by a submit on a product with a plan. It is claimed `pending` when the order opens
+ * (before any processor call) and becomes `active` or `grace`, or is removed when the charge fails.
+ */
 const SubscriptionSchema = defineEntity({
   name: 'Subscription',
   tableName: 'subscriptions',
@@ -63,7 +82,7 @@ const SubscriptionSchema = defineEntity({
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
     product: () => p.manyToOne(Product),
     customer: () => p.manyToOne(Customer),
-    order: () => p.manyToOne(Order),
+    order: () => p.manyToOne(Order).unique(),
     email: p.string().length(320),
     state: p.enum(() => [...SUBSCRIPTION_STATES]),
     recurringAmount: p.decimal('string').precision(14).scale(2),
@@ -71,7 +90,14 @@ const SubscriptionSchema = defineEntity({
     graceUntil: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
-  indexes: [{ properties: ['tenant', 'product', 'email'] }, { properties: ['order'] }],
+  indexes: [
+    { properties: ['tenant', 'product', 'email'] },
+    {
+      // One live (pending, active or grace) subscription per tenant, product and e-mail, whatever its case.
+      name: 'subscriptions_one_live_per_email',
+      expression: `create unique index "subscriptions_one_live_per_email" on "subscriptions" ("tenant_id", "product_id", lower("email")) where "state" in ('pending', 'active', 'grace')`,
+    },
+  ],
 });
 export class Subscription extends SubscriptionSchema.class {}
 SubscriptionSchema.setClass(Subscription);

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { findMerchantAccountByMid } from '../../data/queries/merchant-accounts.ts';
-import { countRecentSubmits, findBlocklistHits, recordSubmitAttempt } from '../../data/queries/screening.ts';
-import { hasLiveSubscription } from '../../data/queries/subscriptions.ts';
 import type { CardNetwork } from '../../domain/catalog/product.ts';
+import { findMerchantAccountByMid } from '../../data/queries/merchant-accounts.ts';
+import { countRecentSubmits, findBlocklistHits, lockVelocitySubjects, recordSubmitAttempt } from '../../data/queries/screening.ts';
+import { hasLiveSubscription } from '../../data/queries/subscriptions.ts';
 import type { SubmitInfo } from '../../domain/payments/submit-result.ts';
 
 export interface ScreeningInput {
@@ -24,9 +24,10 @@ export type Screening = { readonly ok: true; readonly forcedMerchantAccountId?: 
 const EMAIL_WINDOW_SECONDS = 24 * 60 * 60;
 
 /**
- * The database checks of a submit, after validation and before any money moves: the `mid` override,
- * platform and tenant blocklists, an existing subscription, and velocity limits. A submit that passes
- * is recorded for later velocity checks.
+ * The database checks of a submit, after validation and before any money moves: the `mid` override (its
+ * tenant; whether it may take the payment is decided with selection, in the payment), platform and tenant
+ * blocklists, an existing subscription, and velocity limits. A submit that passes is recorded for later
+ * velocity checks, in the same locked step as the count.
  */
 export async function screenSubmit(em: EntityManager, input: ScreeningInput, now = new Date()): Promise<Screening> {
   let forcedMerchantAccountId: number | undefined;
@@ -34,7 +35,6 @@ export async function screenSubmit(em: EntityManager, input: ScreeningInput, now
     const account = await findMerchantAccountByMid(em, input.mid);
     if (!account) return { ok: false, info: 'Failed', error: 'Specified Mid not found' };
     if (account.tenantId !== input.tenantId) return { ok: false, info: 'Failed', error: 'Specified Mid does not belong to Tenant account' };
-    if (account.disabledNetworks.includes(input.network)) return { ok: false, info: 'Failed', error: `${input.network} cards not supported` };
     forcedMerchantAccountId = account.id;
   }
 
@@ -43,16 +43,21 @@ export async function screenSubmit(em: EntityManager, input: ScreeningInput, now
   if (blocks.some((block) => block.kind !== 'bin_country')) return { ok: false, info: 'UserBlocked', error: 'Blocked' };
   if (blocks.length > 0) return { ok: false, info: 'UserBlocked', error: 'Blocked card' };
 
+  // An early answer only: the payment claims the subscription under a unique index before charging.
   if (input.hasSubscriptionPlan && (await hasLiveSubscription(em, input))) return { ok: false, info: 'AlreadySubscribed', error: 'Already subscribed' };
 
-  const recent = await countRecentSubmits(em, {
-    ...input,
-    cardSince: new Date(now.getTime() - input.velocity.cardSubmitWindowSeconds * 1000),
-    emailSince: new Date(now.getTime() - EMAIL_WINDOW_SECONDS * 1000),
+  const limit = await em.transactional(async (tx) => {
+    await lockVelocitySubjects(tx, input);
+    const recent = await countRecentSubmits(tx, {
+      ...input,
+      cardSince: new Date(now.getTime() - input.velocity.cardSubmitWindowSeconds * 1000),
+      emailSince: new Date(now.getTime() - EMAIL_WINDOW_SECONDS * 1000),
+    });
+    if (recent.byCard >= input.velocity.cardSubmitLimit) return 'CC entered too many times in quick succession';
+    if (recent.byEmail >= input.velocity.emailSubmitLimit) return 'Email entered too many times for this product';
+    await recordSubmitAttempt(tx, { ...input, at: now });
+    return undefined;
   });
-  if (recent.byCard >= input.velocity.cardSubmitLimit) return { ok: false, info: 'LimitReached', error: 'CC entered too many times in quick succession' };
-  if (recent.byEmail >= input.velocity.emailSubmitLimit) return { ok: false, info: 'LimitReached', error: 'Email entered too many times for this product' };
-
-  await recordSubmitAttempt(em, { ...input, at: now });
+  if (limit) return { ok: false, info: 'LimitReached', error: limit };
   return { ok: true, forcedMerchantAccountId };
 }

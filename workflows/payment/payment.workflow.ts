@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, ParentClosePolicy, condition, prox
 import type { Activities } from '../../activities/index.ts';
 import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { mayCascade } from '../../domain/payments/cascade-policy.ts';
-import { buildProcessedResult, noMerchantAccountResult, pendingResult, type Settlement } from '../../domain/payments/processed-result.ts';
+import { alreadySubscribedResult, buildProcessedResult, noMerchantAccountResult, pendingResult, type Settlement } from '../../domain/payments/processed-result.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
@@ -15,7 +15,7 @@ import { completeThreeDSecureUpdate, submitUpdate } from '../contract/payment-up
  * Short database steps run as local activities: in the worker, inside the workflow task, so a submit
  * answers after fewer Temporal round trips. They are idempotent, so a retry after a crash is safe.
  */
-const { openPaymentOrder, settlePaymentOrder, recordTransactionEvent } = proxyLocalActivities<Activities>({
+const { openPaymentOrder, reserveMerchantAccount, settlePaymentOrder, recordUnsentAttempt, recordTransactionEvent } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   // No attempt limit: a payment must not fail because the database was briefly away.
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
@@ -35,9 +35,10 @@ const THREE_DS_FAILED = 4172;
 
 /**
  * A card submit, from the first authorization to the last webhook:
- * open the order and choose merchant accounts, authorize (asking the processor when an answer is lost),
- * cascade a cascadable decline once to another account, wait for a 3-D Secure challenge when needed,
- * settle the order and subscription, answer the caller, then notify the tenant's endpoints.
+ * open the order (claiming the subscription of a plan), choose a merchant account and reserve the amount on
+ * its monthly cap, authorize (asking the processor when an answer is lost), cascade a cascadable decline once
+ * to another account, wait for a 3-D Secure challenge when needed, settle the order and subscription, answer
+ * the caller, then notify the tenant's endpoints.
  */
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<SubmitResult> {
   // An authorization is never retried by Temporal: if it times out, the outcome is unknown and the
@@ -71,7 +72,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     },
   );
 
-  const { candidates } = await openPaymentOrder({
+  const opened = await openPaymentOrder({
     tenantId: input.tenantId,
     productId: input.productId,
     submitOrderId: input.submitOrderId,
@@ -79,24 +80,24 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     email: input.email,
     amount: input.amount,
     currency: input.currency,
-    network: input.card.network,
     order: input.order,
-    forcedMerchantAccountId: input.forcedMerchantAccountId,
+    subscription: input.subscriptionPlan ? { recurringAmount: input.subscriptionPlan.recurringAmount } : undefined,
   });
-  const [primary, secondary] = candidates;
-  if (!primary) {
-    await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed' });
-    answer = finalResult = noMerchantAccountResult(input);
-    upsertSearchAttributes([{ key: OutcomeAttribute, value: 'NoMerchantAccount' }]);
-    return finalResult;
-  }
+  if (opened.alreadySubscribed) return endUnprocessed(alreadySubscribedResult(input), 'AlreadySubscribed');
 
   const attempts: AttemptResult[] = [];
-  let account = primary;
-  let attempt = await authorize(account, 1);
-  if (input.cascade && secondary && attempt.outcome.kind === 'declined' && mayCascade(attempt.outcome.statusId, primary)) {
-    account = secondary;
-    attempt = await authorize(account, 2);
+  const first = await chooseAccount([]);
+  if (!first.account) return endUnprocessed(noMerchantAccountResult(input), 'NoMerchantAccount');
+  let account = first.account;
+  let attemptNumber = 1;
+  let attempt = first.refusal === undefined ? await authorize(account, attemptNumber) : await declineUnsent(account, attemptNumber, first.refusal);
+  if (input.cascade && attempt.outcome.kind === 'declined' && mayCascade(attempt.outcome.statusId, account)) {
+    const second = await chooseAccount([account.merchantAccountId], account.acquiringBank);
+    if (second.account && second.refusal === undefined) {
+      account = second.account;
+      attemptNumber = 2;
+      attempt = await authorize(account, attemptNumber);
+    }
   }
 
   if (attempt.outcome.kind === 'challenge') {
@@ -117,7 +118,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
     const answered = await condition(() => challenge!.answered, input.settings.threeDSecureTimeoutSeconds * 1000);
     if (!answered) return expireChallenge(account, attempt);
-    attempt = await finishChallenge(account, attempt);
+    attempt = await finishChallenge(account, attemptNumber, attempt);
   }
 
   const outcome = attempt.outcome;
@@ -139,6 +140,35 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
   await notify(finalResult);
   return finalResult;
+
+  /** The account of the next attempt, its amount reserved on the account's monthly cap. */
+  function chooseAccount(triedMerchantAccountIds: number[], preferAnotherBankThan?: string) {
+    return reserveMerchantAccount({
+      tenantId: input.tenantId,
+      submitOrderId: input.submitOrderId,
+      amount: input.amount,
+      currency: input.currency,
+      network: input.card.network,
+      forcedMerchantAccountId: input.forcedMerchantAccountId,
+      triedMerchantAccountIds,
+      preferAnotherBankThan,
+    });
+  }
+
+  /** Nothing was sent to a processor (already subscribed, no eligible account): fail the order and answer. */
+  async function endUnprocessed(result: SubmitResult, outcome: string): Promise<SubmitResult> {
+    await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed' });
+    answer = finalResult = result;
+    upsertSearchAttributes([{ key: OutcomeAttribute, value: outcome }]);
+    return finalResult;
+  }
+
+  /** A forced account that cannot take the payment declines it without calling the processor. */
+  async function declineUnsent(candidate: MerchantCandidate, number: number, statusId: number): Promise<AttemptResult> {
+    const result = await recordUnsentAttempt({ ...attemptContext(candidate, number), statusId });
+    attempts.push(result);
+    return result;
+  }
 
   /** One authorization; a lost answer is resolved by inquiry, and an unseen one is resent under the same reference. */
   async function authorize(candidate: MerchantCandidate, attemptNumber: number): Promise<AttemptResult> {
@@ -165,9 +195,10 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     return result.outcome.kind === 'not_found' ? { ...result, outcome: { kind: 'declined', statusId: 4285 } } : result;
   }
 
-  async function finishChallenge(candidate: MerchantCandidate, pending: AttemptResult): Promise<AttemptResult> {
+  async function finishChallenge(candidate: MerchantCandidate, number: number, pending: AttemptResult): Promise<AttemptResult> {
     const processorTransactionId = (pending.outcome as Extract<AttemptOutcome, { kind: 'challenge' }>).processorTransactionId;
-    const context = attemptContext(candidate, attempts.length);
+    // The challenged attempt's own reference: its transaction is completed, not a new one recorded.
+    const context = attemptContext(candidate, number);
     // cancelOnFail false: if authentication fails, charge anyway, without liability shift.
     const result = await completeThreeDSecure({
       ...context,

@@ -1,13 +1,14 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult } from '../../adapters/processors/processor-gateway.ts';
+import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult, RawExchange } from '../../adapters/processors/processor-gateway.ts';
 import { addApprovedVolume, findSealedCredentials, releaseMonthlyVolume } from '../../data/queries/merchant-accounts.ts';
 import { recordAuthorizationAttempt } from '../../data/queries/transactions.ts';
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { Logger } from '../../domain/logger.ts';
-import { attemptReference, type AttemptOutcome, type AttemptResult, type MerchantCandidate } from '../../domain/payments/attempts.ts';
+import { attemptReference, type AttemptOutcome, type AttemptResult, type ChallengeCompletion, type MerchantCandidate } from '../../domain/payments/attempts.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
+import { processorFailure, withPermanentFailures } from './permanent-failures.ts';
 
 export interface AuthorizationActivityDeps {
   readonly orm: MikroORM;
@@ -37,6 +38,8 @@ const PROCESSOR_CONFIGURATION_INVALID = 4292;
 const SUBMITTED = 1789;
 /** What an attempt with no answer yet is recorded as until an inquiry settles it. */
 const SYSTEM_TIMEOUT = 4285;
+/** The gateway's reason for a 3-D Secure completion asked before the cardholder answered the challenge. */
+const CHALLENGE_PENDING = 'challenge pending';
 
 /** The processor exchanges of a payment (authorize, inquire, 3-D Secure, void), each attempt recorded as a transaction. */
 export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
@@ -83,16 +86,24 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
     const result = await deps.processors.get(input.candidate.gateway).inquire(reference, input.timeoutMs);
     if (result.outcome === null) return record(input, reference, { outcome: { kind: 'declined', statusId: 0, message: 'not_found' }, exchange: result.exchange }, { kind: 'not_found' });
-    if (result.outcome.kind === 'unknown') throw new Error(`Status inquiry of ${reference} failed: ${result.outcome.reason}`);
+    if (result.outcome.kind === 'unknown') throw processorFailure(`Status inquiry of ${reference} failed: ${result.outcome.reason}`, result.exchange);
     return record(input, reference, result as ProcessorResult<AuthorizationOutcome>);
   }
 
-  /** Finishes a 3-D Secure challenge at the processor. */
-  async function completeThreeDSecure(input: AttemptContext & { processorTransactionId: string; proceedWithoutAuthentication: boolean; timeoutMs: number }): Promise<AttemptResult> {
+  /**
+   * Finishes a 3-D Secure challenge at the processor. While the cardholder has not answered it, the processor
+   * says so and nothing is recorded: the challenge simply stays open.
+   */
+  async function completeThreeDSecure(
+    input: AttemptContext & { processorTransactionId: string; proceedWithoutAuthentication: boolean; timeoutMs: number },
+  ): Promise<ChallengeCompletion> {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
     const result = await deps.processors.get(input.candidate.gateway).complete3ds(input.processorTransactionId, input.proceedWithoutAuthentication, input.timeoutMs);
-    if (result.outcome.kind === 'unknown') throw new Error(`3-D Secure completion of ${reference} failed: ${result.outcome.reason}`);
-    return record(input, reference, result);
+    if (result.outcome.kind === 'unknown') {
+      if (result.outcome.reason === CHALLENGE_PENDING) return { finished: false };
+      throw processorFailure(`3-D Secure completion of ${reference} failed: ${result.outcome.reason}`, result.exchange);
+    }
+    return { finished: true, attempt: await record(input, reference, result) };
   }
 
   /** Voids an authorization that must not be captured (an expired 3-D Secure wait). */
@@ -133,7 +144,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
         lastName: input.lastName,
         card: input.card,
         sandbox: input.candidate.gateway === 'sandbox',
-        exchange: result.exchange,
+        exchange: storableExchange(result.exchange),
         completedAt: outcome.kind === 'challenge' || outcome.kind === 'unknown' ? null : new Date(),
       });
       if (outcome.kind === 'approved' || outcome.kind === 'declined') await releaseMonthlyVolume(tx, { orderId: input.submitOrderId, merchantAccountId: input.candidate.merchantAccountId });
@@ -144,7 +155,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
     return { reference, transactionId: recorded.transactionId, outcome, exchange: result.exchange };
   }
 
-  return { authorizeAttempt, recordUnsentAttempt, inquireAttempt, completeThreeDSecure, voidAuthorization };
+  return withPermanentFailures({ authorizeAttempt, recordUnsentAttempt, inquireAttempt, completeThreeDSecure, voidAuthorization });
 }
 
 function toAttemptOutcome(outcome: AuthorizationOutcome): AttemptOutcome {
@@ -158,4 +169,12 @@ function toAttemptOutcome(outcome: AuthorizationOutcome): AttemptOutcome {
     case 'unknown':
       return { kind: 'unknown', reason: outcome.reason };
   }
+}
+
+/**
+ * PostgreSQL cannot hold a NUL character, even escaped in JSON: a processor answer carrying one is kept with
+ * U+FFFD in its place, since failing to record an attempt the processor may have authorized is worse.
+ */
+function storableExchange(exchange: RawExchange): RawExchange {
+  return exchange.response.includes('\0') ? { ...exchange, response: exchange.response.replaceAll('\0', '\uFFFD') } : exchange;
 }

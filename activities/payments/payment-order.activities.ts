@@ -19,6 +19,7 @@ import type { MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { FORCED_ACCOUNT_REFUSALS, forcedAccountRefusal } from '../../domain/payments/forced-merchant-account.ts';
 import type { OrderDetails } from '../../domain/payments/payment-input.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
+import { withPermanentFailures } from './permanent-failures.ts';
 
 export interface PaymentOrderActivityDeps {
   readonly orm: MikroORM;
@@ -131,10 +132,18 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     state: OrderState;
     threeDSecureId?: string;
     challengeUrl?: string;
+    /** A session issued by the service for the 3-D Secure completion (see the payment workflow). */
+    serviceSession?: string;
     subscription?: { state: 'active' | 'grace'; recurringAmount: string; intervalDays: number; trialDays: number; gracePeriodDays: number };
   }): Promise<{ orderId: number; subscriptionId: number }> {
     return fork().transactional(async (tx) => {
-      await updateOrderState(tx, { orderId: input.submitOrderId, state: input.state, threeDSecureId: input.threeDSecureId, challengeUrl: input.challengeUrl });
+      await updateOrderState(tx, {
+        orderId: input.submitOrderId,
+        state: input.state,
+        threeDSecureId: input.threeDSecureId,
+        challengeUrl: input.challengeUrl,
+        serviceSession: input.serviceSession,
+      });
       if (!FINAL_STATES.includes(input.state)) return { orderId: input.submitOrderId, subscriptionId: 0 };
       await releaseMonthlyVolume(tx, { orderId: input.submitOrderId });
       const plan = input.subscription;
@@ -154,7 +163,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     });
   }
 
-  return { openPaymentOrder, reserveMerchantAccount, settlePaymentOrder };
+  return withPermanentFailures({ openPaymentOrder, reserveMerchantAccount, settlePaymentOrder });
 }
 
 /** A cascade retries at another acquiring bank where one is eligible; the order is otherwise kept. */

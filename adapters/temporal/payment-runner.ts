@@ -1,6 +1,6 @@
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
-import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
+import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
+import { THREE_D_SECURE_REFUSALS, type PaymentRunner, type ThreeDSecureCompletion, type ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 import { CustomerEmailAttribute, PartnerSessionAttribute, ProductIdAttribute, TenantIdAttribute } from '../../workflows/contract/search-attributes.ts';
@@ -15,12 +15,12 @@ import type { paymentWorkflow } from '../../workflows/payment/payment.workflow.t
 export function temporalPaymentRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number }): PaymentRunner {
   const { client } = options;
   /** Stops waiting (never the payment) when no worker answers in time, so callers get a 503, not a hang. */
-  const bounded = async <T>(call: () => Promise<T>): Promise<T> => {
+  const bounded = async <T>(call: () => Promise<T>, retry = 'retry with the same Idempotency-Key to get its result'): Promise<T> => {
     const signal = AbortSignal.timeout(options.answerTimeoutMs);
     try {
       return await client.withAbortSignal(signal, call);
     } catch (error) {
-      if (signal.aborted) throw new DomainError('unavailable', 'The payment is still being processed; retry with the same Idempotency-Key to get its result');
+      if (signal.aborted) throw new DomainError('unavailable', `The payment is still being processed; ${retry}`);
       throw error;
     }
   };
@@ -55,15 +55,35 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
       }
     },
 
-    async completeThreeDSecure({ workflowId, threeDSecureId }) {
+    /**
+     * A running payment answers the `complete3ds` update (a refusal changes nothing); a finished one answers
+     * with its final result, kept by Temporal for the namespace's retention period.
+     */
+    async completeThreeDSecure({ workflowId, threeDSecureId }): Promise<ThreeDSecureCompletion> {
+      const handle = client.workflow.getHandle<typeof paymentWorkflow>(workflowId);
+      // A repeat joins the completion under way (the workflow asks the processor once), so it is safe to send again.
+      const again = 'send the 3-D Secure completion again to get its result';
       try {
-        const result = await bounded(() => client.workflow.getHandle(workflowId).executeUpdate(completeThreeDSecureUpdate, { args: [{ threeDSecureId }] }));
-        return { kind: 'completed', result };
+        return { kind: 'completed', result: await bounded(() => handle.executeUpdate(completeThreeDSecureUpdate, { args: [{ threeDSecureId }] }), again) };
       } catch (error) {
-        if (error instanceof WorkflowUpdateFailedError) return { kind: 'already_completed' };
-        if (error instanceof WorkflowNotFoundError || /already completed/i.test((error as Error).message)) return { kind: 'closed' };
+        const refused = refusalOf(error);
+        if (refused) return { kind: refused };
+        // Not found: closed (or never there). Any other failed update: the payment closed before answering it.
+        if (!(error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError)) throw error;
+      }
+      try {
+        return { kind: 'completed', result: await bounded(() => handle.result(), again) };
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return { kind: 'forgotten' };
         throw error;
       }
     },
   };
+}
+
+/** The refusal a payment answered a completion with (the failure type the workflow set), if it was one. */
+function refusalOf(error: unknown): ThreeDSecureRefusal | undefined {
+  if (!(error instanceof WorkflowUpdateFailedError) || !(error.cause instanceof ApplicationFailure)) return undefined;
+  const type = error.cause.type;
+  return THREE_D_SECURE_REFUSALS.find((refusal) => refusal === type);
 }

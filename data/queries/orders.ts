@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { OrderDetails } from '../../domain/payments/payment-input.ts';
+import { persistedPartnerSession, type OrderDetails } from '../../domain/payments/payment-input.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
 
 /** Order ids come from the orders sequence before the workflow starts, so its id names the order. */
@@ -33,21 +33,22 @@ export async function insertSubmitOrder(em: EntityManager, order: NewSubmitOrder
     [
       order.id, order.tenantId, order.productId, order.customerId, order.amount, order.currency,
       // Stored for correlation only when it fits the 50-character column; the workflow still carries a longer one.
-      o.partnerSession && o.partnerSession.length <= 50 ? o.partnerSession : null, o.serviceSession ?? null, order.workflowId,
+      persistedPartnerSession(o.partnerSession) ?? null, o.serviceSession ?? null, order.workflowId,
       order.campaignId, order.affiliateId, o.subAffiliatePrimary ?? null, o.subAffiliateSecondary ?? null, o.trackerClickId ?? null,
       json(o.props), o.userAgent ?? null, o.ip ?? null, json(o.billingAddress), json(o.shippingAddress), json(o.storefront), o.phone ?? null, o.mobileWalletA,
     ],
   );
 }
 
-/** Sets an order's state; a 3-D Secure id or challenge URL, once recorded, is kept when none is given. */
+/** Sets an order's state; a 3-D Secure id, challenge URL or service session, once recorded, is kept when none is given. */
 export async function updateOrderState(
   em: EntityManager,
-  change: { orderId: number; state: OrderState; threeDSecureId?: string; challengeUrl?: string },
+  change: { orderId: number; state: OrderState; threeDSecureId?: string; challengeUrl?: string; serviceSession?: string },
 ): Promise<void> {
   await em.execute(
-    `update orders set state = ?, three_d_secure_id = coalesce(?, three_d_secure_id), challenge_url = coalesce(?, challenge_url), updated_at = now() where id = ?`,
-    [change.state, change.threeDSecureId ?? null, change.challengeUrl ?? null, change.orderId],
+    `update orders set state = ?, three_d_secure_id = coalesce(?, three_d_secure_id), challenge_url = coalesce(?, challenge_url),
+       service_session = coalesce(?, service_session), updated_at = now() where id = ?`,
+    [change.state, change.threeDSecureId ?? null, change.challengeUrl ?? null, change.serviceSession ?? null, change.orderId],
   );
 }
 

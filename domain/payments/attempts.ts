@@ -35,5 +35,8 @@ export interface AttemptResult {
   readonly exchange: RawExchange;
 }
 
+/** A 3-D Secure completion asked of the processor: not finished while the cardholder has not answered the challenge. */
+export type ChallengeCompletion = { finished: false } | { finished: true; attempt: AttemptResult };
+
 /** Unique per attempt: the processor deduplicates on it, and a status inquiry asks by it. */
 export const attemptReference = (submitOrderId: number, attemptNumber: number) => `ord${submitOrderId}-a${attemptNumber}`;

@@ -13,6 +13,13 @@ export interface CardSummary {
   readonly holderName?: string;
 }
 
+/** The longest partnerSession the order keeps for correlation (spec 2.1); a longer one lives only in the workflow. */
+export const PERSISTED_PARTNER_SESSION_LENGTH = 50;
+
+export function persistedPartnerSession(partnerSession: string | undefined): string | undefined {
+  return partnerSession && partnerSession.length <= PERSISTED_PARTNER_SESSION_LENGTH ? partnerSession : undefined;
+}
+
 /** What the order records besides money (spec 2.1). */
 export interface OrderDetails {
   readonly partnerSession?: string;

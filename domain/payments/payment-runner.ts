@@ -1,8 +1,18 @@
 import type { PaymentWorkflowInput } from './payment-input.ts';
 import type { SubmitResult } from './submit-result.ts';
 
-/** How a 3-D Secure completion can end at the workflow. */
-export type ThreeDSecureCompletion = { kind: 'completed'; result: SubmitResult } | { kind: 'already_completed' } | { kind: 'closed' };
+/**
+ * Why a payment refuses a 3-D Secure completion without changing anything (the failure type of its update):
+ * no such challenge, expired, the cardholder has not finished the challenge, the processor did not answer.
+ */
+export const THREE_D_SECURE_REFUSALS = ['unknown', 'expired', 'challenge_pending', 'processor_unavailable'] as const;
+export type ThreeDSecureRefusal = (typeof THREE_D_SECURE_REFUSALS)[number];
+
+/**
+ * How a 3-D Secure completion ends: the final result (the same every time it is asked), a refusal, or
+ * `forgotten`: the payment finished so long ago that its result is no longer kept.
+ */
+export type ThreeDSecureCompletion = { kind: 'completed'; result: SubmitResult } | { kind: ThreeDSecureRefusal } | { kind: 'forgotten' };
 
 export interface ThreeDSecureRunner {
   completeThreeDSecure(input: { workflowId: string; threeDSecureId: string }): Promise<ThreeDSecureCompletion>;

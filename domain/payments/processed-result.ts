@@ -24,7 +24,7 @@ export interface Settlement {
   readonly subscriptionId: number;
 }
 
-interface PaymentView {
+export interface PaymentView {
   readonly submitOrderId: number;
   readonly resultContext: ResultContext;
 }
@@ -98,4 +98,22 @@ export function noMerchantAccountResult(payment: PaymentView): SubmitResult {
 export function alreadySubscribedResult(payment: PaymentView): SubmitResult {
   const error = 'Already subscribed';
   return { ...emptyResult(payment.resultContext), submitOrderId: payment.submitOrderId, orderId: payment.submitOrderId, info: 'AlreadySubscribed', error, message: error };
+}
+
+/**
+ * A step of the payment failed for good before its outcome was settled (text the database refuses, an outage
+ * outlasting the retries): nothing is charged (an authorization is voided), so no transaction outcome is
+ * reported: `Error` with `statusId` 0, the "unexpected error" of spec 2.3.
+ */
+export function unprocessableResult(payment: PaymentView, attempts: readonly AttemptView[]): SubmitResult {
+  const error = 'The payment could not be processed';
+  return {
+    ...emptyResult(payment.resultContext),
+    submitOrderId: payment.submitOrderId,
+    orderId: payment.submitOrderId,
+    info: 'Error',
+    error,
+    message: error,
+    gatewayResponses: attempts.map((a) => ({ ...a.exchange })),
+  };
 }

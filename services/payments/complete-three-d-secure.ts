@@ -6,8 +6,9 @@ import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import type { ThreeDSecureRunner } from '../../domain/payments/payment-runner.ts';
 
 /**
- * `POST /api/{productId}/3ds`: finds the pending payment by its `threeDSecureId` within the tenant and
- * product, and hands the completion to its workflow, which answers with the final result.
+ * `POST /api/{productId}/3ds`: finds the payment by its `threeDSecureId` within the tenant and product, checks
+ * the session, and asks its workflow to finish the challenge. Before the cardholder answered the challenge,
+ * 409 and nothing changes; once finished, the same final result (spec 2.3) every time it is asked.
  */
 export async function completeThreeDSecure(
   deps: { em: EntityManager; runner: ThreeDSecureRunner },
@@ -20,21 +21,31 @@ export async function completeThreeDSecure(
   const order = Number.isNaN(productId)
     ? undefined
     : await findThreeDSecurePayment(deps.em, { threeDSecureId: input.body.threeDSecureId, tenantId: input.tenantId, productId });
-  if (!order) throw new DomainError('not_found', 'Unknown threeDSecureId');
+  if (!order) throw unknownSession();
+  // The order keeps a partnerSession of at most 50 characters; a payment with a longer one was issued a
+  // serviceSession when it went Pending (see the payment workflow), so one of the two always matches.
   const sessionMatches =
     (input.body.partnerSession !== undefined && input.body.partnerSession === order.partnerSession) ||
     (input.body.serviceSession !== undefined && input.body.serviceSession === order.serviceSession);
   if (!sessionMatches) throw new DomainError('validation', 'The session does not match the 3-D Secure payment', { field: 'partnerSession' });
-  if (order.state === 'expired') throw new DomainError('gone', 'This 3-D Secure session has expired');
-  if (order.state !== 'pending_3ds') throw new DomainError('conflict', 'This 3-D Secure session was already completed');
+  if (order.state === 'expired') throw expiredSession();
 
   const completion = await deps.runner.completeThreeDSecure({ workflowId: order.workflowId, threeDSecureId: input.body.threeDSecureId });
   switch (completion.kind) {
     case 'completed':
       return completion.result;
-    case 'already_completed':
-      throw new DomainError('conflict', 'This 3-D Secure session was already completed');
-    case 'closed':
-      throw new DomainError('gone', 'This 3-D Secure session has expired');
+    case 'challenge_pending':
+      throw new DomainError('conflict', 'The cardholder has not completed the 3-D Secure challenge yet');
+    case 'processor_unavailable':
+      throw new DomainError('unavailable', 'The processor did not answer the 3-D Secure completion; send it again');
+    case 'expired':
+      throw expiredSession();
+    case 'unknown':
+      throw unknownSession();
+    case 'forgotten':
+      throw new DomainError('gone', 'This 3-D Secure payment finished too long ago for its result to be kept');
   }
 }
+
+const unknownSession = () => new DomainError('not_found', 'Unknown threeDSecureId');
+const expiredSession = () => new DomainError('gone', 'This 3-D Secure session has expired');

@@ -1,28 +1,55 @@
-import { ActivityFailure, ApplicationFailure, ParentClosePolicy, condition, proxyActivities, proxyLocalActivities, setHandler, startChild, upsertSearchAttributes, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  TimeoutFailure,
+  allHandlersFinished,
+  condition,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  type TemporalFailure,
+  startChild,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { mayCascade } from '../../domain/payments/cascade-policy.ts';
-import { alreadySubscribedResult, buildProcessedResult, noMerchantAccountResult, pendingResult, type Settlement } from '../../domain/payments/processed-result.ts';
+import {
+  alreadySubscribedResult,
+  buildProcessedResult,
+  noMerchantAccountResult,
+  pendingResult,
+  unprocessableResult,
+  type PaymentView,
+  type Settlement,
+} from '../../domain/payments/processed-result.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
-import type { PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
+import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
+import type { ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
 import { completeThreeDSecureUpdate, submitUpdate } from '../contract/payment-updates.ts';
 
 /**
  * Short database steps run as local activities: in the worker, inside the workflow task, so a submit
- * answers after fewer Temporal round trips. They are idempotent, so a retry after a crash is safe.
+ * answers after fewer Temporal round trips. They are idempotent, so a retry after a crash is safe. They are
+ * retried for minutes, since a payment must not fail because the database was briefly away, but not forever:
+ * a step still failing then, or failing in a way no retry fixes (text PostgreSQL refuses), ends the payment.
  */
 const { openPaymentOrder, reserveMerchantAccount, settlePaymentOrder, recordUnsentAttempt, recordTransactionEvent } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  // No attempt limit: a payment must not fail because the database was briefly away.
+  scheduleToCloseTimeout: '5 minutes',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
 });
 
 /** Processor calls other than the authorization itself are safe to retry. */
-const { inquireAttempt, completeThreeDSecure, voidAuthorization } = proxyActivities<Activities>({
+const { inquireAttempt, voidAuthorization } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -34,11 +61,50 @@ const AUTHORIZATION_MARGIN_MS = 5_000;
 const THREE_DS_FAILED = 4172;
 
 /**
+ * A failed activity. Temporal reports a local activity's failure as the failure itself (an ApplicationFailure,
+ * a TimeoutFailure) rather than wrapped in an ActivityFailure; the payment steps throw neither themselves.
+ */
+function isActivityFailure(error: unknown): error is TemporalFailure {
+  return error instanceof ActivityFailure || error instanceof ApplicationFailure || error instanceof TimeoutFailure;
+}
+
+/** Whether retrying the failed activity again could never help (its failure says so). */
+function failedForGood(error: TemporalFailure): boolean {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure && cause.nonRetryable === true;
+}
+
+/** What a failed activity said, for the log. */
+const reasonOf = (error: TemporalFailure) => (error instanceof ActivityFailure ? (error.cause?.message ?? error.message) : error.message);
+
+/** A completion refused without changing anything; the caller's adapter reads the kind from the failure's type. */
+function refusal(kind: ThreeDSecureRefusal, message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, kind);
+}
+
+/** A challenge the payment waits on, and where its completion stands. */
+interface Challenge {
+  readonly threeDSecureId: string;
+  readonly account: MerchantCandidate;
+  readonly attemptNumber: number;
+  readonly processorTransactionId: string;
+  /** The processor's final answer, once the cardholder finished and a completion asked for it. */
+  completed?: AttemptResult;
+  /** A completion that failed for good: the payment ends as failed. */
+  failure?: TemporalFailure;
+  /** The one processor call under way, shared by concurrent completions; resolves to whether it finished. */
+  asking?: Promise<boolean>;
+  /** The wait is over: no new completion is asked for. */
+  expiring: boolean;
+}
+
+/**
  * A card submit, from the first authorization to the last webhook:
  * open the order (claiming the subscription of a plan), choose a merchant account and reserve the amount on
  * its monthly cap, authorize (asking the processor when an answer is lost), cascade a cascadable decline once
  * to another account, wait for a 3-D Secure challenge when needed, settle the order and subscription, answer
- * the caller, then notify the tenant's endpoints.
+ * the caller, then notify the tenant's endpoints. A step that fails for good ends the payment as failed,
+ * with anything authorized voided, so no payment runs forever and none is left charged without an answer.
  */
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<SubmitResult> {
   // An authorization is never retried by Temporal: if it times out, the outcome is unknown and the
@@ -49,97 +115,106 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     startToCloseTimeout: input.settings.processorTimeoutMs + AUTHORIZATION_MARGIN_MS,
     retry: { maximumAttempts: 1 },
   });
+  // A completion is asked while its caller waits: a few quick tries, then "try again", the challenge still open.
+  const { completeThreeDSecure } = proxyActivities<Activities>({
+    startToCloseTimeout: input.settings.processorTimeoutMs + AUTHORIZATION_MARGIN_MS,
+    retry: { maximumAttempts: 3, initialInterval: '500 milliseconds', backoffCoefficient: 2 },
+  });
   let answer: SubmitResult | undefined;
   let finalResult: SubmitResult | undefined;
-  let challenge: { threeDSecureId: string; answered: boolean } | undefined;
+  let challenge: Challenge | undefined;
+  /** Who the results are for; a session issued for the 3-D Secure completion joins it. */
+  let payment: PaymentView = input;
+  const attempts: AttemptResult[] = [];
 
   setHandler(submitUpdate, async () => {
     await condition(() => answer !== undefined);
     return answer!;
   });
-  setHandler(
-    completeThreeDSecureUpdate,
-    async () => {
-      challenge!.answered = true;
-      await condition(() => finalResult !== undefined);
-      return finalResult!;
+  setHandler(completeThreeDSecureUpdate, () => completeChallenge(challenge!), {
+    // A refusal here changes nothing and is not even written to the history.
+    validator: ({ threeDSecureId }) => {
+      if (!challenge || challenge.threeDSecureId !== threeDSecureId) throw refusal('unknown', 'Unknown threeDSecureId');
+      if (challenge.expiring && !challenge.completed) throw refusal('expired', 'This 3-D Secure session has expired');
     },
-    {
-      validator: ({ threeDSecureId }) => {
-        if (!challenge || challenge.threeDSecureId !== threeDSecureId) throw ApplicationFailure.nonRetryable('Unknown threeDSecureId', 'UnknownThreeDSecure');
-        if (challenge.answered || finalResult) throw ApplicationFailure.nonRetryable('This 3-D Secure session was already completed', 'ThreeDSecureCompleted');
-      },
-    },
-  );
-
-  const opened = await openPaymentOrder({
-    tenantId: input.tenantId,
-    productId: input.productId,
-    submitOrderId: input.submitOrderId,
-    workflowId: workflowInfo().workflowId,
-    email: input.email,
-    amount: input.amount,
-    currency: input.currency,
-    order: input.order,
-    subscription: input.subscriptionPlan ? { recurringAmount: input.subscriptionPlan.recurringAmount } : undefined,
   });
-  if (opened.alreadySubscribed) return endUnprocessed(alreadySubscribedResult(input), 'AlreadySubscribed');
 
-  const attempts: AttemptResult[] = [];
-  const first = await chooseAccount([]);
-  if (!first.account) return endUnprocessed(noMerchantAccountResult(input), 'NoMerchantAccount');
-  let account = first.account;
-  let attemptNumber = 1;
-  let attempt = first.refusal === undefined ? await authorize(account, attemptNumber) : await declineUnsent(account, attemptNumber, first.refusal);
-  if (input.cascade && attempt.outcome.kind === 'declined' && mayCascade(attempt.outcome.statusId, account)) {
-    const second = await chooseAccount([account.merchantAccountId], account.acquiringBank);
-    if (second.account && second.refusal === undefined) {
-      account = second.account;
-      attemptNumber = 2;
-      attempt = await authorize(account, attemptNumber);
-    }
+  let result: SubmitResult;
+  try {
+    result = await pay();
+  } catch (error) {
+    if (!isActivityFailure(error)) throw error;
+    result = await endFailed(error);
   }
+  // Completions still being answered get their answer before the payment closes.
+  await condition(allHandlersFinished);
+  return result;
 
-  if (attempt.outcome.kind === 'challenge') {
-    // Unguessable: it is the only key of the challenge redirect and of the completion call.
-    const threeDSecureId = `3ds_${uuid4().replaceAll('-', '')}`;
-    challenge = { threeDSecureId, answered: false };
-    await settlePaymentOrder({
+  async function pay(): Promise<SubmitResult> {
+    const opened = await openPaymentOrder({
+      tenantId: input.tenantId,
+      productId: input.productId,
+      submitOrderId: input.submitOrderId,
+      workflowId: workflowInfo().workflowId,
+      email: input.email,
+      amount: input.amount,
+      currency: input.currency,
+      order: input.order,
+      subscription: input.subscriptionPlan ? { recurringAmount: input.subscriptionPlan.recurringAmount } : undefined,
+    });
+    if (opened.alreadySubscribed) return endUnprocessed(alreadySubscribedResult(payment), 'AlreadySubscribed');
+
+    const first = await chooseAccount([]);
+    if (!first.account) return endUnprocessed(noMerchantAccountResult(payment), 'NoMerchantAccount');
+    let account = first.account;
+    let attemptNumber = 1;
+    let attempt = first.refusal === undefined ? await authorize(account, attemptNumber) : await declineUnsent(account, attemptNumber, first.refusal);
+    if (input.cascade && attempt.outcome.kind === 'declined' && mayCascade(attempt.outcome.statusId, account)) {
+      const second = await chooseAccount([account.merchantAccountId], account.acquiringBank);
+      if (second.account && second.refusal === undefined) {
+        account = second.account;
+        attemptNumber = 2;
+        attempt = await authorize(account, attemptNumber);
+      }
+    }
+
+    if (attempt.outcome.kind === 'challenge') {
+      const waiting = await openChallenge(account, attemptNumber, attempt.outcome);
+      const finished = await condition(() => waiting.completed !== undefined || waiting.failure !== undefined, input.settings.threeDSecureTimeoutSeconds * 1000);
+      if (!finished) {
+        // A completion already asking the processor decides before the expiry does.
+        waiting.expiring = true;
+        await condition(() => waiting.asking === undefined);
+      }
+      if (waiting.failure) throw waiting.failure;
+      if (!waiting.completed) return expireChallenge(waiting);
+      attempt = waiting.completed;
+    }
+
+    const outcome = attempt.outcome;
+    const approved = outcome.kind === 'approved';
+    const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : 4285;
+    const plan = input.subscriptionPlan;
+    const salvage = !approved && plan !== null && plan.gracePeriodDays > 0 && statusById(statusId)?.group === 'insufficientFunds';
+    const settlement: Settlement = await settlePaymentOrder({
       tenantId: input.tenantId,
       productId: input.productId,
       submitOrderId: input.submitOrderId,
       email: input.email,
-      state: 'pending_3ds',
-      threeDSecureId,
-      challengeUrl: (attempt.outcome as Extract<AttemptOutcome, { kind: 'challenge' }>).challengeUrl,
+      state: approved ? 'approved' : 'declined',
+      subscription: plan && (approved || salvage) ? { ...plan, state: approved ? 'active' : 'grace' } : undefined,
     });
-    answer = pendingResult(input, account, attempts, threeDSecureId);
-    upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Pending' }]);
-
-    const answered = await condition(() => challenge!.answered, input.settings.threeDSecureTimeoutSeconds * 1000);
-    if (!answered) return expireChallenge(account, attempt);
-    attempt = await finishChallenge(account, attemptNumber, attempt);
+    return endProcessed(buildProcessedResult(payment, account, attempts, settlement, { salvage }));
   }
 
-  const outcome = attempt.outcome;
-  const approved = outcome.kind === 'approved';
-  const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : 4285;
-  const plan = input.subscriptionPlan;
-  const salvage = !approved && plan !== null && plan.gracePeriodDays > 0 && statusById(statusId)?.group === 'insufficientFunds';
-  const settlement: Settlement = await settlePaymentOrder({
-    tenantId: input.tenantId,
-    productId: input.productId,
-    submitOrderId: input.submitOrderId,
-    email: input.email,
-    state: approved ? 'approved' : 'declined',
-    subscription: plan && (approved || salvage) ? { ...plan, state: approved ? 'active' : 'grace' } : undefined,
-  });
-  finalResult = buildProcessedResult(input, account, attempts, settlement, { salvage });
-  answer ??= finalResult;
-  upsertSearchAttributes([{ key: OutcomeAttribute, value: finalResult.info }]);
-
-  await notify(finalResult);
-  return finalResult;
+  /** The final result: the caller's answer unless one was given (a Pending), the outcome to search by, the tenant told. */
+  async function endProcessed(result: SubmitResult, outcome: string = result.info): Promise<SubmitResult> {
+    finalResult = result;
+    answer ??= result;
+    upsertSearchAttributes([{ key: OutcomeAttribute, value: outcome }]);
+    await notify(result);
+    return result;
+  }
 
   /** The account of the next attempt, its amount reserved on the account's monthly cap. */
   function chooseAccount(triedMerchantAccountIds: number[], preferAnotherBankThan?: string) {
@@ -163,6 +238,26 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     return finalResult;
   }
 
+  /**
+   * A step failed for good (text PostgreSQL refuses, an outage outlasting the retries, a processor refusing a
+   * call): void what the processor authorized, record the order as failed and answer with a clear failure.
+   * Each of these steps may fail too (the database is still away); the payment ends all the same.
+   */
+  async function endFailed(cause: TemporalFailure): Promise<SubmitResult> {
+    log.error('Payment ended: a step failed for good', { reason: reasonOf(cause) });
+    const authorized = new Map<string, string>();
+    for (const { outcome, exchange } of attempts) {
+      if (outcome.kind === 'approved' || outcome.kind === 'challenge') authorized.set(outcome.processorTransactionId, exchange.gateway);
+    }
+    for (const [processorTransactionId, gateway] of authorized) {
+      await bestEffort('void', () => voidAuthorization({ gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs }));
+    }
+    await bestEffort('settle', () =>
+      settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed' }),
+    );
+    return endProcessed(unprocessableResult(payment, attempts), 'Failed');
+  }
+
   /** A forced account that cannot take the payment declines it without calling the processor. */
   async function declineUnsent(candidate: MerchantCandidate, number: number, statusId: number): Promise<AttemptResult> {
     const result = await recordUnsentAttempt({ ...attemptContext(candidate, number), statusId });
@@ -177,7 +272,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       try {
         return await authorizeAttempt({ ...context, sealedCard: input.sealedCard, threeDSecure: input.threeDSecure.enabled, timeoutMs: input.settings.processorTimeoutMs });
       } catch (error) {
-        if (error instanceof ActivityFailure) return undefined; // worker lost or timed out: outcome unknown
+        if (isActivityFailure(error)) return undefined; // worker lost, timed out or could not record: outcome unknown
         throw error;
       }
     };
@@ -195,30 +290,87 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     return result.outcome.kind === 'not_found' ? { ...result, outcome: { kind: 'declined', statusId: 4285 } } : result;
   }
 
-  async function finishChallenge(candidate: MerchantCandidate, number: number, pending: AttemptResult): Promise<AttemptResult> {
-    const processorTransactionId = (pending.outcome as Extract<AttemptOutcome, { kind: 'challenge' }>).processorTransactionId;
-    // The challenged attempt's own reference: its transaction is completed, not a new one recorded.
-    const context = attemptContext(candidate, number);
-    // cancelOnFail false: if authentication fails, charge anyway, without liability shift.
-    const result = await completeThreeDSecure({
-      ...context,
-      processorTransactionId,
-      proceedWithoutAuthentication: !input.threeDSecure.cancelOnFail,
-      timeoutMs: input.settings.processorTimeoutMs,
+  /** Records the challenge and answers the caller Pending (or RedirectRequired) with its `threeDSecureId`. */
+  async function openChallenge(account: MerchantCandidate, attemptNumber: number, outcome: Extract<AttemptOutcome, { kind: 'challenge' }>): Promise<Challenge> {
+    // Unguessable: it is the only key of the challenge redirect and of the completion call.
+    const threeDSecureId = `3ds_${uuid4().replaceAll('-', '')}`;
+    // The completion must carry a session of this payment, but /3ds takes a partnerSession of 50 characters
+    // at most, and a longer one is not kept: such a payment gets a serviceSession issued to complete with.
+    const serviceSession = input.order.serviceSession || persistedPartnerSession(input.order.partnerSession) ? undefined : `svc_${uuid4().replaceAll('-', '')}`;
+    if (serviceSession) payment = { submitOrderId: input.submitOrderId, resultContext: { ...input.resultContext, serviceSession } };
+    const opened: Challenge = { threeDSecureId, account, attemptNumber, processorTransactionId: outcome.processorTransactionId, expiring: false };
+    challenge = opened;
+    await settlePaymentOrder({
+      tenantId: input.tenantId,
+      productId: input.productId,
+      submitOrderId: input.submitOrderId,
+      email: input.email,
+      state: 'pending_3ds',
+      threeDSecureId,
+      challengeUrl: outcome.challengeUrl,
+      serviceSession,
     });
-    attempts.push(result);
-    return result;
+    answer = pendingResult(payment, account, attempts, threeDSecureId);
+    upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Pending' }]);
+    return opened;
+  }
+
+  /**
+   * `complete3ds`: asks the processor to finish the challenge, without waiting for the cardholder. Before they
+   * answered the challenge, a refusal that changes nothing; after, the final result, the same every time.
+   */
+  async function completeChallenge(waiting: Challenge): Promise<SubmitResult> {
+    if (!waiting.completed && !finalResult) {
+      if (!waiting.asking) {
+        if (waiting.expiring) throw refusal('expired', 'This 3-D Secure session has expired');
+        waiting.asking = askProcessor(waiting).finally(() => (waiting.asking = undefined));
+      }
+      if (!(await waiting.asking)) throw refusal('challenge_pending', 'The cardholder has not completed the 3-D Secure challenge yet');
+    }
+    await condition(() => finalResult !== undefined);
+    return finalResult!;
+  }
+
+  /** One completion at the processor; false while the cardholder has not finished the challenge. */
+  async function askProcessor(waiting: Challenge): Promise<boolean> {
+    try {
+      const completion = await completeThreeDSecure({
+        // The challenged attempt's own reference: its transaction is completed, not a new one recorded.
+        ...attemptContext(waiting.account, waiting.attemptNumber),
+        processorTransactionId: waiting.processorTransactionId,
+        // cancelOnFail false: if authentication fails, charge anyway, without liability shift.
+        proceedWithoutAuthentication: !input.threeDSecure.cancelOnFail,
+        timeoutMs: input.settings.processorTimeoutMs,
+      });
+      if (!completion.finished) return false;
+      attempts.push(completion.attempt);
+      waiting.completed = completion.attempt;
+      return true;
+    } catch (error) {
+      if (!isActivityFailure(error)) throw error;
+      if (failedForGood(error)) {
+        waiting.failure = error;
+        return true;
+      }
+      throw refusal('processor_unavailable', 'The processor did not answer the 3-D Secure completion; send it again');
+    }
   }
 
   /** Nobody completed the challenge in time: void anything authorized, fail the payment, tell the tenant. */
-  async function expireChallenge(candidate: MerchantCandidate, pending: AttemptResult): Promise<SubmitResult> {
-    const processorTransactionId = (pending.outcome as Extract<AttemptOutcome, { kind: 'challenge' }>).processorTransactionId;
-    await voidAuthorization({ gateway: candidate.gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs });
+  async function expireChallenge(expired: Challenge): Promise<SubmitResult> {
+    await voidAuthorization({ gateway: expired.account.gateway, processorTransactionId: expired.processorTransactionId, timeoutMs: input.settings.processorTimeoutMs });
     const settlement = await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'expired' });
-    finalResult = buildProcessedResult(input, candidate, attempts, settlement, { salvage: false, overrideStatusId: THREE_DS_FAILED });
-    upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Expired' }]);
-    await notify(finalResult);
-    return finalResult;
+    return endProcessed(buildProcessedResult(payment, expired.account, attempts, settlement, { salvage: false, overrideStatusId: THREE_DS_FAILED }), 'Expired');
+  }
+
+  /** A step of the failure path: its own failure is logged, and the payment still ends. */
+  async function bestEffort(step: string, run: () => Promise<unknown>): Promise<void> {
+    try {
+      await run();
+    } catch (error) {
+      if (!isActivityFailure(error)) throw error;
+      log.error(`Payment failure path: ${step} failed`, { reason: reasonOf(error) });
+    }
   }
 
   function attemptContext(candidate: MerchantCandidate, attemptNumber: number) {
@@ -238,7 +390,10 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     };
   }
 
-  /** The transaction webhook, one durable delivery per endpoint; they outlive this workflow. */
+  /**
+   * The transaction webhook, one durable delivery per endpoint; they outlive this workflow. The outcome is
+   * settled by then: a webhook that cannot be recorded is logged, and never undoes the payment.
+   */
   async function notify(result: SubmitResult): Promise<void> {
     const deliveries = await recordTransactionEvent({
       tenantId: input.tenantId,
@@ -259,11 +414,15 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
         subscriptionId: result.subscriptionId,
         mid: result.mid,
         email: result.email,
-        partnerSession: input.order.partnerSession && input.order.partnerSession.length <= 50 ? input.order.partnerSession : '',
+        partnerSession: persistedPartnerSession(input.order.partnerSession) ?? '',
         serviceSession: result.serviceSession,
         bin: result.bin,
         last4: result.last4,
       },
+    }).catch((error: unknown) => {
+      if (!isActivityFailure(error)) throw error;
+      log.error('Transaction webhook not recorded', { reason: reasonOf(error) });
+      return [];
     });
     for (const delivery of deliveries) {
       await startChild(webhookDeliveryWorkflow, {

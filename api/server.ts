@@ -8,6 +8,8 @@ import { mountGraphQL } from './graphql/apollo.ts';
 import { buildGatewaySchema } from './graphql/schema.ts';
 import { useSchemaCompilers } from './http/compilers.ts';
 import { sendError } from './http/errors.ts';
+import { refuseHostileText } from './http/hostile-input.ts';
+import { answerUnknownRoutes } from './http/method-not-allowed.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { ErrorResponse } from './http/schemas.ts';
 import { healthRoutes } from './rest/health.routes.ts';
@@ -42,7 +44,10 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
 
   useSchemaCompilers(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
-  app.setNotFoundHandler((request, reply) => reply.status(404).send({ success: false, message: `No route ${request.method} ${request.url.split('?')[0]}` }));
+  // Every body this API takes is JSON: other media types are 415, not parsed as text and refused later as a 400.
+  app.removeContentTypeParser('text/plain');
+  answerUnknownRoutes(app);
+  refuseHostileText(app, { except: ['/graphql'] });
 
   app.decorateRequest('em', null as unknown as EntityManager);
   app.addHook('onRequest', async (request, reply) => {

@@ -1,0 +1,103 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+
+let app: TestApp;
+let tenant: PaymentTenant;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.startWorker();
+  tenant = await createPaymentTenant(app);
+});
+afterAll(() => app?.close());
+
+const NUL = '\u0000';
+const LONE_SURROGATE = '\uD800';
+
+/** Orders of the tenant, to prove a refused request wrote nothing. */
+async function orderCount(): Promise<number> {
+  const [row] = (await app.orm.em.fork().execute(`select count(*)::int as count from orders where tenant_id = ?`, [tenant.id])) as [{ count: number }];
+  return row.count;
+}
+
+describe('hostile text at the REST edge', () => {
+  it.each([
+    ['partnerSession', { partnerSession: `ps${NUL}1` }],
+    ['campaignName', { campaignName: `spring${LONE_SURROGATE}` }],
+    ['email', { email: `a${NUL}@example.com` }],
+    ['props.note', { props: { note: `x${NUL}` } }],
+    ['a field name in props', { props: { [`k${NUL}`]: 'v' } }],
+    ['mid', { mid: `m${LONE_SURROGATE}` }],
+  ])('refuses %s with a 400 naming it, before any order is written', async (field, overrides) => {
+    const before = await orderCount();
+    const answer = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4242424242424242', overrides));
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ success: false, message: `${field} must not contain NUL bytes or unpaired surrogates` });
+    expect(await orderCount()).toBe(before);
+  });
+
+  it('refuses hostile text in the 3-D Secure completion, the challenge id and the status search', async () => {
+    const completion = await post(app, `/api/${tenant.productId}/3ds`, tenant.apiKey, { threeDSecureId: `3ds${NUL}`, partnerSession: 'ps' });
+    expect(completion.status).toBe(400);
+    expect(completion.body.message).toBe('threeDSecureId must not contain NUL bytes or unpaired surrogates');
+
+    const challenge = await fetch(`${app.baseUrl}/3ds/abc%00def`);
+    expect(challenge.status).toBe(400);
+
+    const search = await fetch(`${app.baseUrl}/api/admin/statuses?search=${encodeURIComponent(`de${NUL}c`)}`, { headers: tenant.adminHeaders });
+    expect(search.status).toBe(400);
+    expect(((await search.json()) as { message: string }).message).toBe('search must not contain NUL bytes or unpaired surrogates');
+  });
+
+  it('never answers 500 to hostile strings, numbers or shapes in any field of a submit', async () => {
+    const hostileString = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 60 }),
+      fc.constantFrom(NUL, LONE_SURROGATE, '\uDC00x', 'é'.repeat(70_000), '%', "'; drop table orders; --"),
+    );
+    const hostileValue = fc.oneof(
+      hostileString,
+      fc.constantFrom(Number.MAX_SAFE_INTEGER, -1, 0.1, 1e308, -0, null, true),
+      fc.array(fc.string(), { maxLength: 3 }),
+      fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { maxKeys: 3 }),
+    );
+    const field = fc.constantFrom('partnerSession', 'serviceSession', 'email', 'campaignName', 'affiliateName', 'subAffiliate', 'mid', 'props', 'phone', 'ip', 'amount', 'cascade', 'card', 'address');
+    await fc.assert(
+      fc.asyncProperty(field, hostileValue, async (name, value) => {
+        const answer = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4000000000000002', { [name]: value }));
+        expect(answer.status, `${name}=${JSON.stringify(value)?.slice(0, 80)}`).toBeLessThan(500);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('never answers 500 to hostile status-list queries or 3-D Secure bodies', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }), async (search, page) => {
+        const query = new URLSearchParams({ search, pageNumber: page });
+        const list = await fetch(`${app.baseUrl}/api/admin/statuses?${query}`, { headers: tenant.adminHeaders });
+        expect(list.status).toBeLessThan(500);
+        const completion = await post(app, `/api/${tenant.productId}/3ds`, tenant.apiKey, { threeDSecureId: search, partnerSession: page });
+        expect(completion.status).toBeLessThan(500);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('HTTP semantics', () => {
+  it('answers a known path asked with the wrong method 405 with Allow', async () => {
+    const response = await fetch(`${app.baseUrl}/api/${tenant.productId}`, { method: 'GET', headers: { authorization: tenant.apiKey } });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+    const unknown = await fetch(`${app.baseUrl}/no/such/path`);
+    expect(unknown.status).toBe(404);
+  });
+
+  it('answers a body that is not JSON 415', async () => {
+    const response = await fetch(`${app.baseUrl}/api/${tenant.productId}`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: tenant.apiKey }, body: 'card=4242' });
+    expect(response.status).toBe(415);
+    expect(await response.json()).toEqual({ success: false, message: 'Content-Type must be application/json' });
+  });
+});

@@ -96,7 +96,7 @@ describe('request ids', () => {
 describe('rate limit', () => {
   it('holds across two gateway processes sharing PostgreSQL, with Retry-After', async () => {
     const tenant = await createTestTenant(app, { rateLimitPerMinute: 5 });
-    // Twenty seconds into a minute window, whatever the wall clock says: Retry-After is the other forty.
+    // Twenty seconds into a minute window, whatever the wall clock says.
     stoppedAt = new Date(Math.floor(Date.now() / 60_000) * 60_000 + 20_000);
     onTestFinished(() => {
       stoppedAt = undefined;
@@ -113,7 +113,8 @@ describe('rate limit', () => {
       }
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
-    expect(retryAfter).toBe('40');
+    // Five in this window: admitted again 12 s into the next (when 1 + 5 × (1 − 0.2) ≤ 5), 40 + 12 s from now.
+    expect(retryAfter).toBe('52');
     // Another tenant's key is counted separately.
     const other = await createTestTenant(app, { rateLimitPerMinute: 5 });
     expect((await fetch(`${app.baseUrl}/api/admin/statuses?pageSize=1`, { headers: other.adminHeaders })).status).toBe(200);

@@ -10,7 +10,7 @@ import { addApprovedVolume, findEligibleMerchantAccounts,
   findForcedMerchantAccount, findMerchantAccountByMid, findSealedCredentials } from '../data/queries/merchant-accounts.ts';
 import { insertSubmitOrder, updateOrderState } from '../data/queries/orders.ts';
 import { findTenantProduct } from '../data/queries/products.ts';
-import { countRequestInWindow, deleteWindowsBefore } from '../data/queries/rate-limits.ts';
+import { admitRequest, deleteWindowsBefore } from '../data/queries/rate-limits.ts';
 import { deleteExpiredRows } from '../data/queries/retention.ts';
 import { countRecentSubmits, findBlocklistHits, recordSubmitAttempt } from '../data/queries/screening.ts';
 import { findSubscriptionOfSubmitOrder, hasLiveSubscription, insertSubscriptionOfSubmitOrder } from '../data/queries/subscriptions.ts';
@@ -168,7 +168,8 @@ const card = { bin: '42424242', last4: '4242', network: 'NetworkA', expiryMonth:
 
 const HOT_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
   'API key lookup (findPrincipalByKeyHash)': (em) => findPrincipalByKeyHash(em, 'a'.repeat(64)),
-  'rate limit count (countRequestInWindow)': (em) => countRequestInWindow(em, 'api-key:65', new Date()),
+  'rate limit admission (admitRequest)': (em) =>
+    admitRequest(em, { subject: 'api-key:65', windowStart: new Date(), previousWindowStart: new Date(Date.now() - 60_000), previousWeight: 0.5, limit: 100 }),
   'rate limit cleanup (deleteWindowsBefore)': (em) => deleteWindowsBefore(em, 'api-key:65', new Date()),
   'product lookup (findTenantProduct)': (em) => findTenantProduct(em, TENANT, PRODUCT),
   'idempotency claim (insertIdempotencyKey)': (em) => insertIdempotencyKey(em, { tenantId: TENANT, key: 'key-new', requestHash: 'f'.repeat(64), submitOrderId: 60001 }),

@@ -1,22 +1,26 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { countRequestInWindow, deleteWindowsBefore } from '../../data/queries/rate-limits.ts';
+import { admitRequest, deleteWindowsBefore } from '../../data/queries/rate-limits.ts';
 import { DomainError } from '../../domain/errors.ts';
+import { secondsUntilAdmitted } from '../../domain/rate-limit/sliding-window.ts';
 
 const WINDOW_MS = 60_000;
 
 /**
- * A fixed one-minute window per subject (an API key), counted in PostgreSQL with one atomic upsert,
- * so the limit holds across any number of gateway processes.
+ * A sliding one-minute window per subject (an API key): the requests of the current minute plus the previous
+ * minute's, weighted by how much of it still lies within the last sixty seconds. So no caller gets twice the
+ * limit across a minute's edge. Counted in PostgreSQL by one atomic statement, shared by every gateway process.
  */
 export async function consumeRateLimit(em: EntityManager, subject: string, limitPerMinute: number, now = new Date()): Promise<void> {
   const windowStart = new Date(Math.floor(now.getTime() / WINDOW_MS) * WINDOW_MS);
-  const count = await countRequestInWindow(em, subject, windowStart);
-  if (count === 1) {
-    // First request of a new window: drop this subject's old windows so the table stays small.
-    await deleteWindowsBefore(em, subject, windowStart);
+  const previousWindowStart = new Date(windowStart.getTime() - WINDOW_MS);
+  const elapsed = (now.getTime() - windowStart.getTime()) / WINDOW_MS;
+  const counts = await admitRequest(em, { subject, windowStart, previousWindowStart, previousWeight: 1 - elapsed, limit: limitPerMinute });
+  if (counts.admitted && counts.current === 0) {
+    // First request of a new window: only the previous window still matters.
+    await deleteWindowsBefore(em, subject, previousWindowStart);
   }
-  if (count > limitPerMinute) {
-    const retryAfterSeconds = Math.max(1, Math.ceil((windowStart.getTime() + WINDOW_MS - now.getTime()) / 1000));
+  if (!counts.admitted) {
+    const retryAfterSeconds = secondsUntilAdmitted({ ...counts, limit: limitPerMinute, elapsed, windowSeconds: WINDOW_MS / 1000 });
     throw new DomainError('rate_limited', `Rate limit of ${limitPerMinute} requests per minute exceeded`, { retryAfterSeconds });
   }
 }

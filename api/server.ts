@@ -15,6 +15,8 @@ import { ErrorResponse } from './http/schemas.ts';
 import { healthRoutes } from './rest/health.routes.ts';
 import { indexRoutes } from './rest/index.routes.ts';
 import { paymentRoutes } from './rest/payments.routes.ts';
+import { leadSnippetRoutes } from './rest/lead-snippet.routes.ts';
+import { leadRoutes } from './rest/leads.routes.ts';
 import { statusRoutes } from './rest/statuses.routes.ts';
 
 declare module 'fastify' {
@@ -62,6 +64,8 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   healthRoutes(api, deps.readiness);
   const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()) };
   statusRoutes(api, { rateLimit });
+  leadRoutes(api, { rateLimit });
+  leadSnippetRoutes(api);
   paymentRoutes(api, {
     runner: deps.paymentRunner,
     cardVault: deps.cardVault,

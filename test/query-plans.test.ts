@@ -39,8 +39,10 @@ const LARGE = new Set([
 const SEED: Record<string, string> = {
   tenants: `insert into tenants (id, slug, name, client_id, email_tenant_key, created_at, updated_at)
     select i, 't-' || i, 'Tenant ' || i, 'client-' || i, md5('etk' || i)::uuid, now(), now() from generate_series(1, 2000) i`,
-  products: `insert into products (id, tenant_id, slug, name, price, currency, created_at, updated_at)
-    select i, (i - 1) / 10 + 1, 'p-' || i, 'Product ' || i, 19.99, 'USD', now(), now() from generate_series(1, 20000) i`,
+  applications: `insert into applications (id, tenant_id, slug, name, created_at, updated_at)
+    select i, i, 'default', 'Tenant ' || i, now(), now() from generate_series(1, 2000) i`,
+  products: `insert into products (id, tenant_id, application_id, slug, name, price, currency, created_at, updated_at)
+    select i, (i - 1) / 10 + 1, (i - 1) / 10 + 1, 'p-' || i, 'Product ' || i, 19.99, 'USD', now(), now() from generate_series(1, 20000) i`,
   api_keys: `insert into api_keys (id, tenant_id, name, key_hash, display_prefix, created_at)
     select i, (i - 1) / 10 + 1, 'key ' || i, encode(sha256(('key' || i)::bytea), 'hex'), 'sk_test_', now() from generate_series(1, 20000) i`,
   merchant_accounts: `insert into merchant_accounts (id, tenant_id, mid, title, gateway, fully_live, max_price, monthly_cap, created_at, updated_at)

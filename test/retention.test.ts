@@ -27,9 +27,13 @@ beforeAll(async () => {
     `insert into tenants (slug, name, client_id, email_tenant_key, created_at, updated_at) values (?, ?, ?, ?, now(), now()) returning id`,
     [`retention-${unique}`, 'Retention', `retention-${unique}`, randomUUID()],
   )) as [{ id: number }];
-  [{ id: productId }] = (await sql(
-    `insert into products (tenant_id, slug, name, price, currency, created_at, updated_at) values (?, 'p', 'Product', 10, 'USD', now(), now()) returning id`,
+  const [{ id: applicationId }] = (await sql(
+    `insert into applications (tenant_id, slug, name, created_at, updated_at) values (?, 'default', 'Retention', now(), now()) returning id`,
     [tenantId],
+  )) as [{ id: number }];
+  [{ id: productId }] = (await sql(
+    `insert into products (tenant_id, application_id, slug, name, price, currency, created_at, updated_at) values (?, ?, 'p', 'Product', 10, 'USD', now(), now()) returning id`,
+    [tenantId, applicationId],
   )) as [{ id: number }];
   endpointId = randomUUID();
   await sql(

@@ -2,12 +2,13 @@ import 'reflect-metadata';
 import { buildSchema } from 'type-graphql';
 import type { GraphQLSchema } from 'graphql';
 import { CardKeysResolver } from './resolvers/card-keys.resolver.ts';
+import { LeadsResolver } from './resolvers/leads.resolver.ts';
 import { OperatorResolver } from './resolvers/operator.resolver.ts';
 import { StatusesResolver } from './resolvers/statuses.resolver.ts';
 import { WebhookDeliveryResolver } from './resolvers/webhook-delivery.resolver.ts';
 import { WebhooksResolver } from './resolvers/webhooks.resolver.ts';
 
-export const RESOLVERS = [StatusesResolver, WebhooksResolver, WebhookDeliveryResolver, CardKeysResolver, OperatorResolver] as const;
+export const RESOLVERS = [StatusesResolver, WebhooksResolver, WebhookDeliveryResolver, CardKeysResolver, OperatorResolver, LeadsResolver] as const;
 
 /**
  * Builds the executable schema; `npm run schema:emit` writes it to schema/schema.graphql. Arguments are

@@ -1,16 +1,20 @@
+import { Application, LeadKeySet } from './application.entity.ts';
 import { AuditEntry, RateLimitWindow } from './audit.entity.ts';
 import { Affiliate, Campaign, Customer } from './customer.entity.ts';
 import { Order, Subscription } from './order.entity.ts';
 import { BlocklistEntry, IdempotencyKey, SubmitAttempt } from './risk.entity.ts';
+import { CustomerLead } from './lead.entity.ts';
 import { Transaction } from './transaction.entity.ts';
 import { MerchantAccount, MerchantAccountCurrency, MerchantAccountVolume } from './merchant-account.entity.ts';
 import { Product } from './product.entity.ts';
 import { StatusCode } from './status-code.entity.ts';
-import { ApiKey, CardEncryptionKey, LeadKeySet, SenderDomain, Tenant } from './tenant.entity.ts';
+import { ApiKey, CardEncryptionKey, SenderDomain, Tenant } from './tenant.entity.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook.entity.ts';
 
+export * from './application.entity.ts';
 export * from './audit.entity.ts';
 export * from './customer.entity.ts';
+export * from './lead.entity.ts';
 export * from './order.entity.ts';
 export * from './risk.entity.ts';
 export * from './transaction.entity.ts';
@@ -23,6 +27,7 @@ export * from './webhook.entity.ts';
 export const ENTITIES = [
   Tenant,
   ApiKey,
+  Application,
   LeadKeySet,
   SenderDomain,
   Product,
@@ -45,4 +50,5 @@ export const ENTITIES = [
   SubmitAttempt,
   IdempotencyKey,
   CardEncryptionKey,
+  CustomerLead,
 ];

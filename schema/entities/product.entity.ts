@@ -1,5 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { CARD_NETWORKS, type SubscriptionPlan } from '../../domain/catalog/product.ts';
+import { Application } from './application.entity.ts';
 import { Tenant } from './tenant.entity.ts';
 
 /** A product a checkout sells: `POST /api/{productId}` charges its price. */
@@ -9,6 +10,8 @@ const ProductSchema = defineEntity({
   properties: {
     id: p.integer().primary().autoincrement(),
     tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    /** The storefront selling it: a paid lead must belong to the same application (DESIGN 4, paid matching). */
+    application: () => p.manyToOne(Application),
     slug: p.string().length(64),
     name: p.string().length(200),
     /** Exact decimal; never a float. */

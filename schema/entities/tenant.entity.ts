@@ -18,7 +18,6 @@ const TenantSchema = defineEntity({
     /** Requests per minute per API key; null uses RATE_LIMIT_PER_MINUTE. */
     rateLimitPerMinute: p.integer().nullable(),
     emailTenantKey: p.uuid().unique(),
-    leadAllowedOrigins: p.array().default([]),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
@@ -44,21 +43,6 @@ const ApiKeySchema = defineEntity({
 });
 export class ApiKey extends ApiKeySchema.class {}
 ApiKeySchema.setClass(ApiKey);
-
-/** The customer-lead key pair (spec 5.3): publishable for browsers, secret for servers; hashed. */
-const LeadKeySetSchema = defineEntity({
-  name: 'LeadKeySet',
-  tableName: 'lead_key_sets',
-  properties: {
-    id: p.integer().primary().autoincrement(),
-    tenant: () => p.oneToOne(Tenant).owner().unique().deleteRule('cascade'),
-    publishableKeyHash: p.string().length(64).unique(),
-    secretKeyHash: p.string().length(64).unique(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-  },
-});
-export class LeadKeySet extends LeadKeySetSchema.class {}
-LeadKeySetSchema.setClass(LeadKeySet);
 
 /** A sender domain a tenant may send e-mail from (spec 5.4). */
 const SenderDomainSchema = defineEntity({

@@ -27,6 +27,7 @@ const ProductInput = Type.Object(
   {
     slug: Slug,
     name: Type.String({ minLength: 1, maxLength: 200 }),
+    application: Type.Optional(Type.String({ pattern: Slug.pattern, description: "Slug of the tenant's application selling it; the first application when absent" })),
     price: Money,
     currency: Type.String({ pattern: '^[A-Z]{3}$' }),
     acceptedNetworks: Type.Optional(Type.Array(Type.Union(CARD_NETWORKS.map((n) => Type.Literal(n))), { uniqueItems: true })),
@@ -47,11 +48,29 @@ const ProductInput = Type.Object(
 
 const Origin = Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 300, description: 'scheme://host[:port], exactly as browsers send Origin' });
 
+const AllowedOrigins = Type.Array(Origin, { maxItems: 100, uniqueItems: true });
+
+const ApplicationInput = Type.Object(
+  {
+    slug: Slug,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    allowedOrigins: Type.Optional(AllowedOrigins),
+  },
+  { additionalProperties: false, description: 'A storefront of the tenant: products and lead keys belong to one' },
+);
+
+/**
+ * One lead key pair, generated once (printed once) unless given; given keys replace the stored ones. Both keys
+ * of a pair share the environment of their prefix (`pk_test_`/`sk_test_` or `pk_live_`/`sk_live_`).
+ */
 const LeadsInput = Type.Object(
   {
-    allowedOrigins: Type.Array(Origin, { maxItems: 100, uniqueItems: true }),
-    publishableKey: Type.Optional(Type.String({ pattern: '^pk_live_[A-Za-z0-9_-]{16,200}$' })),
-    secretKey: Type.Optional(Type.String({ pattern: '^sk_live_[A-Za-z0-9_-]{16,200}$' })),
+    application: Type.Optional(Type.String({ pattern: Slug.pattern, description: 'Slug of the application; the first application when absent' })),
+    environment: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('live')], { description: 'Default live' })),
+    /** The application's allowed origins (kept for fixtures written before applications existed). */
+    allowedOrigins: Type.Optional(AllowedOrigins),
+    publishableKey: Type.Optional(Type.String({ pattern: '^pk_(test|live)_[A-Za-z0-9_-]{16,200}$' })),
+    secretKey: Type.Optional(Type.String({ pattern: '^sk_(test|live)_[A-Za-z0-9_-]{16,200}$' })),
   },
   { additionalProperties: false },
 );
@@ -93,6 +112,7 @@ export const TenantFixture = Type.Object(
     parentCompany: Type.Optional(Type.String({ maxLength: 200 })),
     rateLimitPerMinute: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     apiKeys: Type.Optional(Type.Array(ApiKeyInput)),
+    applications: Type.Optional(Type.Array(ApplicationInput, { maxItems: 100, description: 'A tenant without any gets one application, `default`' })),
     products: Type.Optional(Type.Array(ProductInput)),
     merchantAccounts: Type.Optional(Type.Array(MerchantAccountProvisionInput)),
     leads: Type.Optional(LeadsInput),

@@ -1,32 +1,50 @@
 import { generateSecret, hashSecret } from '../../domain/crypto/secret-box.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { leadKeyPrefix, parseLeadKey, type LeadEnvironment } from '../../domain/leads/lead-keys.ts';
 import { LeadKeySet } from '../../schema/entities/index.ts';
 import { assignChanges, type ChangeKind } from './changes.ts';
 import type { TenantFixture } from './fixture.schema.ts';
 import type { TenantScope } from './tenant-scope.ts';
+import { applicationOf } from './tenant.ts';
 
 export interface ProvisionedLeadKeys {
   change: ChangeKind;
+  application: string;
+  environment: LeadEnvironment;
   /** Only keys this run generated; both are stored hashed. */
   publishableKey?: string;
   secretKey?: string;
 }
 
-/** The tenant's lead key pair: generated once unless the fixture gives them; given keys replace stored ones. */
-export async function provisionLeadKeys({ em, tenant, audit }: TenantScope, leads: NonNullable<TenantFixture['leads']>): Promise<ProvisionedLeadKeys> {
-  const leadKeys = await em.findOne(LeadKeySet, { tenant });
+type LeadsFixture = NonNullable<TenantFixture['leads']>;
+
+/** The environment of the pair: as declared, else as the given keys' prefixes say, else live; never mixed. */
+function environmentOf(leads: LeadsFixture): LeadEnvironment {
+  const fromKeys = [leads.publishableKey, leads.secretKey].flatMap((key) => (key ? [parseLeadKey(key)!.environment] : []));
+  const environment = leads.environment ?? fromKeys[0] ?? 'live';
+  if (fromKeys.some((e) => e !== environment)) throw new DomainError('validation', `leads: the given keys are not both ${environment} keys`, { field: 'leads' });
+  return environment;
+}
+
+/** One application's lead key pair: generated once unless the fixture gives them; given keys replace stored ones. */
+export async function provisionLeadKeys({ em, tenant, audit }: TenantScope, leads: LeadsFixture): Promise<ProvisionedLeadKeys> {
+  const application = await applicationOf(em, tenant, leads.application);
+  const environment = environmentOf(leads);
+  const target = { application: application.slug, environment };
+  const leadKeys = await em.findOne(LeadKeySet, { application, environment });
   const { publishableKey, secretKey } = leads;
   if (!leadKeys) {
-    const pk = publishableKey ?? generateSecret('pk_live_', 24);
-    const sk = secretKey ?? generateSecret('sk_live_', 32);
-    em.create(LeadKeySet, { tenant, publishableKeyHash: hashSecret(pk), secretKeyHash: hashSecret(sk) });
-    audit('lead_keys.created', 'LeadKeySet', tenant.id);
-    return { change: 'created', ...(publishableKey ? {} : { publishableKey: pk }), ...(secretKey ? {} : { secretKey: sk }) };
+    const pk = publishableKey ?? generateSecret(leadKeyPrefix('publishable', environment), 24);
+    const sk = secretKey ?? generateSecret(leadKeyPrefix('secret', environment), 32);
+    em.create(LeadKeySet, { tenant, application, environment, publishableKeyHash: hashSecret(pk), secretKeyHash: hashSecret(sk) });
+    audit('lead_keys.created', 'LeadKeySet', application.id, target);
+    return { change: 'created', ...target, ...(publishableKey ? {} : { publishableKey: pk }), ...(secretKey ? {} : { secretKey: sk }) };
   }
   const values = {
     ...(publishableKey ? { publishableKeyHash: hashSecret(publishableKey) } : {}),
     ...(secretKey ? { secretKeyHash: hashSecret(secretKey) } : {}),
   };
   const change = assignChanges(leadKeys, values);
-  if (change !== 'unchanged') audit('lead_keys.replaced', 'LeadKeySet', tenant.id);
-  return { change };
+  if (change !== 'unchanged') audit('lead_keys.replaced', 'LeadKeySet', application.id, target);
+  return { change, ...target };
 }

@@ -4,6 +4,7 @@ import { Product } from '../../schema/entities/index.ts';
 import { assignChanges, type ChangeKind } from './changes.ts';
 import type { TenantFixture } from './fixture.schema.ts';
 import type { TenantScope } from './tenant-scope.ts';
+import { applicationOf } from './tenant.ts';
 
 type ProductFixture = NonNullable<TenantFixture['products']>[number];
 
@@ -11,7 +12,7 @@ type ProductFixture = NonNullable<TenantFixture['products']>[number];
 export async function provisionProducts({ em, tenant, audit }: TenantScope, fixtures: readonly ProductFixture[]): Promise<{ slug: string; id: number; change: ChangeKind }[]> {
   const results: { slug: string; id: number; change: ChangeKind }[] = [];
   for (const fixture of fixtures) {
-    const values = productValues(fixture);
+    const values = { ...productValues(fixture), application: await applicationOf(em, tenant, fixture.application) };
     let product = await em.findOne(Product, { tenant, slug: fixture.slug });
     let change: ChangeKind;
     if (!product) {
@@ -21,7 +22,7 @@ export async function provisionProducts({ em, tenant, audit }: TenantScope, fixt
       change = assignChanges(product, values);
     }
     await em.flush();
-    if (change !== 'unchanged') audit(`product.${change}`, 'Product', product.id, values);
+    if (change !== 'unchanged') audit(`product.${change}`, 'Product', product.id, { ...values, application: values.application.slug });
     results.push({ slug: product.slug, id: product.id, change });
   }
   return results;

@@ -42,7 +42,7 @@ import { completeThreeDSecureUpdate, submitUpdate } from '../contract/payment-up
  * retried for minutes, since a payment must not fail because the database was briefly away, but not forever:
  * a step still failing then, or failing in a way no retry fixes (text PostgreSQL refuses), ends the payment.
  */
-const { openPaymentOrder, reserveMerchantAccount, settlePaymentOrder, recordUnsentAttempt, recordTransactionEvent } = proxyLocalActivities<Activities>({
+const { openPaymentOrder, reserveMerchantAccount, settlePaymentOrder, recordUnsentAttempt, recordTransactionEvent, markLeadPaid } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '5 minutes',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
@@ -213,6 +213,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     answer ??= result;
     upsertSearchAttributes([{ key: OutcomeAttribute, value: outcome }]);
     await notify(result);
+    await markPaidLead(result);
     return result;
   }
 
@@ -424,6 +425,34 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       log.error('Transaction webhook not recorded', { reason: reasonOf(error) });
       return [];
     });
+    await startDeliveries(deliveries);
+  }
+
+  /** A successful charge makes the lead of its checkout session paid (spec 3.2) and sends `customer_lead.paid`. Like `notify`, it runs after the answer and never undoes the payment. */
+  async function markPaidLead(result: SubmitResult): Promise<void> {
+    const sessionId = persistedPartnerSession(input.order.partnerSession);
+    if (!result.chargeSuccess || !sessionId) return;
+    const deliveries = await markLeadPaid({
+      tenantId: input.tenantId,
+      productId: input.productId,
+      merchantAccountId: result.merchantAccountId,
+      sessionId,
+      transactionId: result.transactionId,
+      orderId: result.orderId,
+      amount: input.amount,
+      currency: input.currency,
+      subscriptionId: result.subscriptionId,
+      paidAt: new Date().toISOString(),
+    }).catch((error: unknown) => {
+      if (!isActivityFailure(error)) throw error;
+      log.error('Lead not marked paid', { reason: reasonOf(error) });
+      return [];
+    });
+    await startDeliveries(deliveries);
+  }
+
+  /** One durable delivery workflow per recorded delivery; they outlive this workflow. */
+  async function startDeliveries(deliveries: readonly { deliveryId: string }[]): Promise<void> {
     for (const delivery of deliveries) {
       await startChild(webhookDeliveryWorkflow, {
         workflowId: workflowIds.webhookDelivery(delivery.deliveryId),

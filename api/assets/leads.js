@@ -1,0 +1,75 @@
+/*
+ * Customer leads snippet, served by the gateway at /leads.js. Include it on every checkout page:
+ *   <script src="https://<gateway>/leads.js" data-key="pk_live_..."></script>
+ * It keeps one session id per checkout (sessionStorage: one per tab, gone when the tab closes), records each page
+ * it runs on as a scan, and writes the lead with the publishable key once it has an e-mail. Pass the session id
+ * to the card submit as partnerSession, so the payment marks the lead paid:
+ *   ServiceLeads.sessionId()            the checkout's session id
+ *   ServiceLeads.identify({ email, first_name, ... })   saves contact fields and writes the lead (a Promise)
+ *   ServiceLeads.scan(page)             records another page (defaults to the current path)
+ *   ServiceLeads.ready                  the write of this page's scan (resolves to the lead, or null before an e-mail)
+ */
+(function () {
+  'use strict';
+  var script = document.currentScript;
+  var key = script && script.getAttribute('data-key');
+  var endpoint = new URL('/api/public/customer-leads', script ? script.src : location.href).href;
+  var STORE = 'service_leads';
+
+  function load() {
+    try {
+      return JSON.parse(sessionStorage.getItem(STORE)) || {};
+    } catch (e) {
+      return {};
+    }
+  }
+  function save(state) {
+    sessionStorage.setItem(STORE, JSON.stringify(state));
+  }
+  function newSessionId() {
+    // 36 characters: within the 50 a card submit keeps as partnerSession.
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    var bytes = crypto.getRandomValues(new Uint8Array(16));
+    return Array.prototype.map.call(bytes, function (b) { return ('0' + b.toString(16)).slice(-2); }).join('');
+  }
+
+  var state = load();
+  if (!state.session_id) state.session_id = newSessionId();
+  state.scans = state.scans || [];
+  state.contact = state.contact || {};
+  save(state);
+
+  function post() {
+    if (!state.contact.email) return Promise.resolve(null); // a lead needs an e-mail; scans wait until then
+    var body = { session_id: state.session_id, scans: state.scans };
+    for (var name in state.contact) body[name] = state.contact[name];
+    return fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-lead-key': key },
+      body: JSON.stringify(body),
+    }).then(function (response) {
+      return response.json().then(function (answer) {
+        if (!answer.ok) throw new Error(answer.error.code + ': ' + answer.error.message);
+        return answer.data;
+      });
+    });
+  }
+
+  function scan(page) {
+    state.scans.push({ page: page || location.pathname, at: new Date().toISOString() });
+    save(state);
+    return post();
+  }
+
+  window.ServiceLeads = {
+    sessionId: function () { return state.session_id; },
+    identify: function (fields) {
+      for (var name in fields) state.contact[name] = fields[name];
+      save(state);
+      return post();
+    },
+    scan: scan,
+    // This page's scan updates an identified lead; a failure must never break the checkout page.
+    ready: scan().catch(function () { return null; }),
+  };
+})();

@@ -1,0 +1,74 @@
+import { Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { listLeads } from '../../../data/queries/leads.ts';
+import { LeadValidationError } from '../../../domain/leads/lead-errors.ts';
+import type { LeadEnvironment } from '../../../domain/leads/lead-keys.ts';
+import { checkFilter, decodeLeadCursor, encodeLeadCursor, LEAD_PAGE_SIZE, type LeadFilter } from '../../../domain/leads/lead-query.ts';
+import { generateLeadKeys, replaceAllowedOrigins } from '../../../services/leads/lead-keys.ts';
+import {
+  CustomerLeadConnectionType,
+  CustomerLeadsArgs,
+  GeneratedLeadKeysType,
+  GenerateLeadKeysArgs,
+  LeadApplicationType,
+  SetLeadAllowedOriginsArgs,
+} from '../../../schema/graphql/lead.type.ts';
+import { requireOperator, requireTenant, type GraphQLContext } from '../context.ts';
+import { pageCost } from '../cost.ts';
+
+/** The filters given, checked like the REST query's (spec 4.4); every bad one is named. */
+function filterOf(args: CustomerLeadsArgs): LeadFilter {
+  const given = {
+    id: args.id,
+    email: args.email,
+    session_id: args.sessionId,
+    transaction_id: args.transactionId,
+    subscription_id: args.subscriptionId === undefined || args.subscriptionId === null ? undefined : String(args.subscriptionId),
+    status: args.status,
+  };
+  const problems = Object.entries(given).flatMap(([name, value]) => {
+    if (value === undefined || value === null) return [];
+    const problem = checkFilter(name as keyof typeof given, value);
+    return problem ? [`${name}: ${problem}`] : [];
+  });
+  if (problems.length > 0) throw new LeadValidationError(problems);
+  return {
+    id: args.id ?? undefined,
+    email: args.email ?? undefined,
+    sessionId: args.sessionId ?? undefined,
+    transactionId: args.transactionId ?? undefined,
+    subscriptionId: args.subscriptionId ?? undefined,
+    status: (args.status ?? undefined) as LeadFilter['status'],
+  };
+}
+
+@Resolver()
+export class LeadsResolver {
+  @Query(() => CustomerLeadConnectionType, {
+    description: "The tenant's customer leads, most recently updated first; filters combine with AND (those of GET /api/public/customer-leads)",
+    complexity: pageCost('first', LEAD_PAGE_SIZE.default),
+  })
+  async customerLeads(@Args(() => CustomerLeadsArgs) args: CustomerLeadsArgs, @Ctx() context: GraphQLContext): Promise<CustomerLeadConnectionType> {
+    const tenantId = requireTenant(context, args.tenantId);
+    const first = args.first ?? LEAD_PAGE_SIZE.default;
+    const after = args.after ? decodeLeadCursor(args.after) : undefined;
+    // One more than asked says whether another page follows.
+    const leads = await listLeads(context.em, { tenantId, filter: filterOf(args), limit: first + 1, after });
+    const page = leads.slice(0, first);
+    const edges = page.map((lead) => ({ cursor: encodeLeadCursor(lead.cursor), node: lead }));
+    return { edges, pageInfo: { hasNextPage: leads.length > first, endCursor: edges.at(-1)?.cursor ?? null } };
+  }
+
+  @Mutation(() => GeneratedLeadKeysType, {
+    description: 'Operator only: a new lead key pair for an application and environment. The previous pair stops working at once; the keys are shown only here.',
+  })
+  async generateLeadKeys(@Args(() => GenerateLeadKeysArgs) args: GenerateLeadKeysArgs, @Ctx() context: GraphQLContext): Promise<GeneratedLeadKeysType> {
+    requireOperator(context);
+    return generateLeadKeys(context.em, { tenantId: args.tenantId, applicationSlug: args.application, environment: args.environment as LeadEnvironment });
+  }
+
+  @Mutation(() => LeadApplicationType, { description: "Operator only: replaces the origins whose pages may write an application's leads with its publishable key" })
+  async setLeadAllowedOrigins(@Args(() => SetLeadAllowedOriginsArgs) args: SetLeadAllowedOriginsArgs, @Ctx() context: GraphQLContext): Promise<LeadApplicationType> {
+    requireOperator(context);
+    return replaceAllowedOrigins(context.em, { tenantId: args.tenantId, applicationSlug: args.application, origins: args.origins });
+  }
+}

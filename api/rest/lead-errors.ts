@@ -1,0 +1,71 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type ErrorCode } from '../../domain/errors.ts';
+import { LeadQueryError, LeadValidationError } from '../../domain/leads/lead-errors.ts';
+
+/** The six failures of the lead API (DESIGN 4): its own envelope, unlike the rest of the REST API. */
+export const LEAD_ERROR_STATUS = {
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  validation_failed: 422,
+  rate_limited: 429,
+  internal_error: 500,
+} as const;
+export type LeadErrorCode = keyof typeof LEAD_ERROR_STATUS;
+
+export interface LeadErrorBody {
+  ok: false;
+  error: { code: LeadErrorCode; message: string; details: string[] };
+}
+
+interface MappedLeadError {
+  readonly code: LeadErrorCode;
+  readonly message: string;
+  readonly details: readonly string[];
+  readonly retryAfterSeconds?: number;
+  /** A status other than the code's own: a malformed query string is 400 `validation_failed`. */
+  readonly status?: number;
+}
+
+/** Domain codes the lead API can meet; anything else is a bug here and answers 500. */
+const FROM_DOMAIN: Partial<Record<ErrorCode, LeadErrorCode>> = {
+  validation: 'validation_failed',
+  unauthenticated: 'unauthorized',
+  forbidden: 'forbidden',
+  rate_limited: 'rate_limited',
+};
+
+const invalidJson = (message: string): MappedLeadError => ({ code: 'invalid_json', message, details: [] });
+
+/** Anything thrown while answering a lead request, as one of the six failures. */
+export function toLeadError(error: unknown, bodyLimitBytes: number): MappedLeadError {
+  if (error instanceof LeadQueryError) return { code: 'validation_failed', message: 'The query has invalid parameters', details: error.problems, status: 400 };
+  if (error instanceof LeadValidationError) return { code: 'validation_failed', message: 'The request has invalid fields', details: error.problems };
+  if (error instanceof DomainError) {
+    const code = FROM_DOMAIN[error.code] ?? 'internal_error';
+    if (code === 'internal_error') return { code, message: 'Internal server error', details: [] };
+    const details = code === 'validation_failed' ? [error.details.field ? `${error.details.field}: ${error.message}` : error.message] : [];
+    return { code, message: code === 'validation_failed' ? 'The request has invalid fields' : error.message, details, retryAfterSeconds: error.details.retryAfterSeconds };
+  }
+  switch ((error as FastifyError).code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return invalidJson('The body is not valid JSON');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return invalidJson('The body must be JSON sent as Content-Type: application/json');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return invalidJson('Invalid Content-Length');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'validation_failed', message: 'The request has invalid fields', details: [`body: larger than ${bodyLimitBytes} bytes`] };
+  }
+  if (error instanceof SyntaxError) return invalidJson('The body is not valid JSON');
+  return { code: 'internal_error', message: 'Internal server error', details: [] };
+}
+
+export function sendLeadError(request: FastifyRequest, reply: FastifyReply, error: unknown, bodyLimitBytes: number): FastifyReply {
+  const mapped = toLeadError(error, bodyLimitBytes);
+  if (mapped.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
+  if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
+  const body: LeadErrorBody = { ok: false, error: { code: mapped.code, message: mapped.message, details: [...mapped.details] } };
+  return reply.status(mapped.status ?? LEAD_ERROR_STATUS[mapped.code]).send(body);
+}

@@ -1,0 +1,96 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isLeadOriginAllowed, type LeadKeyPrincipal } from '../../data/queries/lead-keys.ts';
+import { listLeads } from '../../data/queries/leads.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { leadJson } from '../../domain/leads/lead-json.ts';
+import { parseLeadQuery } from '../../domain/leads/lead-query.ts';
+import { authenticateLeadRead, authenticateLeadWrite, type LeadCredentials } from '../../services/leads/authenticate-lead-key.ts';
+import { submitLead } from '../../services/leads/submit-lead.ts';
+import type { RateLimitPolicy } from '../http/authentication.ts';
+import { sendLeadError } from './lead-errors.ts';
+
+export const LEADS_PATH = '/api/public/customer-leads';
+/** Room for 500 scans and the pending data; the rest of the API keeps the gateway's limit. */
+const LEAD_BODY_LIMIT_BYTES = 256 * 1024;
+/** How long a browser may reuse a preflight answer. */
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The lead key a lead request was authenticated with (set before its body is read). */
+    leadPrincipal: LeadKeyPrincipal | null;
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function credentialsOf(request: FastifyRequest): LeadCredentials {
+  return {
+    authorization: headerValue(request.headers.authorization),
+    publishableKey: headerValue(request.headers['x-service-lead-key']),
+    origin: headerValue(request.headers.origin),
+    clientAddress: request.ip,
+  };
+}
+
+/**
+ * The customer-lead API (spec 4.3, 4.4): writes from browsers (publishable key, allowed `Origin`, CORS) and servers
+ * (secret key), reads with the secret key only. Its failures use the lead envelope `{ok:false, error}`, so the
+ * routes live in their own scope with their own error handler. Keys are checked before the body is read: an
+ * unauthenticated caller learns nothing about its body. Not in the OpenAPI document yet (its security schemes
+ * describe the tenant API key only).
+ */
+export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPolicy }): void {
+  app.register(async (scope) => {
+    scope.decorateRequest('leadPrincipal', null);
+    scope.setErrorHandler((error, request, reply) => sendLeadError(request, reply, error, LEAD_BODY_LIMIT_BYTES));
+    // Answers differ by Origin (CORS headers), so caches must keep them apart.
+    scope.addHook('onRequest', async (_request, reply) => {
+      reply.header('vary', 'Origin');
+    });
+
+    // The preflight carries no key, so it can only ask whether some application allows the origin; the write
+    // itself then checks the origin against its key's application.
+    scope.options(LEADS_PATH, { schema: { hide: true } }, async (request, reply) => {
+      const origin = headerValue(request.headers.origin);
+      if (!origin || !(await isLeadOriginAllowed(request.em, origin))) throw new DomainError('forbidden', 'This origin may not write leads');
+      return reply
+        .status(204)
+        .header('access-control-allow-origin', origin)
+        .header('access-control-allow-methods', 'POST')
+        .header('access-control-allow-headers', 'content-type, x-service-lead-key')
+        .header('access-control-max-age', String(PREFLIGHT_MAX_AGE_SECONDS))
+        .send();
+    });
+
+    scope.post(LEADS_PATH, {
+      bodyLimit: LEAD_BODY_LIMIT_BYTES,
+      schema: { hide: true },
+      onRequest: async (request, reply) => {
+        const principal = await authenticateLeadWrite(request.em, credentialsOf(request), deps.rateLimit);
+        // From here on the browser may read the answer, failures included (422 names its fields).
+        if (principal.kind === 'publishable') reply.header('access-control-allow-origin', headerValue(request.headers.origin)!);
+        request.leadPrincipal = principal;
+      },
+      handler: async (request, reply) => {
+        const lead = await submitLead(request.em, request.leadPrincipal!, request.body);
+        return reply.status(lead.created ? 201 : 200).send({
+          ok: true as const,
+          data: { id: lead.id, session_id: lead.sessionId, status: lead.status, created_at: lead.createdAt.toISOString(), updated_at: lead.updatedAt.toISOString() },
+        });
+      },
+    });
+
+    scope.get(LEADS_PATH, {
+      schema: { hide: true },
+      handler: async (request) => {
+        const principal = await authenticateLeadRead(request.em, credentialsOf(request), deps.rateLimit);
+        const { filter, limit } = parseLeadQuery(request.query as Record<string, unknown>);
+        const leads = await listLeads(request.em, { tenantId: principal.tenantId, filter, limit });
+        return { ok: true as const, data: leads.map(leadJson) };
+      },
+    });
+  });
+}

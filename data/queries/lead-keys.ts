@@ -1,0 +1,93 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { LeadEnvironment, LeadKeyKind } from '../../domain/leads/lead-keys.ts';
+
+/** Who a lead key speaks for: one application of one tenant, in one environment. */
+export interface LeadKeyPrincipal {
+  readonly keySetId: number;
+  readonly kind: LeadKeyKind;
+  readonly tenantId: number;
+  readonly applicationId: number;
+  readonly environment: LeadEnvironment;
+  readonly allowedOrigins: readonly string[];
+  readonly rateLimitPerMinute: number | null;
+}
+
+interface LeadKeyRow {
+  id: number;
+  tenant_id: number;
+  application_id: number;
+  environment: LeadEnvironment;
+  lead_allowed_origins: string[];
+  rate_limit_per_minute: number | null;
+}
+
+/** The key set holding this hash as its publishable or secret key (keys are never stored). */
+export async function findLeadKeyByHash(em: EntityManager, kind: LeadKeyKind, keyHash: string): Promise<LeadKeyPrincipal | undefined> {
+  const column = kind === 'publishable' ? 'publishable_key_hash' : 'secret_key_hash';
+  const [row] = await em.execute<LeadKeyRow[]>(
+    `select k.id, k.tenant_id, k.application_id, k.environment, a.lead_allowed_origins, t.rate_limit_per_minute
+       from lead_key_sets k
+       join applications a on a.id = k.application_id
+       join tenants t on t.id = k.tenant_id
+      where k.${column} = ?`,
+    [keyHash],
+  );
+  return (
+    row && {
+      keySetId: row.id,
+      kind,
+      tenantId: row.tenant_id,
+      applicationId: row.application_id,
+      environment: row.environment,
+      allowedOrigins: row.lead_allowed_origins,
+      rateLimitPerMinute: row.rate_limit_per_minute,
+    }
+  );
+}
+
+/**
+ * Replaces (or creates) an application's key pair for one environment in one statement: from its commit on,
+ * the old publishable and secret keys both match nothing. Undefined when the tenant has no such application.
+ */
+export async function replaceLeadKeyPair(
+  em: EntityManager,
+  input: { tenantId: number; applicationSlug: string; environment: LeadEnvironment; publishableKeyHash: string; secretKeyHash: string },
+): Promise<{ applicationId: number } | undefined> {
+  const [row] = await em.execute<{ application_id: number }[]>(
+    `insert into lead_key_sets (tenant_id, application_id, environment, publishable_key_hash, secret_key_hash, created_at)
+     select a.tenant_id, a.id, ?, ?, ?, now() from applications a where a.tenant_id = ? and a.slug = ?
+     on conflict (application_id, environment) do update
+        set publishable_key_hash = excluded.publishable_key_hash, secret_key_hash = excluded.secret_key_hash, created_at = excluded.created_at
+     returning application_id`,
+    [input.environment, input.publishableKeyHash, input.secretKeyHash, input.tenantId, input.applicationSlug],
+  );
+  return row && { applicationId: row.application_id };
+}
+
+export interface LeadApplication {
+  readonly id: number;
+  readonly slug: string;
+  readonly name: string;
+  readonly allowedOrigins: string[];
+}
+
+/** Sets the origins an application's pages may write leads from; undefined when the tenant has no such application. */
+export async function setLeadAllowedOrigins(em: EntityManager, input: { tenantId: number; applicationSlug: string; origins: readonly string[] }): Promise<LeadApplication | undefined> {
+  // One JSON parameter: the driver would spread an array parameter into a list.
+  const [row] = await em.execute<{ id: number; slug: string; name: string; lead_allowed_origins: string[] }[]>(
+    `update applications set lead_allowed_origins = array(select jsonb_array_elements_text(?::jsonb)), updated_at = now()
+      where tenant_id = ? and slug = ?
+      returning id, slug, name, lead_allowed_origins`,
+    [JSON.stringify(input.origins), input.tenantId, input.applicationSlug],
+  );
+  return row && { id: row.id, slug: row.slug, name: row.name, allowedOrigins: row.lead_allowed_origins };
+}
+
+/** Whether any application allows this origin: a CORS preflight carries no key to say which one it is for. */
+export async function isLeadOriginAllowed(em: EntityManager, origin: string): Promise<boolean> {
+  const [row] = await em.execute<{ allowed: boolean }[]>(
+    `select exists (select 1 from applications where lead_allowed_origins @> array[?]::text[]) as allowed`,
+    [origin],
+  );
+  return row?.allowed === true;
+}

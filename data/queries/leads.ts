@@ -1,0 +1,193 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { LeadPayment, LeadRecord, LeadScan, LeadStatus, LeadWrite } from '../../domain/leads/lead.ts';
+import { SANDBOX_GATEWAY, type LeadEnvironment } from '../../domain/leads/lead-keys.ts';
+import type { LeadFilter, LeadCursor } from '../../domain/leads/lead-query.ts';
+
+/** A lead row as the driver gives it: timestamps arrive as text. */
+interface LeadRow {
+  id: string;
+  session_id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  phone: string | null;
+  scans: LeadScan[];
+  pending_data: Record<string, unknown> | null;
+  tracking_fields: Record<string, string>;
+  status: LeadStatus;
+  application_id: number;
+  environment: LeadEnvironment;
+  transaction_id: string | null;
+  order_id: number | null;
+  amount: string | null;
+  currency: string | null;
+  subscription_id: number | null;
+  paid_at: string | null;
+  created_at: string;
+  updated_at: string;
+  /** `updated_at` as PostgreSQL prints it: microseconds, which a Date would lose, for exact keyset cursors. */
+  updated_at_text: string;
+}
+
+/** Every column of a lead but the tenant, which no caller ever sees. */
+const LEAD_COLUMNS = `l.id, l.session_id, l.email, l.first_name, l.last_name, l.phone, l.scans, l.pending_data, l.tracking_fields, l.status,
+  l.application_id, l.environment, l.transaction_id, l.order_id, l.amount, l.currency, l.subscription_id, l.paid_at, l.created_at, l.updated_at,
+  l.updated_at::text as updated_at_text`;
+
+const toRecord = (row: LeadRow): LeadRecord & { cursor: LeadCursor } => ({
+  id: row.id,
+  sessionId: row.session_id,
+  email: row.email,
+  firstName: row.first_name,
+  lastName: row.last_name,
+  phone: row.phone,
+  scans: row.scans,
+  pendingData: row.pending_data,
+  trackingFields: row.tracking_fields,
+  status: row.status,
+  applicationId: row.application_id,
+  environment: row.environment,
+  transactionId: row.transaction_id,
+  orderId: row.order_id,
+  amount: row.amount,
+  currency: row.currency,
+  subscriptionId: row.subscription_id,
+  paidAt: row.paid_at === null ? null : new Date(row.paid_at),
+  createdAt: new Date(row.created_at),
+  updatedAt: new Date(row.updated_at),
+  cursor: { updatedAt: row.updated_at_text, id: row.id },
+});
+
+export interface UpsertedLead {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly status: LeadStatus;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly created: boolean;
+}
+
+/**
+ * Creates the tenant's lead of this session or updates it, in one statement: parallel writes of one session meet
+ * in `on conflict` and never make two. Absent optional fields keep their stored values; CFA/D2D fields merge.
+ * Undefined when the session's lead belongs to another application or environment of the tenant (not changed).
+ */
+export async function upsertLead(
+  em: EntityManager,
+  input: { id: string; tenantId: number; applicationId: number; environment: LeadEnvironment; lead: LeadWrite },
+): Promise<UpsertedLead | undefined> {
+  const { lead } = input;
+  const scans = lead.scans ? JSON.stringify(lead.scans) : null;
+  const pendingData = lead.pendingData ? JSON.stringify(lead.pendingData) : null;
+  const [row] = await em.execute<{ id: string; session_id: string; status: LeadStatus; created_at: string; updated_at: string; created: boolean }[]>(
+    `insert into customer_leads as l (id, tenant_id, application_id, environment, session_id, email, first_name, last_name, phone, scans, pending_data, tracking_fields, status, created_at, updated_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?::jsonb, '[]'::jsonb), ?::jsonb, ?::jsonb, 'lead', now(), now())
+     on conflict (tenant_id, session_id) do update set
+        email = excluded.email,
+        first_name = coalesce(excluded.first_name, l.first_name),
+        last_name = coalesce(excluded.last_name, l.last_name),
+        phone = coalesce(excluded.phone, l.phone),
+        scans = coalesce(?::jsonb, l.scans),
+        pending_data = coalesce(excluded.pending_data, l.pending_data),
+        tracking_fields = l.tracking_fields || excluded.tracking_fields,
+        updated_at = now()
+      where l.application_id = excluded.application_id and l.environment = excluded.environment
+     returning l.id, l.session_id, l.status, l.created_at, l.updated_at, (l.xmax = 0) as created`,
+    [
+      input.id,
+      input.tenantId,
+      input.applicationId,
+      input.environment,
+      lead.sessionId,
+      lead.email,
+      lead.firstName ?? null,
+      lead.lastName ?? null,
+      lead.phone ?? null,
+      scans,
+      pendingData,
+      JSON.stringify(lead.trackingFields),
+      scans,
+    ],
+  );
+  return row && { id: row.id, sessionId: row.session_id, status: row.status, createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at), created: row.created };
+}
+
+/**
+ * A tenant's leads matching every given filter, most recently updated first (ties by id), after the cursor when
+ * one is given. Each filter has an index `(tenant_id, <filter>, updated_at desc, id desc)`.
+ */
+export async function listLeads(em: EntityManager, input: { tenantId: number; filter: LeadFilter; limit: number; after?: LeadCursor }): Promise<(LeadRecord & { cursor: LeadCursor })[]> {
+  const conditions = ['l.tenant_id = ?'];
+  const params: unknown[] = [input.tenantId];
+  const { filter } = input;
+  const equal = (column: string, value: unknown) => {
+    if (value === undefined) return;
+    conditions.push(`l.${column} = ?`);
+    params.push(value);
+  };
+  equal('id', filter.id);
+  equal('email', filter.email);
+  equal('session_id', filter.sessionId);
+  equal('transaction_id', filter.transactionId);
+  equal('subscription_id', filter.subscriptionId);
+  equal('status', filter.status);
+  if (input.after) {
+    conditions.push('(l.updated_at, l.id) < (?::timestamptz, ?::uuid)');
+    params.push(input.after.updatedAt, input.after.id);
+  }
+  const rows = await em.execute<LeadRow[]>(
+    `select ${LEAD_COLUMNS} from customer_leads l where ${conditions.join(' and ')} order by l.updated_at desc, l.id desc limit ?`,
+    [...params, input.limit],
+  );
+  return rows.map(toRecord);
+}
+
+/** Where a successful payment happened: what a lead must match to become paid (DESIGN 4, paid matching). */
+export interface PaidLeadMatch {
+  readonly tenantId: number;
+  readonly productId: number;
+  readonly merchantAccountId: number;
+  readonly sessionId: string;
+}
+
+/**
+ * Marks the matching lead paid with this payment's identifiers, only if it is not paid yet: one conditional update,
+ * so two payments of one session never both win and a paid lead keeps its first payment. The application is the
+ * product's; the environment is the merchant account's (its gateway). Undefined when nothing changed.
+ */
+export async function markLeadPaidIfUnpaid(em: EntityManager, match: PaidLeadMatch, payment: LeadPayment): Promise<LeadRecord | undefined> {
+  const [row] = await em.execute<LeadRow[]>(
+    `update customer_leads l
+        set status = 'paid', transaction_id = ?, order_id = ?, amount = ?, currency = ?, subscription_id = ?, paid_at = ?, updated_at = now()
+       from products p, merchant_accounts m
+      where p.id = ? and p.tenant_id = ? and m.id = ? and m.tenant_id = ?
+        and l.tenant_id = p.tenant_id and l.application_id = p.application_id
+        and l.environment = case when m.gateway = ? then 'test' else 'live' end
+        and l.session_id = ? and l.status <> 'paid'
+      returning ${LEAD_COLUMNS}`,
+    [
+      payment.transactionId,
+      payment.orderId,
+      payment.amount,
+      payment.currency,
+      payment.subscriptionId,
+      payment.paidAt,
+      match.productId,
+      match.tenantId,
+      match.merchantAccountId,
+      match.tenantId,
+      SANDBOX_GATEWAY,
+      match.sessionId,
+    ],
+  );
+  return row && toRecord(row);
+}
+
+/** The tenant's lead of this session if this very transaction made it paid (a retried marking finds its own work). */
+export async function findLeadPaidBy(em: EntityManager, input: { tenantId: number; sessionId: string; transactionId: string }): Promise<LeadRecord | undefined> {
+  const [row] = await em.execute<LeadRow[]>(
+    `select ${LEAD_COLUMNS} from customer_leads l where l.tenant_id = ? and l.session_id = ? and l.status = 'paid' and l.transaction_id = ?`,
+    [input.tenantId, input.sessionId, input.transactionId],
+  );
+  return row && toRecord(row);
+}

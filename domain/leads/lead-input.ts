@@ -1,0 +1,124 @@
+import { LEAD_LIMITS, TRACKING_FIELD_NAME, type LeadScan, type LeadWrite } from './lead.ts';
+import { LeadValidationError } from './lead-errors.ts';
+
+/** Fields only the gateway writes (spec 2.4 rule 2): a client sending one is told so, by name. */
+const GATEWAY_FIELDS = new Set([
+  'tenant_id',
+  'status',
+  'id',
+  'application_id',
+  'environment',
+  'transaction_id',
+  'order_id',
+  'amount',
+  'currency',
+  'subscription_id',
+  'paid_at',
+  'created_at',
+  'updated_at',
+]);
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+type Problems = string[];
+
+function optionalString(body: Record<string, unknown>, name: string, max: number, problems: Problems): string | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') problems.push(`${name}: must be a string`);
+  else if (value.length > max) problems.push(`${name}: must be at most ${max} characters`);
+  else return value;
+  return undefined;
+}
+
+function requiredString(body: Record<string, unknown>, name: string, max: number, problems: Problems): string {
+  const value = body[name];
+  if (value === undefined || value === null) {
+    problems.push(`${name}: is required`);
+    return '';
+  }
+  if (typeof value !== 'string') problems.push(`${name}: must be a string`);
+  else if (value.length < 1 || value.length > max) problems.push(`${name}: must be 1 to ${max} characters`);
+  return typeof value === 'string' ? value : '';
+}
+
+function scansOf(value: unknown, problems: Problems): LeadScan[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) {
+    problems.push('scans: must be an array of objects with a page');
+    return undefined;
+  }
+  if (value.length > LEAD_LIMITS.scans) problems.push(`scans: at most ${LEAD_LIMITS.scans} items`);
+  value.forEach((scan: unknown, index) => {
+    if (typeof scan !== 'object' || scan === null || Array.isArray(scan)) problems.push(`scans[${index}]: must be an object`);
+    else if (typeof (scan as { page?: unknown }).page !== 'string') problems.push(`scans[${index}].page: must be a string`);
+    else if ((scan as { page: string }).page.length > LEAD_LIMITS.scanPage) problems.push(`scans[${index}].page: must be at most ${LEAD_LIMITS.scanPage} characters`);
+  });
+  return value as LeadScan[];
+}
+
+/** `pending_data_b64`: standard base64 (padded, no URL alphabet) of the UTF-8 JSON text of an object. */
+function pendingDataOf(value: unknown, problems: Problems): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return undefined;
+  const name = 'pending_data_b64';
+  if (typeof value !== 'string' || !BASE64.test(value)) {
+    problems.push(`${name}: must be standard base64`);
+    return undefined;
+  }
+  const bytes = Buffer.from(value, 'base64');
+  if (bytes.length > LEAD_LIMITS.pendingDataBytes) {
+    problems.push(`${name}: decodes to more than ${LEAD_LIMITS.pendingDataBytes} bytes`);
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    problems.push(`${name}: must be base64 of valid JSON`);
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    problems.push(`${name}: must be base64 of a JSON object`);
+    return undefined;
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * A lead write body (spec 2.4) as a `LeadWrite`, or a `LeadValidationError` naming every bad field: wrong types and
+ * lengths, gateway-only fields (`tenant_id`, `status`, payment identifiers), unknown fields. CFA and D2D fields
+ * are any `cfa_*` / `d2d_*` name with a string value, at most 50 per request.
+ */
+export function parseLeadWrite(body: unknown): LeadWrite {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new LeadValidationError(['body: must be a JSON object']);
+  const fields = body as Record<string, unknown>;
+  const problems: Problems = [];
+  const trackingFields: Record<string, string> = {};
+  const known = new Set(['email', 'first_name', 'last_name', 'phone', 'session_id', 'scans', 'pending_data_b64']);
+  for (const [name, value] of Object.entries(fields)) {
+    if (known.has(name)) continue;
+    if (GATEWAY_FIELDS.has(name)) problems.push(`${name}: cannot be set by clients`);
+    else if (name === 'pending_data') problems.push('pending_data: send it as pending_data_b64 (standard base64 of a JSON object)');
+    else if (TRACKING_FIELD_NAME.test(name)) {
+      if (typeof value !== 'string') problems.push(`${name}: must be a string`);
+      else if (value.length > LEAD_LIMITS.trackingFieldValue) problems.push(`${name}: must be at most ${LEAD_LIMITS.trackingFieldValue} characters`);
+      else trackingFields[name] = value;
+    } else if (/^(cfa|d2d)_/.test(name)) problems.push(`${name.slice(0, LEAD_LIMITS.trackingFieldName)}: a CFA/D2D field name is the prefix and 1 to 60 of a-z, 0-9, _`);
+    else problems.push(`${name.slice(0, LEAD_LIMITS.trackingFieldName)}: unknown field`);
+  }
+  const trackingCount = Object.keys(fields).filter((name) => /^(cfa|d2d)_/.test(name)).length;
+  if (trackingCount > LEAD_LIMITS.trackingFields) problems.push(`cfa_*/d2d_*: at most ${LEAD_LIMITS.trackingFields} fields per request`);
+
+  const lead: LeadWrite = {
+    email: requiredString(fields, 'email', LEAD_LIMITS.email, problems),
+    sessionId: requiredString(fields, 'session_id', LEAD_LIMITS.sessionId, problems),
+    firstName: optionalString(fields, 'first_name', LEAD_LIMITS.name, problems),
+    lastName: optionalString(fields, 'last_name', LEAD_LIMITS.name, problems),
+    phone: optionalString(fields, 'phone', LEAD_LIMITS.phone, problems),
+    scans: scansOf(fields.scans, problems),
+    pendingData: pendingDataOf(fields.pending_data_b64, problems),
+    trackingFields,
+  };
+  if (problems.length > 0) throw new LeadValidationError(problems);
+  return lead;
+}

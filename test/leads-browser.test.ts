@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { createLeadTenant, leadsGateway, type LeadsGateway, type LeadTenant } from './support/leads.ts';
+
+/**
+ * The `/leads.js` snippet in a real headless Chromium: checkout pages served by this test on 127.0.0.1, the gateway
+ * on another port (so every lead write is a cross-origin request, with its CORS preflight).
+ */
+let app: TestApp;
+let gateway: LeadsGateway;
+let tenant: LeadTenant;
+let browser: BrowserContext;
+let profile: string;
+const shops: { server: Server; origin: string }[] = [];
+
+/** A checkout site: every path is a page that loads the snippet with the tenant's publishable key. */
+async function startShop(snippetUrl: string, key: string): Promise<{ server: Server; origin: string }> {
+  const server = createServer((request, response) => {
+    if (request.url === '/favicon.ico') return response.writeHead(404).end();
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    response.end(`<!doctype html><title>${request.url}</title><script src="${snippetUrl}" data-key="${key}"></script>`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+beforeAll(async () => {
+  app = await startTestApp();
+  gateway = await leadsGateway(app);
+  tenant = await createLeadTenant(app);
+  const snippetUrl = `${gateway.baseUrl}/leads.js`;
+  shops.push(await startShop(snippetUrl, tenant.keys.test.publishableKey), await startShop(snippetUrl, tenant.keys.test.publishableKey));
+  // Only the first shop's origin is allowed.
+  await app.orm.em.fork().getConnection().execute(`update applications set lead_allowed_origins = array[?] where tenant_id = ?`, [shops[0]!.origin, tenant.id]);
+  profile = mkdtempSync(path.join(os.tmpdir(), 'leads-chromium-'));
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+  for (const { server } of shops) await new Promise((resolve) => server.close(resolve));
+  await gateway?.close();
+  await app?.close();
+});
+
+async function storedLead(sessionId: string) {
+  const rows = await app.orm.em.fork().getConnection().execute(`select id, email, scans, status from customer_leads where tenant_id = ? and session_id = ?`, [tenant.id, sessionId]);
+  return rows[0];
+}
+
+/** What the snippet puts on `window` (this project type-checks without the DOM library). */
+interface ShopWindow {
+  ServiceLeads: { sessionId(): string; identify(fields: Record<string, string>): Promise<{ id: string; status: string }>; ready: Promise<unknown> };
+}
+
+it('records the lead of a checkout from an allowed origin and updates it as the customer moves on', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${shops[0]!.origin}/cart`);
+  const sessionId = await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.sessionId());
+  expect(sessionId).toMatch(/^.{1,50}$/);
+  const created = await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.identify({ email: 'shopper@example.com', first_name: 'Sam' }));
+  expect(created).toMatchObject({ status: 'lead' });
+  expect(await storedLead(sessionId)).toMatchObject({ email: 'shopper@example.com', scans: [{ page: '/cart' }] });
+
+  await page.goto(`${shops[0]!.origin}/payment`);
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.sessionId())).toBe(sessionId);
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.ready)).toMatchObject({ id: created.id });
+  const lead = await storedLead(sessionId);
+  expect(lead!.scans.map((scan: { page: string }) => scan.page)).toEqual(['/cart', '/payment']);
+  await page.close();
+});
+
+it('is blocked by CORS on a page of another origin, and nothing is stored', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${shops[1]!.origin}/cart`);
+  const sessionId = await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.sessionId());
+  const outcome = await page.evaluate(() =>
+    (globalThis as unknown as ShopWindow).ServiceLeads.identify({ email: 'elsewhere@example.com' }).then(
+      () => 'stored',
+      (error: Error) => `${error.name}: ${error.message}`,
+    ),
+  );
+  expect(outcome).toMatch(/^TypeError: Failed to fetch/);
+  expect(await storedLead(sessionId)).toBeUndefined();
+  await page.close();
+});

@@ -1,0 +1,324 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { bearer, createLeadTenant, getLeads, graphql, leadsGateway, newSessionId, postLead, type LeadsGateway, type LeadTenant } from './support/leads.ts';
+
+let app: TestApp;
+let gateway: LeadsGateway;
+let tenant: LeadTenant;
+const ORIGIN = 'https://shop.example';
+
+beforeAll(async () => {
+  app = await startTestApp();
+  gateway = await leadsGateway(app);
+  tenant = await createLeadTenant(app, { origins: [ORIGIN] });
+});
+afterAll(async () => {
+  await gateway?.close();
+  await app?.close();
+});
+
+const base = () => gateway.baseUrl;
+const secret = () => bearer(tenant.keys.test.secretKey);
+const browser = (origin = ORIGIN, key = tenant.keys.test.publishableKey) => ({ 'x-service-lead-key': key, origin });
+const base64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
+
+async function leadRows(sessionId: string) {
+  return app.orm.em.fork().getConnection().execute(`select * from customer_leads where session_id = ?`, [sessionId]);
+}
+
+describe('writing a lead', () => {
+  it('creates with 201, updates the same session with 200, and reads back the complete record', async () => {
+    const sessionId = newSessionId();
+    const created = await postLead(base(), { email: 'ann@example.com', session_id: sessionId, first_name: 'Ann', scans: [{ page: '/cart' }], cfa_device: 'iPhone' }, secret());
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ ok: true, data: { id: expect.any(String), session_id: sessionId, status: 'lead', created_at: expect.any(String), updated_at: expect.any(String) } });
+
+    const updated = await postLead(
+      base(),
+      { email: 'ann@example.org', session_id: sessionId, scans: [{ page: '/cart' }, { page: '/pay' }], pending_data_b64: base64({ plan: 'gold', seats: 2 }), d2d_rep: 'R-7' },
+      secret(),
+    );
+    expect(updated.status).toBe(200);
+    expect(updated.body.data.id).toBe(created.body.data.id);
+
+    const read = await getLeads(base(), { session_id: sessionId }, secret());
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({
+      ok: true,
+      data: [
+        {
+          id: created.body.data.id,
+          session_id: sessionId,
+          email: 'ann@example.org',
+          first_name: 'Ann',
+          last_name: null,
+          phone: null,
+          scans: [{ page: '/cart' }, { page: '/pay' }],
+          pending_data: { plan: 'gold', seats: 2 },
+          cfa_device: 'iPhone',
+          d2d_rep: 'R-7',
+          status: 'lead',
+          application_id: expect.any(Number),
+          environment: 'test',
+          transaction_id: null,
+          order_id: null,
+          amount: null,
+          currency: null,
+          subscription_id: null,
+          paid_at: null,
+          created_at: created.body.data.created_at,
+          updated_at: updated.body.data.updated_at,
+        },
+      ],
+    });
+    expect(read.body.data[0]).not.toHaveProperty('tenant_id');
+  });
+
+  it('names every invalid field in one 422, and refuses the fields only the gateway sets', async () => {
+    const sessionId = newSessionId();
+    const refused = await postLead(
+      base(),
+      {
+        email: 'x'.repeat(321),
+        session_id: sessionId,
+        scans: [{ page: '/a' }, { title: 'no page' }],
+        pending_data_b64: base64('a string, not an object'),
+        tenant_id: 1,
+        status: 'paid',
+        amount: '1.00',
+        transaction_id: 'tx',
+        cfa_device: 7,
+        nickname: 'x',
+      },
+      secret(),
+    );
+    expect(refused.status).toBe(422);
+    expect(refused.body.ok).toBe(false);
+    expect(refused.body.error!.code).toBe('validation_failed');
+    const fields = refused.body.error!.details.map((detail) => detail.split(':')[0]);
+    expect(fields.sort()).toEqual(['amount', 'cfa_device', 'email', 'nickname', 'pending_data_b64', 'scans[1].page', 'status', 'tenant_id', 'transaction_id']);
+    expect(await leadRows(sessionId)).toEqual([]);
+  });
+
+  it.each([
+    ['an empty session_id', { email: 'a@example.com', session_id: '' }, 'session_id'],
+    ['a session_id over 255 characters', { email: 'a@example.com', session_id: 's'.repeat(256) }, 'session_id'],
+    ['no e-mail', { session_id: 's1' }, 'email'],
+    ['pending data that is not base64', { email: 'a@example.com', session_id: 's1', pending_data_b64: 'not base64!' }, 'pending_data_b64'],
+    ['pending data that is base64 of broken JSON', { email: 'a@example.com', session_id: 's1', pending_data_b64: Buffer.from('{"a":').toString('base64') }, 'pending_data_b64'],
+    ['scans that are not an array', { email: 'a@example.com', session_id: 's1', scans: { page: '/' } }, 'scans'],
+  ])('refuses %s with 422 naming it', async (_name, body, field) => {
+    const refused = await postLead(base(), body, secret());
+    expect(refused.status).toBe(422);
+    expect(refused.body.error!.details).toEqual([expect.stringMatching(new RegExp(`^${field.replace(/[[\]]/g, '\\$&')}: `))]);
+  });
+
+  it('answers 400 invalid_json to a body that is not JSON', async () => {
+    const refused = await postLead(base(), '{"email": ', secret());
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ ok: false, error: { code: 'invalid_json', message: expect.any(String), details: [] } });
+  });
+
+  it('answers 401 without a key or with an unknown or wrongly placed key, before reading the body', async () => {
+    const body = { email: 'a@example.com', session_id: newSessionId() };
+    for (const headers of [{}, bearer('sk_test_unknownunknownunknown'), bearer(tenant.keys.test.publishableKey), browser(ORIGIN, tenant.keys.test.secretKey)]) {
+      const refused = await postLead(base(), body, headers);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error!.code).toBe('unauthorized');
+    }
+    expect((await postLead(base(), '{not json', {})).status).toBe(401);
+    expect(await leadRows(body.session_id)).toEqual([]);
+  });
+
+  it('takes a browser write only from an allowed origin, exactly', async () => {
+    const sessionId = newSessionId();
+    for (const origin of ['https://evil.example', 'https://shop.example:443', 'http://shop.example', 'https://shop.example.evil.example']) {
+      const refused = await postLead(base(), { email: 'a@example.com', session_id: sessionId }, browser(origin));
+      expect(refused.status).toBe(403);
+      expect(refused.body.error!.code).toBe('forbidden');
+      expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    }
+    const noOrigin = await postLead(base(), { email: 'a@example.com', session_id: sessionId }, { 'x-service-lead-key': tenant.keys.test.publishableKey });
+    expect(noOrigin.status).toBe(403);
+    expect(await leadRows(sessionId)).toEqual([]);
+
+    const accepted = await postLead(base(), { email: 'a@example.com', session_id: sessionId }, browser());
+    expect(accepted.status).toBe(201);
+    expect(accepted.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(accepted.headers.get('vary')).toMatch(/Origin/);
+  });
+
+  it('answers the CORS preflight for allowed origins only, never with a wildcard', async () => {
+    const preflight = (origin: string) =>
+      fetch(`${base()}/api/public/customer-leads`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, x-service-lead-key' },
+      });
+    const allowed = await preflight(ORIGIN);
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(allowed.headers.get('access-control-allow-headers')).toMatch(/x-service-lead-key/);
+    expect(allowed.headers.get('vary')).toMatch(/Origin/);
+    const refused = await preflight('https://evil.example');
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('keeps one lead per session when many writes of it arrive at once', async () => {
+    const sessionId = newSessionId();
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => postLead(base(), { email: 'race@example.com', session_id: sessionId, scans: [{ page: `/p${i}` }] }, secret())),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(24);
+    expect(new Set(answers.map((a) => a.body.data.id)).size).toBe(1);
+    expect(await leadRows(sessionId)).toHaveLength(1);
+  });
+
+  it('never lets a lead written with one environment or application be changed with another key', async () => {
+    const sessionId = newSessionId();
+    expect((await postLead(base(), { email: 'a@example.com', session_id: sessionId }, secret())).status).toBe(201);
+    const live = await postLead(base(), { email: 'b@example.com', session_id: sessionId }, bearer(tenant.keys.live.secretKey));
+    expect(live.status).toBe(403);
+    const [row] = await leadRows(sessionId);
+    expect(row).toMatchObject({ email: 'a@example.com', environment: 'test' });
+  });
+});
+
+describe('reading leads', () => {
+  it('needs the secret key: a publishable key is 403, no key 401', async () => {
+    expect((await getLeads(base(), {}, browser())).status).toBe(403);
+    expect((await getLeads(base(), {}, { 'x-service-lead-key': tenant.keys.test.publishableKey })).body.error!.code).toBe('forbidden');
+    expect((await getLeads(base(), {}, {})).status).toBe(401);
+  });
+
+  it('combines filters with AND, newest update first, with limit 1 to 100', async () => {
+    const reader = await createLeadTenant(app);
+    const key = bearer(reader.keys.live.secretKey);
+    const sessions: string[] = [newSessionId(), newSessionId(), newSessionId()];
+    for (const [i, sessionId] of sessions.entries()) {
+      expect((await postLead(base(), { email: i < 2 ? 'same@example.com' : 'other@example.com', session_id: sessionId }, key)).status).toBe(201);
+    }
+    // Touching the first makes it the most recently updated.
+    expect((await postLead(base(), { email: 'same@example.com', session_id: sessions[0]! }, key)).status).toBe(200);
+
+    const all = await getLeads(base(), {}, key);
+    expect(all.body.data.map((lead: { session_id: string }) => lead.session_id)).toEqual([sessions[0], sessions[2], sessions[1]]);
+    const same = await getLeads(base(), { email: 'same@example.com' }, key);
+    expect(same.body.data.map((lead: { session_id: string }) => lead.session_id)).toEqual([sessions[0], sessions[1]]);
+    const both = await getLeads(base(), { email: 'same@example.com', session_id: sessions[1]!, status: 'lead' }, key);
+    expect(both.body.data.map((lead: { session_id: string }) => lead.session_id)).toEqual([sessions[1]]);
+    expect((await getLeads(base(), { email: 'same@example.com', status: 'paid' }, key)).body.data).toEqual([]);
+    expect((await getLeads(base(), { id: same.body.data[1].id }, key)).body.data).toHaveLength(1);
+    expect((await getLeads(base(), { limit: '1' }, key)).body.data).toHaveLength(1);
+
+    const badQueries: Record<string, string>[] = [{ limit: '0' }, { limit: '101' }, { limit: 'ten' }, { status: 'gone' }, { id: 'not-a-uuid' }, { colour: 'red' }];
+    for (const query of badQueries) {
+      const refused = await getLeads(base(), query, key);
+      expect(refused.status, JSON.stringify(query)).toBe(400);
+      expect(refused.body.error!.code).toBe('validation_failed');
+      expect(refused.body.error!.details[0]).toMatch(new RegExp(`^${Object.keys(query)[0]}: `));
+    }
+  });
+
+  it("never shows or changes another tenant's leads", async () => {
+    const other = await createLeadTenant(app, { origins: [ORIGIN] });
+    const sessionId = newSessionId();
+    const mine = await postLead(base(), { email: 'mine@example.com', session_id: sessionId }, secret());
+    expect(mine.status).toBe(201);
+
+    expect((await getLeads(base(), { session_id: sessionId }, bearer(other.keys.test.secretKey))).body.data).toEqual([]);
+    expect((await getLeads(base(), { id: mine.body.data.id }, bearer(other.keys.test.secretKey))).body.data).toEqual([]);
+    // The same session id under the other tenant is the other tenant's own lead.
+    const theirs = await postLead(base(), { email: 'theirs@example.com', session_id: sessionId }, browser(ORIGIN, other.keys.test.publishableKey));
+    expect(theirs.status).toBe(201);
+    expect(theirs.body.data.id).not.toBe(mine.body.data.id);
+    const read = await getLeads(base(), { session_id: sessionId }, secret());
+    expect(read.body.data).toEqual([expect.objectContaining({ id: mine.body.data.id, email: 'mine@example.com' })]);
+  });
+});
+
+describe('lead keys', () => {
+  it('are generated by the operator; regenerating turns both old keys away on the very next request', async () => {
+    const keyed = await createLeadTenant(app, { origins: [ORIGIN] });
+    const operator = app.config.operatorToken!;
+    const generate = `mutation($tenantId: Int!) { generateLeadKeys(tenantId: $tenantId, application: "shop", environment: "live") { applicationId environment publishableKey secretKey } }`;
+    const first = await graphql(base(), operator, generate, { tenantId: keyed.id });
+    expect(first.errors).toBeUndefined();
+    const keys = first.data.generateLeadKeys;
+    expect(keys).toMatchObject({ environment: 'live', publishableKey: expect.stringMatching(/^pk_live_/), secretKey: expect.stringMatching(/^sk_live_/) });
+    expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, bearer(keys.secretKey))).status).toBe(201);
+
+    const second = (await graphql(base(), operator, generate, { tenantId: keyed.id })).data.generateLeadKeys;
+    expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, bearer(keys.secretKey))).status).toBe(401);
+    expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser(ORIGIN, keys.publishableKey))).status).toBe(401);
+    expect((await getLeads(base(), {}, bearer(keys.secretKey))).status).toBe(401);
+    expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, bearer(second.secretKey))).status).toBe(201);
+    expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser(ORIGIN, second.publishableKey))).status).toBe(201);
+
+    // Only hashes are stored.
+    const dump = JSON.stringify(await app.orm.em.fork().getConnection().execute(`select * from lead_key_sets where tenant_id = ?`, [keyed.id]));
+    for (const key of [keys.publishableKey, keys.secretKey, second.publishableKey, second.secretKey]) expect(dump).not.toContain(key);
+  });
+
+  it('are generated only with the operator token, and allowed origins are set the same way', async () => {
+    const keyed = await createLeadTenant(app);
+    const generate = `mutation { generateLeadKeys(tenantId: ${keyed.id}, application: "shop", environment: "test") { secretKey } }`;
+    const refused = await graphql(base(), keyed.apiKey, generate);
+    expect(refused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+
+    const newOrigin = 'http://127.0.0.1:9999';
+    const set = await graphql(base(), app.config.operatorToken!, `mutation($o: [String!]!) { setLeadAllowedOrigins(tenantId: ${keyed.id}, application: "shop", origins: $o) { slug allowedOrigins } }`, {
+      o: [newOrigin],
+    });
+    expect(set.data.setLeadAllowedOrigins).toEqual({ slug: 'shop', allowedOrigins: [newOrigin] });
+    expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser(newOrigin, keyed.keys.test.publishableKey))).status).toBe(201);
+    const bad = await graphql(base(), app.config.operatorToken!, `mutation { setLeadAllowedOrigins(tenantId: ${keyed.id}, application: "shop", origins: ["https://x.example/"]) { slug } }`);
+    expect(bad.errors?.[0]?.message).toMatch(/origins\[0\]/);
+  });
+});
+
+describe('rate limit', () => {
+  it("answers 429 rate_limited with Retry-After once a key's requests per minute are spent", async () => {
+    const limited = await createLeadTenant(app, { extra: { rateLimitPerMinute: 3 } });
+    const key = bearer(limited.keys.test.secretKey);
+    for (let i = 0; i < 3; i++) expect((await getLeads(base(), {}, key)).status).toBe(200);
+    const refused = await getLeads(base(), {}, key);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error!.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});
+
+describe('GraphQL customerLeads', () => {
+  it('pages through the same filters with cursors, for the tenant of the API key only', async () => {
+    const paged = await createLeadTenant(app);
+    const key = bearer(paged.keys.test.secretKey);
+    const sessions: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const sessionId = newSessionId();
+      sessions.unshift(sessionId);
+      expect((await postLead(base(), { email: i % 2 === 0 ? 'even@example.com' : 'odd@example.com', session_id: sessionId }, key)).status).toBe(201);
+    }
+    const query = `query($after: String, $email: String) { customerLeads(first: 2, after: $after, email: $email) { edges { cursor node { sessionId email status environment } } pageInfo { hasNextPage endCursor } } }`;
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const page = await graphql(base(), paged.apiKey, query, { after });
+      expect(page.errors).toBeUndefined();
+      seen.push(...page.data.customerLeads.edges.map((edge: { node: { sessionId: string } }) => edge.node.sessionId));
+      if (!page.data.customerLeads.pageInfo.hasNextPage) break;
+      after = page.data.customerLeads.pageInfo.endCursor;
+    }
+    expect(seen).toEqual(sessions);
+    const even = await graphql(base(), paged.apiKey, query, { email: 'even@example.com' });
+    expect(even.data.customerLeads.edges).toHaveLength(2);
+    expect(even.data.customerLeads.pageInfo.hasNextPage).toBe(true);
+
+    // Another tenant's API key sees none of them.
+    const other = await graphql(base(), tenant.apiKey, `query($s: String) { customerLeads(sessionId: $s) { edges { node { id } } } }`, { s: sessions[0] });
+    expect(other.data.customerLeads.edges).toEqual([]);
+    const refused = await graphql(base(), paged.apiKey, `query { customerLeads(first: 101) { edges { cursor } } }`);
+    expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+});

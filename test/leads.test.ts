@@ -107,6 +107,8 @@ describe('writing a lead', () => {
     ['pending data that is not base64', { email: 'a@example.com', session_id: 's1', pending_data_b64: 'not base64!' }, 'pending_data_b64'],
     ['pending data that is base64 of broken JSON', { email: 'a@example.com', session_id: 's1', pending_data_b64: Buffer.from('{"a":').toString('base64') }, 'pending_data_b64'],
     ['scans that are not an array', { email: 'a@example.com', session_id: 's1', scans: { page: '/' } }, 'scans'],
+    ['a NUL byte in a name', { email: 'a@example.com', session_id: 's1', first_name: 'Ada\u0000' }, 'first_name'],
+    ['an unpaired surrogate in a CFA field', { email: 'a@example.com', session_id: 's1', cfa_device: 'x\ud800' }, 'cfa_device'],
   ])('refuses %s with 422 naming it', async (_name, body, field) => {
     const refused = await postLead(base(), body, secret());
     expect(refused.status).toBe(422);

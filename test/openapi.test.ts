@@ -11,6 +11,7 @@ import openapiTS from 'openapi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import type { paths } from './support/openapi-client/paths.ts';
+import { bearer, createLeadTenant, getLeads, newSessionId, postLead } from './support/leads.ts';
 import { createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -75,6 +76,7 @@ describe('OpenAPI document', () => {
       '/',
       '/3ds/{threeDSecureId}',
       '/api/admin/statuses',
+      '/api/public/customer-leads',
       '/api/{productId}',
       '/api/{productId}/3ds',
       '/healthz',
@@ -105,6 +107,8 @@ describe('OpenAPI document', () => {
       'GET /api/admin/statuses': keyed,
       'POST /api/{productId}': keyed,
       'POST /api/{productId}/3ds': keyed,
+      'POST /api/public/customer-leads': [{ leadSecretKey: [] }, { leadPublishableKey: [] }],
+      'GET /api/public/customer-leads': [{ leadSecretKey: [] }],
     });
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
     const statusParameters = document.paths['/api/admin/statuses'].get.parameters.map((p: { name: string; in: string; required: boolean }) => `${p.in}:${p.name}:${p.required}`);
@@ -131,7 +135,7 @@ describe('OpenAPI document', () => {
     await expect(await openapiTS(document)).toMatchFileSnapshot('./support/openapi-client/paths.ts');
   });
 
-  it('describes real answers: an approved submit, request errors, the status list and the probes', async () => {
+  it('describes real answers: an approved submit, request errors, the status list, customer leads and the probes', async () => {
     const approved = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4242424242424242'));
     expect(approved.status).toBe(200);
     expectDocumented('/api/{productId}', 'post', 200, approved.body);
@@ -147,6 +151,22 @@ describe('OpenAPI document', () => {
     const statuses = await fetch(`${app.baseUrl}/api/admin/statuses?pageSize=2&successful=true`, { headers: tenant.adminHeaders });
     expect(statuses.status).toBe(200);
     expectDocumented('/api/admin/statuses', 'get', 200, await statuses.json());
+
+    const leadTenant = await createLeadTenant(app);
+    const secret = bearer(leadTenant.keys.test.secretKey);
+    const sessionId = newSessionId();
+    const created = await postLead(app.baseUrl, { email: 'doc@example.com', session_id: sessionId, cfa_device: 'mobile', scans: [{ page: '/checkout' }] }, secret);
+    expect(created.status).toBe(201);
+    expectDocumented('/api/public/customer-leads', 'post', 201, created.body);
+    const invalid = await postLead(app.baseUrl, { session_id: sessionId, status: 'paid' }, secret);
+    expect(invalid.status).toBe(422);
+    expectDocumented('/api/public/customer-leads', 'post', 422, invalid.body);
+    const listed = await getLeads(app.baseUrl, { session_id: sessionId }, secret);
+    expect(listed.body.data).toHaveLength(1);
+    expectDocumented('/api/public/customer-leads', 'get', 200, listed.body);
+    const badLimit = await getLeads(app.baseUrl, { limit: '101' }, secret);
+    expect(badLimit.status).toBe(400);
+    expectDocumented('/api/public/customer-leads', 'get', 400, badLimit.body);
 
     // Whether the worker polls yet or not, /readyz answers one of its documented shapes.
     for (const pathName of ['/healthz', '/readyz', '/']) {

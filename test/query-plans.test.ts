@@ -6,6 +6,8 @@ import { findPrincipalByKeyHash } from '../data/queries/api-keys.ts';
 import { ensureCampaign } from '../data/queries/attribution.ts';
 import { upsertCustomer } from '../data/queries/customers.ts';
 import { findIdempotencyKey, insertIdempotencyKey, storeIdempotentResult } from '../data/queries/idempotency-keys.ts';
+import { findLeadKeyByHash, isLeadOriginAllowed } from '../data/queries/lead-keys.ts';
+import { findLeadPaidBy, listLeads, markLeadPaidIfUnpaid, upsertLead } from '../data/queries/leads.ts';
 import { addApprovedVolume, findEligibleMerchantAccounts,
   findForcedMerchantAccount, findMerchantAccountByMid, findSealedCredentials } from '../data/queries/merchant-accounts.ts';
 import { insertSubmitOrder, updateOrderState } from '../data/queries/orders.ts';
@@ -33,14 +35,16 @@ const SCHEMA = `query_plans_${randomUUID().replaceAll('-', '')}`;
 const LARGE = new Set([
   'tenants', 'products', 'api_keys', 'merchant_accounts', 'merchant_account_currencies', 'merchant_account_volumes', 'customers', 'orders',
   'subscriptions', 'transactions', 'submit_attempts', 'blocklist_entries', 'idempotency_keys', 'rate_limit_windows', 'webhook_deliveries',
+  'applications', 'lead_key_sets', 'customer_leads',
 ]);
 
 /** Rows per table: `i` runs over 1..n in each statement; tenant `t` owns products, accounts and keys (t-1)*10+1..t*10. */
 const SEED: Record<string, string> = {
   tenants: `insert into tenants (id, slug, name, client_id, email_tenant_key, created_at, updated_at)
     select i, 't-' || i, 'Tenant ' || i, 'client-' || i, md5('etk' || i)::uuid, now(), now() from generate_series(1, 2000) i`,
-  applications: `insert into applications (id, tenant_id, slug, name, created_at, updated_at)
-    select i, i, 'default', 'Tenant ' || i, now(), now() from generate_series(1, 2000) i`,
+  applications: `insert into applications (id, tenant_id, slug, name, lead_allowed_origins, created_at, updated_at)
+    select i, case when i <= 2000 then i else i % 2000 + 1 end, case when i <= 2000 then 'default' else 'shop-' || i end, 'Shop ' || i,
+           array['https://shop' || i || '.example', 'https://www.shop' || i || '.example'], now(), now() from generate_series(1, 50000) i`,
   products: `insert into products (id, tenant_id, application_id, slug, name, price, currency, created_at, updated_at)
     select i, (i - 1) / 10 + 1, (i - 1) / 10 + 1, 'p-' || i, 'Product ' || i, 19.99, 'USD', now(), now() from generate_series(1, 20000) i`,
   api_keys: `insert into api_keys (id, tenant_id, name, key_hash, display_prefix, created_at)
@@ -79,6 +83,14 @@ const SEED: Record<string, string> = {
     select (i - 1) / 10 + 1, 'key-' || i, md5('rq' || i), i, now() - make_interval(mins => i) from generate_series(1, 20000) i`,
   rate_limit_windows: `insert into rate_limit_windows (subject, window_start, request_count)
     select 'api-key:' || i, date_trunc('minute', now()) - make_interval(mins => i % 3), 1 + i % 50 from generate_series(1, 20000) i`,
+  lead_key_sets: `insert into lead_key_sets (id, tenant_id, application_id, environment, publishable_key_hash, secret_key_hash, created_at)
+    select i, (i + 1) / 2, (i + 1) / 2, case when i % 2 = 0 then 'live' else 'test' end, md5('pk' || i) || md5('pk' || i), md5('sk' || i) || md5('sk' || i), now()
+      from generate_series(1, 4000) i`,
+  // Tenant 7 is a big shop with 50,000 leads (a plan that sorts them all would show); the rest share 150,000.
+  customer_leads: `insert into customer_leads (id, tenant_id, application_id, environment, session_id, email, status, transaction_id, subscription_id, created_at, updated_at)
+    select md5('lead' || i)::uuid, t, t, 'test', 's-' || i, 'l' || (i % 40000) || '@example.com', case when i % 10 = 0 then 'paid' else 'lead' end,
+           case when i % 10 = 0 then 'tx-' || i end, case when i % 20 = 0 then i end, now(), now() - make_interval(mins => i % 100000)
+      from generate_series(1, 200000) i, lateral (select case when i <= 50000 then 7 else i % 2000 + 1 end as t) t`,
   webhook_endpoints: `insert into webhook_endpoints (id, tenant_id, slug, url, secret_ciphertext, created_at, updated_at)
     select md5('ep' || i)::uuid, i, 'default', 'https://example.com/hooks', 'sealed', now(), now() from generate_series(1, 2000) i`,
   webhook_deliveries: `insert into webhook_deliveries (id, tenant_id, endpoint_id, event_type, body, state, attempt_count, created_at, completed_at)
@@ -230,7 +242,58 @@ const PURGES: Record<string, (em: EntityManager) => Promise<unknown>> = {
  * index lookups (checked with both `in (...)` and `= any(?::text[])`); once it lands this expected failure fails:
  * then delete the entry.
  */
+const leadPayment = { transactionId: 'tx-new', orderId: 160, amount: '19.99', currency: 'USD', subscriptionId: null, paidAt: new Date() };
+const LEAD_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
+  'lead key (findLeadKeyByHash)': (em) => findLeadKeyByHash(em, 'secret', 'b'.repeat(64)),
+  'lead preflight origin (isLeadOriginAllowed)': (em) => isLeadOriginAllowed(em, 'https://shop77.example'),
+  'lead upsert (upsertLead)': (em) =>
+    upsertLead(em, { id: randomUUID(), tenantId: TENANT, applicationId: TENANT, environment: 'test', lead: { sessionId: 's-77', email: 'a@example.com', trackingFields: {} } }),
+  'lead paid marking (markLeadPaidIfUnpaid)': (em) => markLeadPaidIfUnpaid(em, { tenantId: TENANT, productId: PRODUCT, merchantAccountId: 65, sessionId: 's-77' }, leadPayment),
+  'lead paid retry (findLeadPaidBy)': (em) => findLeadPaidBy(em, { tenantId: TENANT, sessionId: 's-77', transactionId: 'tx-new' }),
+};
+
+/** Every filter of the lead query (spec 4.4), alone, for the tenant with 50,000 leads, newest 50. */
+const LEAD_LISTS: Record<string, Parameters<typeof listLeads>[1]['filter']> = {
+  'no filter': {},
+  id: { id: randomUUID() },
+  email: { email: 'l77@example.com' },
+  session_id: { sessionId: 's-77' },
+  transaction_id: { transactionId: 'tx-70' },
+  subscription_id: { subscriptionId: 60 },
+  status: { status: 'paid' },
+  'email and status': { email: 'l77@example.com', status: 'lead' },
+};
+
+/** A sort of more than a page: the plan reads every matching row before returning the first (one row found by a unique key may be sorted). */
+function sorts(node: PlanNode): boolean {
+  return (/Sort/.test(node['Node Type']) && node['Plan Rows'] > 50) || (node.Plans ?? []).some(sorts);
+}
+
 describe('query plans on large tables', () => {
+  it.each(Object.entries(LEAD_QUERIES))('%s reads a few rows through indexes', async (_name, run) => {
+    expect(await badPlans(run, MAX_ROWS_READ)).toEqual([]);
+  });
+
+  // A filtered page of a big shop's leads: the index gives the rows already newest first, so the limit stops
+  // the read after 50; no scan of the table and no sort of every match.
+  it.each(Object.entries(LEAD_LISTS))('the lead list filtered by %s reads its page in index order', async (_name, filter) => {
+    const plans: PlanNode[] = [];
+    await orm.em.fork().transactional(async (tx) => {
+      await tx.execute(`set local search_path to ${SCHEMA}, public`);
+      const explaining = {
+        execute: async (sql: string, params: unknown[] = []) => {
+          const [row] = await tx.execute<{ 'QUERY PLAN': { Plan: PlanNode }[] }[]>(`explain (format json) ${sql}`, params);
+          plans.push(row!['QUERY PLAN'][0]!.Plan);
+          return [];
+        },
+      } as unknown as EntityManager;
+      await listLeads(explaining, { tenantId: TENANT, filter, limit: 50 });
+    });
+    expect(plans).toHaveLength(1);
+    expect(findings(plans[0]!, Infinity)).toEqual([]);
+    expect(sorts(plans[0]!)).toBe(false);
+  });
+
   it.each(Object.entries(HOT_QUERIES))('%s reads a few rows through indexes', async (_name, run) => {
     expect(await badPlans(run, MAX_ROWS_READ)).toEqual([]);
   });

@@ -55,8 +55,11 @@
     });
   }
 
+  var MAX_SCANS = 500; // the gateway keeps at most 500 scans per lead: the oldest give way
+
   function scan(page) {
     state.scans.push({ page: page || location.pathname, at: new Date().toISOString() });
+    if (state.scans.length > MAX_SCANS) state.scans.splice(0, state.scans.length - MAX_SCANS);
     save(state);
     return post();
   }

@@ -7,7 +7,9 @@ import { parseLeadQuery } from '../../domain/leads/lead-query.ts';
 import { authenticateLeadRead, authenticateLeadWrite, type LeadCredentials } from '../../services/leads/authenticate-lead-key.ts';
 import { submitLead } from '../../services/leads/submit-lead.ts';
 import type { RateLimitPolicy } from '../http/authentication.ts';
+import { LEAD_READ, LEAD_WRITE } from '../http/security.ts';
 import { sendLeadError } from './lead-errors.ts';
+import { CustomerLead, LeadErrorAnswer, leadErrorResponses, LeadListAnswer, LeadQuerystring, LeadWriteAnswer, LeadWriteBody } from './lead-schemas.ts';
 
 export const LEADS_PATH = '/api/public/customer-leads';
 /** Room for 500 scans and the pending data; the rest of the API keeps the gateway's limit. */
@@ -39,12 +41,15 @@ function credentialsOf(request: FastifyRequest): LeadCredentials {
  * The customer-lead API (spec 4.3, 4.4): writes from browsers (publishable key, allowed `Origin`, CORS) and servers
  * (secret key), reads with the secret key only. Its failures use the lead envelope `{ok:false, error}`, so the
  * routes live in their own scope with their own error handler. Keys are checked before the body is read: an
- * unauthenticated caller learns nothing about its body. Not in the OpenAPI document yet (its security schemes
- * describe the tenant API key only).
+ * unauthenticated caller learns nothing about its body. The route schemas document (OpenAPI); the domain parsers
+ * validate, naming every bad field at once.
  */
 export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPolicy }): void {
   app.register(async (scope) => {
     scope.decorateRequest('leadPrincipal', null);
+    scope.addSchema(CustomerLead);
+    scope.addSchema(LeadErrorAnswer);
+    scope.setValidatorCompiler(() => () => true);
     scope.setErrorHandler((error, request, reply) => sendLeadError(request, reply, error, LEAD_BODY_LIMIT_BYTES));
     // Answers differ by Origin (CORS headers), so caches must keep them apart.
     scope.addHook('onRequest', async (_request, reply) => {
@@ -67,7 +72,14 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
 
     scope.post(LEADS_PATH, {
       bodyLimit: LEAD_BODY_LIMIT_BYTES,
-      schema: { hide: true },
+      schema: {
+        operationId: 'writeCustomerLead',
+        summary: 'Creates the lead of a checkout session (201) or updates it (200) (spec 4.3)',
+        tags: ['customer leads'],
+        security: LEAD_WRITE,
+        body: LeadWriteBody,
+        response: { 200: LeadWriteAnswer, 201: LeadWriteAnswer, ...leadErrorResponses(400, 401, 403, 422, 429, 500) },
+      },
       onRequest: async (request, reply) => {
         const principal = await authenticateLeadWrite(request.em, credentialsOf(request), deps.rateLimit);
         // From here on the browser may read the answer, failures included (422 names its fields).
@@ -84,7 +96,14 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
     });
 
     scope.get(LEADS_PATH, {
-      schema: { hide: true },
+      schema: {
+        operationId: 'listCustomerLeads',
+        summary: "The tenant's leads, most recently updated first; filters combine with AND (spec 4.4)",
+        tags: ['customer leads'],
+        security: LEAD_READ,
+        querystring: LeadQuerystring,
+        response: { 200: LeadListAnswer, ...leadErrorResponses(400, 401, 403, 429, 500) },
+      },
       handler: async (request) => {
         const principal = await authenticateLeadRead(request.em, credentialsOf(request), deps.rateLimit);
         const { filter, limit } = parseLeadQuery(request.query as Record<string, unknown>);

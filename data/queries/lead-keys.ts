@@ -83,10 +83,14 @@ export async function setLeadAllowedOrigins(em: EntityManager, input: { tenantId
   return row && { id: row.id, slug: row.slug, name: row.name, allowedOrigins: row.lead_allowed_origins };
 }
 
-/** Whether any application allows this origin: a CORS preflight carries no key to say which one it is for. */
+/**
+ * Whether any application allows this origin: a CORS preflight carries no key to say which one it is for. A count,
+ * not `exists`: with `exists` the planner bets on meeting a match early and scans the table, which is the worst
+ * case for the origins that matter here (unknown ones, from anybody's browser); counting reads the GIN index.
+ */
 export async function isLeadOriginAllowed(em: EntityManager, origin: string): Promise<boolean> {
   const [row] = await em.execute<{ allowed: boolean }[]>(
-    `select exists (select 1 from applications where lead_allowed_origins @> array[?]::text[]) as allowed`,
+    `select count(*) > 0 as allowed from applications where lead_allowed_origins @> array[?]::text[]`,
     [origin],
   );
   return row?.allowed === true;

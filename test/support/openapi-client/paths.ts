@@ -37,6 +37,12 @@ export interface paths {
     /** Redirects a browser to the 3-D Secure challenge of a Pending payment */
     get: operations["openThreeDSecureChallenge"];
   };
+  "/api/public/customer-leads": {
+    /** The tenant's leads, most recently updated first; filters combine with AND (spec 4.4) */
+    get: operations["listCustomerLeads"];
+    /** Creates the lead of a checkout session (201) or updates it (200) (spec 4.3) */
+    post: operations["writeCustomerLead"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -98,6 +104,50 @@ export interface components {
           response: string;
         }[];
       subscriptionId: number;
+    };
+    /** @description A stored lead, complete (every CFA and D2D field at the top level); never the tenant */
+    CustomerLead: {
+      /** Format: uuid */
+      id: string;
+      session_id: string;
+      email: string;
+      first_name: string | null;
+      last_name: string | null;
+      phone: string | null;
+      scans: {
+          page: string;
+          [key: string]: unknown;
+        }[];
+      pending_data: {
+        [key: string]: unknown;
+      } | null;
+      /** @enum {string} */
+      status: "lead" | "paid";
+      application_id: number;
+      /** @enum {string} */
+      environment: "test" | "live";
+      transaction_id: string | null;
+      order_id: number | null;
+      amount: string | null;
+      currency: string | null;
+      subscription_id: number | null;
+      paid_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      [key: string]: string;
+    };
+    CustomerLeadError: {
+      /** @constant */
+      ok: false;
+      error: {
+        /** @enum {string} */
+        code: "invalid_json" | "unauthorized" | "forbidden" | "validation_failed" | "rate_limited" | "internal_error";
+        message: string;
+        /** @description One entry per bad field: `name: problem` */
+        details: string[];
+      };
     };
   };
   responses: never;
@@ -601,6 +651,180 @@ export interface operations {
       410: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /** The tenant's leads, most recently updated first; filters combine with AND (spec 4.4) */
+  listCustomerLeads: {
+    parameters: {
+      query?: {
+        id?: string;
+        email?: string;
+        session_id?: string;
+        transaction_id?: string;
+        subscription_id?: number;
+        status?: "lead" | "paid";
+        /** @description Default 50 */
+        limit?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            ok: true;
+            data: components["schemas"]["CustomerLead"][];
+          };
+        };
+      };
+      /** @description invalid_json: the body is not JSON; or validation_failed: a bad query parameter */
+      400: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description unauthorized: no key, or an unknown one */
+      401: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description forbidden: the Origin is not allowed for the publishable key, or a publishable key tried to read */
+      403: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description rate_limited: see Retry-After */
+      429: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+    };
+  };
+  /** Creates the lead of a checkout session (201) or updates it (200) (spec 4.3) */
+  writeCustomerLead: {
+    /** @description A lead write. Gateway-owned fields (`tenant_id`, `status`, payment identifiers) are refused by name. */
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "email": "buyer@example.com",
+         *   "session_id": "sess_3f2a9c",
+         *   "first_name": "Ada",
+         *   "scans": [
+         *     {
+         *       "page": "/checkout"
+         *     }
+         *   ],
+         *   "cfa_device": "mobile"
+         * }
+         */
+        "application/json": {
+          email: string;
+          /** @description The checkout session; pass it as `partnerSession` at submit */
+          session_id: string;
+          first_name?: string;
+          last_name?: string;
+          phone?: string;
+          scans?: {
+              page: string;
+              [key: string]: unknown;
+            }[];
+          /**
+           * Format: byte
+           * @description Standard base64 of a JSON object (at most 32 KiB decoded), stored as `pending_data`
+           */
+          pending_data_b64?: string;
+          [key: string]: string | undefined;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            ok: true;
+            data: {
+              /** Format: uuid */
+              id: string;
+              session_id: string;
+              /** @enum {string} */
+              status: "lead" | "paid";
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /** @description Default Response */
+      201: {
+        content: {
+          "application/json": {
+            /** @constant */
+            ok: true;
+            data: {
+              /** Format: uuid */
+              id: string;
+              session_id: string;
+              /** @enum {string} */
+              status: "lead" | "paid";
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+            };
+          };
+        };
+      };
+      /** @description invalid_json: the body is not JSON; or validation_failed: a bad query parameter */
+      400: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description unauthorized: no key, or an unknown one */
+      401: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description forbidden: the Origin is not allowed for the publishable key, or a publishable key tried to read */
+      403: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description validation_failed: one detail per bad field */
+      422: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description rate_limited: see Retry-After */
+      429: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description internal_error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
         };
       };
     };

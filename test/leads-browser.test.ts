@@ -6,14 +6,13 @@ import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { createLeadTenant, leadsGateway, type LeadsGateway, type LeadTenant } from './support/leads.ts';
+import { createLeadTenant, type LeadTenant } from './support/leads.ts';
 
 /**
  * The `/leads.js` snippet in a real headless Chromium: checkout pages served by this test on 127.0.0.1, the gateway
  * on another port (so every lead write is a cross-origin request, with its CORS preflight).
  */
 let app: TestApp;
-let gateway: LeadsGateway;
 let tenant: LeadTenant;
 let browser: BrowserContext;
 let profile: string;
@@ -32,9 +31,8 @@ async function startShop(snippetUrl: string, key: string): Promise<{ server: Ser
 
 beforeAll(async () => {
   app = await startTestApp();
-  gateway = await leadsGateway(app);
   tenant = await createLeadTenant(app);
-  const snippetUrl = `${gateway.baseUrl}/leads.js`;
+  const snippetUrl = `${app.baseUrl}/leads.js`;
   shops.push(await startShop(snippetUrl, tenant.keys.test.publishableKey), await startShop(snippetUrl, tenant.keys.test.publishableKey));
   // Only the first shop's origin is allowed.
   await app.orm.em.fork().getConnection().execute(`update applications set lead_allowed_origins = array[?] where tenant_id = ?`, [shops[0]!.origin, tenant.id]);
@@ -49,7 +47,6 @@ afterAll(async () => {
   await browser?.close();
   if (profile) rmSync(profile, { recursive: true, force: true });
   for (const { server } of shops) await new Promise((resolve) => server.close(resolve));
-  await gateway?.close();
   await app?.close();
 });
 

@@ -3,21 +3,18 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { bearer, createLeadTenant, getLeads, leadsGateway, newSessionId, postLead, type LeadsGateway } from './support/leads.ts';
+import { bearer, createLeadTenant, getLeads, newSessionId, postLead } from './support/leads.ts';
 import { merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
 /** The whole path: a checkout's lead, a successful card submit with its session as partnerSession, the webhook. */
 let app: TestApp;
-let gateway: LeadsGateway;
 
 beforeAll(async () => {
   app = await startTestApp({ WEBHOOK_RETRY_SCHEDULE: '0,1' });
   await app.startWorker();
-  gateway = await leadsGateway(app);
 });
 afterAll(async () => {
-  await gateway?.close();
   await app?.close();
 });
 
@@ -34,14 +31,14 @@ it('a successful submit marks the lead of its partnerSession paid and fires one 
     });
     const productId = tenant.result.products[0]!.id;
     const sessionId = newSessionId();
-    const lead = await postLead(gateway.baseUrl, { email: 'buyer@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey));
+    const lead = await postLead(app.baseUrl, { email: 'buyer@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey));
     expect(lead.status).toBe(201);
 
     const first = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
     expect(first.body.info).toBe('Success');
     // The marking runs after the answer: the payment workflow's end is when it is done.
     await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, first.body.submitOrderId)).result();
-    const [paid] = (await getLeads(gateway.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    const [paid] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
     expect(paid).toMatchObject({ status: 'paid', transaction_id: first.body.transactionId, order_id: first.body.orderId, amount: '19.99', currency: 'USD' });
 
     const deliveries = await app.orm.em.fork().getConnection().execute<{ id: string }[]>(
@@ -57,7 +54,7 @@ it('a successful submit marks the lead of its partnerSession paid and fires one 
     const second = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
     expect(second.body.info).toBe('Success');
     await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, second.body.submitOrderId)).result();
-    const [still] = (await getLeads(gateway.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    const [still] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
     expect(still).toEqual(paid);
     const after = await app.orm.em.fork().getConnection().execute(`select id from webhook_deliveries where tenant_id = ? and event_type = 'customer_lead.paid'`, [tenant.id]);
     expect(after).toHaveLength(1);

@@ -5,7 +5,7 @@ import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-s
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { bearer, createLeadTenant, getLeads, leadsGateway, newSessionId, postLead, type LeadsGateway, type LeadTenant } from './support/leads.ts';
+import { bearer, createLeadTenant, getLeads, newSessionId, postLead, type LeadTenant } from './support/leads.ts';
 import { merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
@@ -14,7 +14,6 @@ import { startWebhookReceiver } from './support/webhook-receiver.ts';
  * a successful charge (test/leads-paid-workflow.test.ts covers that path end to end).
  */
 let app: TestApp;
-let gateway: LeadsGateway;
 let tenant: LeadTenant;
 let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
 let productId: number;
@@ -23,7 +22,6 @@ const SCHEDULE = [0, 1];
 beforeAll(async () => {
   app = await startTestApp({ WEBHOOK_RETRY_SCHEDULE: SCHEDULE.join(',') });
   await app.startWorker();
-  gateway = await leadsGateway(app);
   const secret = generateWebhookSecret();
   receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
   tenant = await createLeadTenant(app, {
@@ -37,7 +35,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await receiver?.close();
-  await gateway?.close();
   await app?.close();
 });
 
@@ -69,7 +66,7 @@ const starter = () => temporalDeliveryStarter({ client: app.temporal.client, tas
 describe('marking a lead paid', () => {
   it('marks the matching lead paid once, with the first payment, and sends one signed customer_lead.paid', async () => {
     const sessionId = newSessionId();
-    const created = await postLead(gateway.baseUrl, { email: 'buyer@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey));
+    const created = await postLead(app.baseUrl, { email: 'buyer@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey));
     expect(created.status).toBe(201);
 
     const first = await pay(sessionId);
@@ -81,7 +78,7 @@ describe('marking a lead paid', () => {
     for (const delivery of deliveries) await starter().startDelivery(delivery);
     expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveries[0]!.deliveryId)).result()).toBe('delivered');
 
-    const [paid] = (await getLeads(gateway.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    const [paid] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
     expect(paid).toMatchObject({
       id: created.body.data.id,
       status: 'paid',
@@ -100,21 +97,21 @@ describe('marking a lead paid', () => {
     // A second payment of the same session neither overwrites the identifiers nor emits again.
     const second = await pay(sessionId);
     expect(await activities.markLeadPaid(second)).toEqual([]);
-    const [still] = (await getLeads(gateway.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    const [still] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
     expect(still).toEqual(paid);
   });
 
   it('leaves a lead of another environment alone: a sandbox payment never pays a live lead', async () => {
     const sessionId = newSessionId();
-    expect((await postLead(gateway.baseUrl, { email: 'live@example.com', session_id: sessionId }, bearer(tenant.keys.live.secretKey))).status).toBe(201);
+    expect((await postLead(app.baseUrl, { email: 'live@example.com', session_id: sessionId }, bearer(tenant.keys.live.secretKey))).status).toBe(201);
     expect(await createLeadActivities({ orm: app.orm }).markLeadPaid(await pay(sessionId))).toEqual([]);
-    const [lead] = (await getLeads(gateway.baseUrl, { session_id: sessionId }, bearer(tenant.keys.live.secretKey))).body.data;
+    const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.live.secretKey))).body.data;
     expect(lead.status).toBe('lead');
   });
 
   it('marks one lead once when the same payment is marked many times at once', async () => {
     const sessionId = newSessionId();
-    expect((await postLead(gateway.baseUrl, { email: 'race@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
+    expect((await postLead(app.baseUrl, { email: 'race@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
     const payment = await pay(sessionId);
     const activities = createLeadActivities({ orm: app.orm });
     const results = await Promise.all(Array.from({ length: 10 }, () => activities.markLeadPaid(payment)));

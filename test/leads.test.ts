@@ -1,23 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { bearer, createLeadTenant, getLeads, graphql, leadsGateway, newSessionId, postLead, type LeadsGateway, type LeadTenant } from './support/leads.ts';
+import { bearer, createLeadTenant, getLeads, graphql, newSessionId, postLead, type LeadTenant } from './support/leads.ts';
 
 let app: TestApp;
-let gateway: LeadsGateway;
 let tenant: LeadTenant;
 const ORIGIN = 'https://shop.example';
 
 beforeAll(async () => {
   app = await startTestApp();
-  gateway = await leadsGateway(app);
   tenant = await createLeadTenant(app, { origins: [ORIGIN] });
 });
 afterAll(async () => {
-  await gateway?.close();
   await app?.close();
 });
 
-const base = () => gateway.baseUrl;
+const base = () => app.baseUrl;
 const secret = () => bearer(tenant.keys.test.secretKey);
 const browser = (origin = ORIGIN, key = tenant.keys.test.publishableKey) => ({ 'x-service-lead-key': key, origin });
 const base64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');

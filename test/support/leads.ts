@@ -5,16 +5,6 @@ import { generateLeadKeys } from '../../services/leads/lead-keys.ts';
 import type { TestApp } from './harness.ts';
 import { createTestTenant, type TestTenant } from './tenants.ts';
 
-export interface LeadsGateway {
-  readonly baseUrl: string;
-  close(): Promise<void>;
-}
-
-/** Where the lead API answers: the app's own gateway (kept as a handle so suites read alike). */
-export async function leadsGateway(app: TestApp): Promise<LeadsGateway> {
-  return { baseUrl: app.baseUrl, close: async () => {} };
-}
-
 export interface LeadKeys {
   readonly publishableKey: string;
   readonly secretKey: string;

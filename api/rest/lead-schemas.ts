@@ -10,8 +10,6 @@ import { LEAD_ERROR_STATUS, type LeadErrorCode } from './lead-errors.ts';
  * own envelope (`details`), which a schema validator's first error cannot give.
  */
 
-const TRACKING_FIELD = { type: 'string', maxLength: LEAD_LIMITS.trackingFieldValue, description: 'A CFA or D2D field (`cfa_*`, `d2d_*`)' };
-
 export const LeadWriteBody = Type.Object(
   {
     email: Type.String({ minLength: 1, maxLength: LEAD_LIMITS.email }),
@@ -26,9 +24,11 @@ export const LeadWriteBody = Type.Object(
   },
   {
     $id: 'CustomerLeadWrite',
-    additionalProperties: false,
-    patternProperties: { '^(cfa|d2d)_[a-z0-9_]{1,60}$': TRACKING_FIELD },
-    description: 'A lead write. Gateway-owned fields (`tenant_id`, `status`, payment identifiers) are refused by name.',
+    // CFA and D2D fields are open-ended names; described in words rather than as patternProperties, which typed
+    // clients turn into an index signature every other field must match.
+    additionalProperties: true,
+    description:
+      'A lead write, plus any CFA and D2D fields: names `cfa_<x>` or `d2d_<x>` (`<x>` 1–60 of a-z, 0-9, _), string values of at most 1000 characters, at most 50. Gateway-owned fields (`tenant_id`, `status`, payment identifiers) and other names are refused by name.',
     examples: [{ email: 'buyer@example.com', session_id: 'sess_3f2a9c', first_name: 'Ada', scans: [{ page: '/checkout' }], cfa_device: 'mobile' }],
   },
 );
@@ -59,9 +59,8 @@ export const CustomerLead = Type.Object(
   },
   {
     $id: 'CustomerLead',
-    additionalProperties: false,
-    patternProperties: { '^(cfa|d2d)_[a-z0-9_]{1,60}$': TRACKING_FIELD },
-    description: 'A stored lead, complete (every CFA and D2D field at the top level); never the tenant',
+    additionalProperties: true,
+    description: 'A stored lead, complete: every CFA and D2D field (`cfa_*`, `d2d_*`, strings) at the top level beside these; never the tenant',
   },
 );
 

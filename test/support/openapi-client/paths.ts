@@ -105,7 +105,7 @@ export interface components {
         }[];
       subscriptionId: number;
     };
-    /** @description A stored lead, complete (every CFA and D2D field at the top level); never the tenant */
+    /** @description A stored lead, complete: every CFA and D2D field (`cfa_*`, `d2d_*`, strings) at the top level beside these; never the tenant */
     CustomerLead: {
       /** Format: uuid */
       id: string;
@@ -136,7 +136,7 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
-      [key: string]: string;
+      [key: string]: unknown;
     };
     CustomerLeadError: {
       /** @constant */
@@ -714,7 +714,7 @@ export interface operations {
   };
   /** Creates the lead of a checkout session (201) or updates it (200) (spec 4.3) */
   writeCustomerLead: {
-    /** @description A lead write. Gateway-owned fields (`tenant_id`, `status`, payment identifiers) are refused by name. */
+    /** @description A lead write, plus any CFA and D2D fields: names `cfa_<x>` or `d2d_<x>` (`<x>` 1–60 of a-z, 0-9, _), string values of at most 1000 characters, at most 50. Gateway-owned fields (`tenant_id`, `status`, payment identifiers) and other names are refused by name. */
     requestBody: {
       content: {
         /**
@@ -746,7 +746,7 @@ export interface operations {
            * @description Standard base64 of a JSON object (at most 32 KiB decoded), stored as `pending_data`
            */
           pending_data_b64?: string;
-          [key: string]: string | undefined;
+          [key: string]: unknown;
         };
       };
     };

@@ -4,8 +4,13 @@ import { createTransactionEventActivities } from './payments/transaction-events.
 import { createLeadActivities } from './leads/lead-paid.activities.ts';
 import { createWebhookDeliveryActivities, type WebhookActivityDeps } from './webhooks/webhook-delivery.activities.ts';
 import { createRetentionActivities, type RetentionActivityDeps } from './maintenance/retention.activities.ts';
+import { createRefundActivities } from './refunds/refund.activities.ts';
+import { createAuthorizationHoldActivities } from './payments-api/authorization-hold.activities.ts';
+import { createSubscriptionActivities } from './subscriptions/subscription.activities.ts';
+import { createFloorActivities } from './floor/floor.activities.ts';
+import { createEmailDeliveryActivities, type EmailActivityDeps } from './email/email-delivery.activities.ts';
 
-export type ActivityDeps = WebhookActivityDeps & PaymentOrderActivityDeps & AuthorizationActivityDeps & RetentionActivityDeps;
+export type ActivityDeps = WebhookActivityDeps & PaymentOrderActivityDeps & AuthorizationActivityDeps & RetentionActivityDeps & EmailActivityDeps;
 
 /** Every activity of the worker, built from its dependencies (no module-level connections). */
 export function createActivities(deps: ActivityDeps) {
@@ -16,6 +21,11 @@ export function createActivities(deps: ActivityDeps) {
     ...createTransactionEventActivities(deps),
     ...createLeadActivities(deps),
     ...createRetentionActivities(deps),
+    ...createRefundActivities(deps),
+    ...createAuthorizationHoldActivities(deps),
+    ...createSubscriptionActivities(deps),
+    ...createEmailDeliveryActivities(deps),
+    ...createFloorActivities(),
   };
 }
 

@@ -3,9 +3,12 @@ import type { Config } from '../platform/config.ts';
 import type { SecretBox } from '../domain/crypto/secret-box.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { DeliveryStarter } from '../domain/webhooks/delivery-starter.ts';
+import type { EmailDispatcher } from '../domain/email/email-dispatcher.ts';
 import type { ReadinessProbes } from './rest/health.routes.ts';
 import type { CardVault } from '../domain/crypto/card-vault.ts';
 import type { PaymentRunner } from '../domain/payments/payment-runner.ts';
+import type { RefundRunner } from '../domain/payments-api/refund-outcome.ts';
+import type { SubscriptionController } from '../domain/subscriptions/subscription-controller.ts';
 import type { RateLimitPolicy } from './http/authentication.ts';
 
 /** Everything the gateway needs, passed in by its entry point (or a test). */
@@ -15,9 +18,13 @@ export interface GatewayDeps {
   readonly logger: Logger;
   readonly secretBox: SecretBox;
   readonly deliveryStarter: DeliveryStarter;
+  /** Starts the delivery workflow of accepted e-mails. */
+  readonly emailDispatcher: EmailDispatcher;
   readonly readiness: ReadinessProbes;
   readonly cardVault: CardVault;
   readonly paymentRunner: PaymentRunner;
+  readonly refundRunner: RefundRunner;
+  readonly subscriptionController: SubscriptionController;
   /** The clock rate-limit windows are counted by; tests inject one so a window never rolls over mid-test. */
   readonly now?: () => Date;
 }
@@ -29,4 +36,5 @@ export interface GatewayServices {
   readonly secretBox: SecretBox;
   readonly cardVault: CardVault;
   readonly deliveryStarter: DeliveryStarter;
+  readonly subscriptionController: SubscriptionController;
 }

@@ -2,11 +2,14 @@ import { loadConfig, gatewayBaseUrl } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
 import { temporalPaymentRunner } from '../adapters/temporal/payment-runner.ts';
+import { temporalRefundRunner } from '../adapters/temporal/refund-runner.ts';
+import { temporalSubscriptionController } from '../adapters/temporal/subscription-controller.ts';
 import { createLogger } from '../platform/logger.ts';
 import { openOrm } from '../data/orm.ts';
 import { createReadinessProbes } from './readiness-probes.ts';
 import { connectTemporal } from '../adapters/temporal/connection.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
+import { temporalEmailDispatcher } from '../adapters/temporal/email-dispatcher.ts';
 import { requireSetting } from '../platform/require-setting.ts';
 import { buildGateway } from './server.ts';
 
@@ -23,12 +26,15 @@ const app = await buildGateway({
   secretBox: createSecretBox(dataEncryptionKey),
   cardVault: createCardVault(dataEncryptionKey),
   paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
+  refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
+  subscriptionController: temporalSubscriptionController({ client: temporal.client }),
   deliveryStarter: temporalDeliveryStarter({
     client: temporal.client,
     taskQueue: config.temporalTaskQueue,
     schedule: config.webhookRetrySchedule,
     attemptTimeoutMs: config.webhookTimeoutMs,
   }),
+  emailDispatcher: temporalEmailDispatcher({ client: temporal.client, taskQueue: config.temporalTaskQueue, retrySchedule: config.emailRetrySchedule }),
   readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue }),
 });
 await app.listen({ host: config.host, port: config.port });

@@ -15,9 +15,15 @@ import { ErrorResponse } from './http/schemas.ts';
 import { healthRoutes } from './rest/health.routes.ts';
 import { indexRoutes } from './rest/index.routes.ts';
 import { paymentRoutes } from './rest/payments.routes.ts';
+import { paymentsApiRoutes } from './rest/payments-api.routes.ts';
+import { subscriptionRoutes } from './rest/subscriptions.routes.ts';
 import { leadSnippetRoutes } from './rest/lead-snippet.routes.ts';
 import { leadRoutes } from './rest/leads.routes.ts';
+import { emailRoutes } from './rest/email.routes.ts';
+import { createStringTemplateCompiler } from '../domain/email/string-templates.ts';
 import { statusRoutes } from './rest/statuses.routes.ts';
+import { adminRoutes } from './rest/admin.routes.ts';
+import { mitigationRoutes } from './rest/mitigation.routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -64,8 +70,11 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   healthRoutes(api, deps.readiness);
   const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()) };
   statusRoutes(api, { rateLimit });
+  adminRoutes(api, { rateLimit, secretBox: deps.secretBox });
+  mitigationRoutes(api, { rateLimit });
   leadRoutes(api, { rateLimit });
   leadSnippetRoutes(api);
+  emailRoutes(api, { dispatcher: deps.emailDispatcher, compiler: createStringTemplateCompiler(), rateLimit });
   paymentRoutes(api, {
     runner: deps.paymentRunner,
     cardVault: deps.cardVault,
@@ -78,6 +87,21 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
       webhookTimeoutMs: config.webhookTimeoutMs,
     },
   });
+  paymentsApiRoutes(api, {
+    runner: deps.paymentRunner,
+    refundRunner: deps.refundRunner,
+    cardVault: deps.cardVault,
+    rateLimit,
+    publicBaseUrl: config.publicBaseUrl,
+    settings: {
+      processorTimeoutMs: config.processorTimeoutMs,
+      threeDSecureTimeoutSeconds: config.threeDSecureTimeoutSeconds,
+      webhookSchedule: config.webhookRetrySchedule,
+      webhookTimeoutMs: config.webhookTimeoutMs,
+      authorizationVoidAfterSeconds: config.authorizationVoidAfterSeconds,
+    },
+  });
+  subscriptionRoutes(api, { controller: deps.subscriptionController, rateLimit });
 
   const services: GatewayServices = {
     operatorToken: config.operatorToken,
@@ -85,6 +109,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     secretBox: deps.secretBox,
     cardVault: deps.cardVault,
     deliveryStarter: deps.deliveryStarter,
+    subscriptionController: deps.subscriptionController,
   };
   await mountGraphQL(app, options.schema ?? (await buildGatewaySchema()), services);
   return app;

@@ -19,6 +19,9 @@ import { provision } from '../services/provisioning/provision.ts';
 import { spawnEntry } from '../scripts/child-process.ts';
 import { APPROVED_CARD, benchSubmitBody, scenarios, THREE_DS_CARD, type Scenario } from './scenarios.ts';
 import { closedLoop } from './closed-loop.ts';
+import { measureFloors, type FloorFigures } from './floor.ts';
+import { phaseBreakdown } from './phases.ts';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 
 const durationSeconds = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 10;
 const port = 3900;
@@ -75,7 +78,7 @@ const childEnv = {
   LOG_LEVEL: 'warn',
 };
 const children = [
-  spawnEntry('sandbox/main.ts', { ...childEnv, SANDBOX_PORT: String(sandboxPort) }, 'inherit'),
+  spawnEntry('sandbox/main.ts', { ...childEnv, SANDBOX_PROCESSOR_PORT: String(sandboxPort) }, 'inherit'),
   spawnEntry('worker/main.ts', childEnv, 'inherit'),
 ];
 const gateway = spawnEntry('api/main.ts', childEnv, 'inherit');
@@ -94,12 +97,35 @@ const probe = await fetch(`${baseUrl}/api/${productId}`, {
 const probeResult = (await probe.json()) as { info?: string };
 if (probeResult.info !== 'Success') throw new Error(`The bench checkout is not approved: ${JSON.stringify(probeResult)}`);
 
+// One warm approved submit, timed by the client and read back from its workflow history: where the time goes.
+const phaseStarted = performance.now();
+const traced = (await (
+  await fetch(`${baseUrl}/api/${productId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: apiKey },
+    body: JSON.stringify(benchSubmitBody(APPROVED_CARD)),
+  })
+).json()) as { submitOrderId: number };
+const phaseRows = await phaseBreakdown({
+  temporalAddress: servers.temporalAddress,
+  namespace: config.temporalNamespace,
+  workflowId: workflowIds.payment(benchTenant!.id, traced.submitOrderId),
+  clientMs: performance.now() - phaseStarted,
+});
+
+// The floor right before and after the submit scenarios: ratios to it are what count (absolute times drift).
+const measureFloorNow = () =>
+  measureFloors({ temporalAddress: servers.temporalAddress, namespace: config.temporalNamespace, taskQueue: childEnv.TEMPORAL_TASK_QUEUE, durationMs: durationSeconds * 1000, concurrency: [1, 64] });
+const floorsBefore = process.env.BENCH_ONLY ? [] : await measureFloorNow();
+
 const auth = { authorization: `Bearer ${apiKey}`, clientid: clientId, useremail: 'bench@example.com' };
 const rows: string[] = [];
+const submitFigures = new Map<number, autocannon.Result>();
 for (const scenario of scenarios(auth, productId).filter((s) => !process.env.BENCH_ONLY || s.name.includes(process.env.BENCH_ONLY))) {
   for (const connections of scenario.concurrency) {
     await runOnce(scenario, 1, 2); // warm-up
     const result = await runOnce(scenario, connections, durationSeconds);
+    if (scenario.name.includes('approved submit')) submitFigures.set(connections, result);
     process.stderr.write(`${scenario.name} c=${connections}: p50 ${result.latency.p50} ms, ${Math.round(result.requests.average)}/s\n`);
     rows.push(
       `| ${scenario.name} | ${connections} | ${result.latency.p50} | ${result.latency.p99} | ${Math.round(result.requests.average)} | ${result.non2xx + result.errors} |`,
@@ -126,6 +152,8 @@ async function threeDSecureFlow() {
   if (done.info !== 'Success') throw new Error(`expected Success, got ${done.info}`);
 }
 
+const floorsAfter = process.env.BENCH_ONLY ? [] : await measureFloorNow();
+
 process.stdout.write(
   [
     '',
@@ -135,9 +163,32 @@ process.stdout.write(
     '| --- | --- | --- | --- | --- | --- |',
     ...rows,
     ...flowRows,
+    ...[...floorsBefore, ...floorsAfter].map((f) => `| ${f.name} | ${f.concurrency} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${f.perSecond.toFixed(0)} | ${f.errors} |`),
+    '',
+    ...floorRatios(floorsBefore, floorsAfter),
+    '',
+    'One warm approved submit, from its workflow history:',
+    '',
+    ...phaseRows,
     '',
   ].join('\n'),
 );
+
+/** The approved submit as a multiple of each floor (both runs averaged): p50 at concurrency 1, requests/s at 64. */
+function floorRatios(before: FloorFigures[], after: FloorFigures[]): string[] {
+  const submit1 = submitFigures.get(1);
+  const submit64 = submitFigures.get(64);
+  if (!submit1 || !submit64 || before.length === 0) return [];
+  const lines = ['| floor | submit p50 / floor p50 (c=1) | submit req/s / floor req/s (c=64) |', '| --- | --- | --- |'];
+  for (const name of [...new Set(before.map((f) => f.name))]) {
+    const mean = (concurrency: number, pick: (f: FloorFigures) => number) => {
+      const runs = [...before, ...after].filter((f) => f.name === name && f.concurrency === concurrency).map(pick);
+      return runs.reduce((a, b) => a + b, 0) / runs.length;
+    };
+    lines.push(`| ${name} | ${(submit1.latency.p50 / mean(1, (f) => f.p50)).toFixed(2)} | ${(submit64.requests.average / mean(64, (f) => f.perSecond)).toFixed(2)} |`);
+  }
+  return lines;
+}
 
 for (const child of children) await stopChild(child);
 await servers.stop();

@@ -108,6 +108,27 @@ export const SETTINGS = {
     'THREE_DS_TIMEOUT_SECONDS',
     Type.Integer({ minimum: 1, maximum: 86_400, default: 900, description: 'How long a Pending 3-D Secure payment waits for completion before it is voided and failed.' }),
   ),
+  authorizationVoidAfterSeconds: setting(
+    'AUTHORIZATION_VOID_AFTER_SECONDS',
+    Type.Integer({ minimum: 1, maximum: 31 * 86_400, default: 7 * 86_400, description: 'How long an authorization made with `capture: false` (`POST /payments`) waits for its capture before a durable timer voids it.' }),
+  ),
+  smtpUrl: setting(
+    'SMTP_URL',
+    Type.Optional(Type.String({ pattern: '^smtps?://', description: 'SMTP server e-mail leaves through (`smtp://user:pass@host:587`, `smtps://...`). Unset: `npm start` runs a local inbox (maildev).' })),
+    { expected: 'must be an smtp:// or smtps:// URL' },
+  ),
+  smtpPoolSize: setting('SMTP_POOL_SIZE', Type.Integer({ minimum: 1, maximum: 100, default: 5, description: 'SMTP connections the worker keeps open; the e-mails of a batch go out over them in parallel.' })),
+  emailRetrySchedule: setting(
+    'EMAIL_RETRY_SCHEDULE',
+    Type.String({
+      pattern: '^\\s*\\d+(\\.\\d+)?(\\s*,\\s*\\d+(\\.\\d+)?)*\\s*$',
+      default: '0,10,60,300,1800,7200,21600',
+      description: 'Seconds to wait before each SMTP attempt of an e-mail the server deferred (4xx); after the last one the e-mail is failed.',
+    }),
+    { decode: (value: string) => value.split(',').map(Number), expected: 'must be comma-separated seconds, e.g. 0,10,60' },
+  ),
+  devInboxSmtpPort: setting('DEV_INBOX_SMTP_PORT', port(1025, 'SMTP port of the local inbox `npm start` runs when SMTP_URL is unset.')),
+  devInboxWebPort: setting('DEV_INBOX_WEB_PORT', port(1080, 'Web page of the local inbox `npm start` runs when SMTP_URL is unset.')),
 };
 
 type Settings = typeof SETTINGS;

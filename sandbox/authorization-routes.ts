@@ -4,6 +4,7 @@ import type { Ledger } from './ledger.ts';
 import { amountRule, authorize, completedAnswer, voidedAnswer } from './outcomes.ts';
 import { parseAuthorizationBody, parseProceedWithoutAuthentication } from './request-bodies.ts';
 import type { SlowAnswers } from './slow-answers.ts';
+import { APPROVED, PREAUTHORIZED } from './test-cards.ts';
 
 export interface AuthorizationRoutesContext {
   readonly ledger: Ledger;
@@ -24,6 +25,10 @@ export function registerAuthorizationRoutes(app: FastifyInstance, { ledger, slow
     if (rule === 'unavailable') return reply.code(500).send({ error: 'processor unavailable' });
 
     const authorization = authorize(body, ledger.firstMerchantOf(body.orderReference, body.merchantId), publicUrl());
+    if (!body.capture && authorization.answer.status === 'approved') {
+      authorization.capture = 'pending';
+      authorization.answer = { ...authorization.answer, code: PREAUTHORIZED.statusId, message: PREAUTHORIZED.message };
+    }
     ledger.record(authorization);
 
     // Snapshot: a 3DS completion during the delay must not change what this first answer says.
@@ -57,7 +62,20 @@ export function registerAuthorizationRoutes(app: FastifyInstance, { ledger, slow
     if (!authorization) return reply.code(404).send({ error: 'not_found' });
     const { status } = authorization.answer;
     if (status === 'declined') return reply.code(409).send({ error: 'not_voidable', status });
+    if (authorization.capture === 'captured') return reply.code(409).send({ error: 'already_captured', status });
     if (status !== 'voided') authorization.answer = voidedAnswer(authorization);
     return reply.send({ id: authorization.id, status: 'voided' });
+  });
+
+  // Captures an authorization made with `capture: false`; capturing again answers the same.
+  app.post('/v1/authorizations/:id/capture', async (request, reply) => {
+    const authorization = ledger.byId((request.params as { id: string }).id);
+    if (!authorization) return reply.code(404).send({ error: 'not_found' });
+    if (authorization.answer.status !== 'approved') return reply.code(409).send({ error: 'not_capturable', status: authorization.answer.status });
+    if (authorization.capture === 'pending') {
+      authorization.capture = 'captured';
+      authorization.answer = { ...authorization.answer, code: APPROVED.statusId, message: APPROVED.message };
+    }
+    return reply.send({ id: authorization.id, status: 'captured', code: APPROVED.statusId, message: APPROVED.message });
   });
 }

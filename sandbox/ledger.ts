@@ -25,6 +25,17 @@ export interface Answer {
   challengeUrl?: string;
 }
 
+/** The answer of a refund; what the refund call and its inquiry return. */
+export interface RefundAnswer {
+  readonly id: string;
+  readonly reference: string;
+  readonly authorizationId: string;
+  readonly status: 'refunded' | 'declined';
+  readonly code: number;
+  readonly message: string;
+  readonly amount: string;
+}
+
 export interface Challenge {
   readonly authenticationFails: boolean;
   state: 'pending' | 'authenticated' | 'failed';
@@ -41,6 +52,8 @@ export interface Authorization {
   answer: Answer;
   /** Present for an authorization that asked the cardholder for a 3-D Secure challenge. */
   challenge?: Challenge;
+  /** Present for an authorization only (`capture: false`): `pending` until captured; a captured one can no longer be voided. */
+  capture?: 'pending' | 'captured';
 }
 
 export interface Ledger {
@@ -49,6 +62,10 @@ export interface Ledger {
   /** The first merchant id that authorized for the order (the cascade card needs it); `merchantId` if the order is new. */
   firstMerchantOf(orderReference: string, merchantId: string): string;
   record(authorization: Authorization): void;
+  refundByReference(reference: string): RefundAnswer | undefined;
+  /** Cents refunded so far from an authorization (declined refunds do not count). */
+  refundedCents(authorizationId: string): bigint;
+  recordRefund(refund: RefundAnswer): void;
   stats(): SandboxStats;
 }
 
@@ -57,6 +74,8 @@ export function createLedger(): Ledger {
   const byId = new Map<string, Authorization>();
   const firstMerchantByOrder = new Map<string, string>();
   const countByOrder = new Map<string, number>();
+  const refunds = new Map<string, RefundAnswer>();
+  const refundedByAuthorization = new Map<string, bigint>();
 
   return {
     byReference: (reference) => byReference.get(reference),
@@ -71,6 +90,14 @@ export function createLedger(): Ledger {
       byReference.set(authorization.reference, authorization);
       byId.set(authorization.id, authorization);
       countByOrder.set(authorization.orderReference, (countByOrder.get(authorization.orderReference) ?? 0) + 1);
+    },
+    refundByReference: (reference) => refunds.get(reference),
+    refundedCents: (authorizationId) => refundedByAuthorization.get(authorizationId) ?? 0n,
+    recordRefund(refund) {
+      refunds.set(refund.reference, refund);
+      if (refund.status === 'refunded') {
+        refundedByAuthorization.set(refund.authorizationId, (refundedByAuthorization.get(refund.authorizationId) ?? 0n) + BigInt(refund.amount.replace('.', '')));
+      }
     },
     stats() {
       const references: Record<string, number> = {};

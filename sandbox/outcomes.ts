@@ -5,7 +5,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Answer, Authorization, Challenge } from './ledger.ts';
 import type { AuthorizationBody } from './request-bodies.ts';
-import { APPROVED, INVALID_CARD_NUMBER, SCA_REQUIRED, THREE_DS_FAILED, VOIDED, findTestCard, luhnValid, networkOf, type CardNetwork } from './test-cards.ts';
+import { AMOUNT_DECLINES, APPROVED, INVALID_CARD_NUMBER, SCA_REQUIRED, THREE_DS_FAILED, VOIDED, findTestCard, luhnValid, networkOf, type CardNetwork } from './test-cards.ts';
 
 /** The amount rules of `AMOUNT_RULES`, by the amount's two decimals. */
 export function amountRule(amount: string): 'unavailable' | 'slow' | undefined {
@@ -39,7 +39,9 @@ function firstAnswer(body: AuthorizationBody, ids: AnswerIds, network: CardNetwo
   const frictionlessEci = body.threeDSecure ? authenticatedEci(network) : undefined;
 
   const card = findTestCard(body.cardNumber);
-  const behaviour = card?.behaviour ?? (luhnValid(body.cardNumber) ? { kind: 'approve' as const } : undefined);
+  const byAmount = AMOUNT_DECLINES[body.amount.slice(-2)];
+  const cardBehaviour = card?.behaviour ?? (luhnValid(body.cardNumber) ? { kind: 'approve' as const } : undefined);
+  const behaviour = cardBehaviour?.kind === 'approve' && byAmount ? { kind: 'decline' as const, ...byAmount } : cardBehaviour;
   if (!behaviour) return { answer: declinedAnswer(ids, INVALID_CARD_NUMBER.statusId, INVALID_CARD_NUMBER.message) };
   switch (behaviour.kind) {
     case 'approve':

@@ -10,7 +10,10 @@
  *   POST /v1/authorizations                  authorize (idempotent by `reference`)
  *   GET  /v1/authorizations/:reference       status inquiry (404 `{error:"not_found"}`)
  *   POST /v1/authorizations/:id/3ds-complete `{proceedWithoutAuthentication}` → final answer; 409 while the challenge is pending
- *   POST /v1/authorizations/:id/void         `{id, status:"voided"}`
+ *   POST /v1/authorizations/:id/void         `{id, status:"voided"}` (409 once captured)
+ *   POST /v1/authorizations/:id/capture      captures an authorization made with `capture: false` → `{id, status:"captured", code}`
+ *   POST /v1/authorizations/:id/refunds      `{reference, amount}` → `{id, status:"refunded"|"declined", code}` (idempotent by `reference`)
+ *   GET  /v1/refunds/:reference              refund inquiry (404 `{error:"not_found"}`)
  *   GET  /challenge/:id                      the cardholder's challenge page (HTML)
  *   POST /challenge/:id                      the cardholder's choice, form-encoded or JSON `{outcome}`
  *   GET  /v1/_stats                          counts of real (non-replayed) authorizations
@@ -18,6 +21,7 @@
 import Fastify from 'fastify';
 import { registerAuthorizationRoutes } from './authorization-routes.ts';
 import { registerChallengeRoutes } from './challenge-routes.ts';
+import { registerRefundRoutes } from './refund-routes.ts';
 import { installSafeHttp } from './http-setup.ts';
 import { createLedger, type SandboxStats } from './ledger.ts';
 import { createSlowAnswers } from './slow-answers.ts';
@@ -50,6 +54,7 @@ export async function startSandboxProcessor(options: SandboxProcessorOptions = {
   installSafeHttp(app);
   registerAuthorizationRoutes(app, { ledger, slowAnswers, slowResponseMs: options.slowResponseMs ?? 20_000, publicUrl: () => publicUrl });
   registerChallengeRoutes(app, ledger);
+  registerRefundRoutes(app, { ledger, slowAnswers, slowResponseMs: options.slowResponseMs ?? 20_000 });
   app.get('/v1/_stats', async () => ledger.stats());
 
   const listenHost = options.host ?? '127.0.0.1';

@@ -9,6 +9,8 @@ export interface AuthorizationBody {
   currency: string;
   cardNumber: string;
   threeDSecure: boolean;
+  /** False: authorize only; the amount waits for `POST /v1/authorizations/:id/capture` (or a void). */
+  capture: boolean;
 }
 
 export function parseAuthorizationBody(body: unknown): AuthorizationBody {
@@ -30,6 +32,7 @@ export function parseAuthorizationBody(body: unknown): AuthorizationBody {
   const currency = text('currency', 3);
   if (currency && !/^[A-Z]{3}$/.test(currency)) problems.push('currency must be an ISO 4217 code');
   if (typeof body.threeDSecure !== 'boolean') problems.push('threeDSecure must be a boolean');
+  if (body.capture !== undefined && typeof body.capture !== 'boolean') problems.push('capture must be a boolean');
   if (body.credentials !== undefined && !isRecord(body.credentials)) problems.push('credentials must be an object');
 
   let cardNumber = '';
@@ -45,7 +48,7 @@ export function parseAuthorizationBody(body: unknown): AuthorizationBody {
     if (card.holderName !== undefined && typeof card.holderName !== 'string') problems.push('card.holderName must be a string');
   }
   if (problems.length > 0) throw new SandboxHttpError(400, problems.join('; '));
-  return { reference, orderReference, merchantId, amount, currency, cardNumber, threeDSecure: body.threeDSecure as boolean };
+  return { reference, orderReference, merchantId, amount, currency, cardNumber, threeDSecure: body.threeDSecure as boolean, capture: body.capture !== false };
 }
 
 /** The `proceedWithoutAuthentication` flag of a 3ds-complete body. */

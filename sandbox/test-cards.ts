@@ -39,6 +39,7 @@ export interface TestCard {
 }
 
 export const APPROVED = { statusId: 2636, message: 'Transaction succeeded' } as const;
+export const PREAUTHORIZED = { statusId: 3367, message: 'Preauthorized' } as const;
 export const SCA_REQUIRED = { statusId: 4167, message: 'Strong Customer Authentication Required' } as const;
 export const THREE_DS_FAILED = { statusId: 4172, message: '3DS Failed' } as const;
 export const INVALID_CARD_NUMBER = { statusId: 3256, message: 'Invalid credit card number' } as const;
@@ -92,7 +93,15 @@ export const AMOUNT_RULES: readonly AmountRule[] = [
       'slow: the first answer for that reference comes after `slowResponseMs` (default 20 s); the authorization is stored and counted (once) immediately, so a status inquiry shows it',
   },
   { cents: '97', description: 'HTTP 500 `{"error":"processor unavailable"}`; nothing is authorized, safe to retry' },
+  { cents: '35', description: 'a card that would be approved is declined 3635 Declined - Stop all recurring payments (a hard decline: rebills stop)' },
+  { cents: '12', description: 'a card that would be approved is declined 3512 Insufficient Funds (rebills are retried on the dunning schedule)' },
 ];
+
+/** Declines chosen by amount (the recurring amount of a plan exercises dunning with a card the first payment approved). */
+export const AMOUNT_DECLINES: Readonly<Record<string, { statusId: number; message: string }>> = {
+  '35': { statusId: 3635, message: 'Declined - Stop all recurring payments' },
+  '12': { statusId: 3512, message: 'Insufficient Funds' },
+};
 
 export function findTestCard(pan: string): TestCard | undefined {
   return TEST_CARDS.find((card) => card.pan === pan);

@@ -27,6 +27,7 @@ import {
 import { openLogFiles } from './local-stack/log-files.ts';
 import { supervise } from './local-stack/supervisor.ts';
 import { startDevWebhookReceiver } from './dev-webhook-receiver.ts';
+import { startDevInbox } from './local-stack/dev-inbox.ts';
 
 const launcher = await continueInOwnProcessGroup();
 
@@ -76,6 +77,12 @@ async function start(): Promise<void> {
   const receiver = await startDevWebhookReceiver({ host: '127.0.0.1', port: config.devWebhookReceiverPort, secret: demo?.[0]?.webhookEndpoints[0]?.secret, print: say });
   stops.push(receiver.close);
 
+  // Without SMTP_URL, e-mail goes to a local inbox with a web page instead of leaving the machine.
+  const inbox = config.smtpUrl
+    ? undefined
+    : await startDevInbox({ host: '127.0.0.1', smtpPort: config.devInboxSmtpPort, webPort: config.devInboxWebPort, mailDirectory: path.resolve(config.dataDir, 'maildev') });
+  if (inbox) stops.push(inbox.stop);
+
   const sandboxUrl = config.sandboxProcessorUrl ?? `http://127.0.0.1:${config.sandboxProcessorPort}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -84,6 +91,7 @@ async function start(): Promise<void> {
     TEMPORAL_ADDRESS: servers.temporalAddress,
     DATA_ENCRYPTION_KEY: encryptionKey,
     OPERATOR_TOKEN: operatorToken,
+    ...(inbox ? { SMTP_URL: inbox.smtpUrl } : {}),
     ...(servers.temporalUiUrl ? { TEMPORAL_UI_URL: servers.temporalUiUrl } : {}),
   };
   const supervisor = supervise(
@@ -116,6 +124,8 @@ async function start(): Promise<void> {
   say(`Temporal UI      ${servers.temporalUiUrl ?? '(set TEMPORAL_UI_URL to print it)'}`);
   say(`Sandbox          ${sandboxUrl}   (test cards: README, "Sandbox card processor")`);
   say(`Webhooks         ${receiver.url}   (the demo endpoint; each event is printed below)`);
+  say(`E-mail API       ${base}/api/email   (and /api/email/batch)`);
+  say(inbox ? `Mail inbox       ${inbox.webUrl}   (every e-mail sent, rendered; SMTP ${inbox.smtpUrl})` : 'Mail             sent through SMTP_URL');
   say('');
   for (const line of describeCredentials({ operatorToken, dataEncryptionKey: encryptionKey, demo })) say(line);
   say('');

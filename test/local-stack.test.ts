@@ -14,11 +14,11 @@ import { freePort } from './support/free-port.ts';
  */
 const REPO = path.resolve(import.meta.dirname, '..');
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'local-stack-'));
-let ports: Record<'gateway' | 'sandbox' | 'temporal' | 'temporalUi' | 'postgres' | 'webhooks', number>;
+let ports: Record<'gateway' | 'sandbox' | 'temporal' | 'temporalUi' | 'postgres' | 'webhooks' | 'inboxSmtp' | 'inboxWeb', number>;
 let stack: ChildProcess;
 let output = '';
 let exited: Promise<number | null>;
-let demo: { apiKey: string; productId: number };
+let demo: { apiKey: string; productId: number; emailTenantKey: string };
 
 function stackEnv(): NodeJS.ProcessEnv {
   // The suite's own settings (its database, Temporal, sandbox, NODE_ENV=test) must not leak into the stack.
@@ -32,6 +32,8 @@ function stackEnv(): NodeJS.ProcessEnv {
     TEMPORAL_UI_PORT: String(ports.temporalUi),
     EMBEDDED_POSTGRES_PORT: String(ports.postgres),
     DEV_WEBHOOK_RECEIVER_PORT: String(ports.webhooks),
+    DEV_INBOX_SMTP_PORT: String(ports.inboxSmtp),
+    DEV_INBOX_WEB_PORT: String(ports.inboxWeb),
     // A slow sandbox answer (amount .98) that outlives no processor timeout: the worker is killed while it waits.
     SANDBOX_SLOW_RESPONSE_MS: '6000',
     PROCESSOR_TIMEOUT_MS: '8000',
@@ -76,7 +78,7 @@ function descendants(root: number, needle: string): number[] {
 }
 
 beforeAll(async () => {
-  ports = { gateway: await freePort(), sandbox: await freePort(), temporal: await freePort(), temporalUi: await freePort(), postgres: await freePort(), webhooks: await freePort() };
+  ports = { gateway: await freePort(), sandbox: await freePort(), temporal: await freePort(), temporalUi: await freePort(), postgres: await freePort(), webhooks: await freePort(), inboxSmtp: await freePort(), inboxWeb: await freePort() };
   stack = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts/start.ts')], { cwd: REPO, env: stackEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   stack.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   stack.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -87,7 +89,7 @@ beforeAll(async () => {
     (await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts/credentials.ts'), '--json'], { cwd: REPO, env: stackEnv() })).stdout,
   );
   const tenant = credentials.demo[0];
-  demo = { apiKey: tenant.apiKeys[0].key, productId: tenant.products.find((product: { slug: string }) => product.slug === 'ebook').id };
+  demo = { apiKey: tenant.apiKeys[0].key, productId: tenant.products.find((product: { slug: string }) => product.slug === 'ebook').id, emailTenantKey: tenant.emailTenantKey };
 }, 300_000);
 
 afterAll(async () => {
@@ -127,6 +129,35 @@ describe('npm start', () => {
     // Children's logs go to files, not the terminal.
     expect(output).not.toContain('"msg":"request completed"');
     expect(readFileSync(path.join(dataDir, 'logs', 'gateway.log'), 'utf8')).toContain('request completed');
+  });
+
+  it('sends the demo tenant\'s e-mail to the local inbox, whose page the banner prints', async () => {
+    const inbox = `http://127.0.0.1:${ports.inboxWeb}`;
+    expect(output).toContain(`Mail inbox       ${inbox}`);
+    const to = `local-stack-${Date.now()}@example.com`;
+    const response = await fetch(`${base()}/api/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        tenant_key: demo.emailTenantKey,
+        from: 'Demo shop <orders@demo.example>',
+        to,
+        subject: 'Welcome to the demo',
+        templateType: 'react',
+        templateName: 'generic',
+        data: { heading: 'Hello', bodyContent: 'It works.' },
+      }),
+    });
+    expect(response.status).toBe(200);
+    const received = await until('the e-mail in the inbox', async () => {
+      const emails = (await (await fetch(`${inbox}/api/email`)).json()) as { subject: string; to: { address: string }[] }[];
+      return emails.find((email) => email.to.some((recipient) => recipient.address === to));
+    });
+    expect(received.subject).toBe('Welcome to the demo');
+    // The inbox page, as a browser asks for it.
+    const page = await fetch(inbox, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<html');
   });
 
   it('restarts a worker killed mid-payment; the gateway keeps answering and the payment completes with one authorization', async () => {

@@ -13,6 +13,7 @@ import { startTestApp, type TestApp } from './support/harness.ts';
 import type { paths } from './support/openapi-client/paths.ts';
 import { bearer, createLeadTenant, getLeads, newSessionId, postLead } from './support/leads.ts';
 import { createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { createEmailTenant, postEmail } from './support/smtp-email.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TEMPORAL_UI_URL = 'http://127.0.0.1:8233';
@@ -75,13 +76,28 @@ describe('OpenAPI document', () => {
     expect(Object.keys(document.paths).sort()).toEqual([
       '/',
       '/3ds/{threeDSecureId}',
+      '/api/admin/merchantaccounts',
+      '/api/admin/merchantaccounts/{id}',
       '/api/admin/statuses',
+      '/api/email',
+      '/api/email/batch',
+      '/api/mitigation/transactions',
       '/api/public/customer-leads',
       '/api/{productId}',
       '/api/{productId}/3ds',
       '/healthz',
       '/openapi.json',
+      '/payments',
+      '/payments/{id}',
+      '/payments/{id}/capture',
+      '/payments/{id}/refund',
+      '/payments/{id}/refunds',
+      '/payments/{id}/void',
       '/readyz',
+      '/subscriptions/{id}',
+      '/subscriptions/{id}/cancel',
+      '/subscriptions/{id}/pause',
+      '/subscriptions/{id}/resume',
     ]);
     for (const [pathName, operations] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
       for (const method of Object.keys(operations)) {
@@ -104,9 +120,25 @@ describe('OpenAPI document', () => {
       'GET /healthz': [],
       'GET /readyz': [],
       'GET /3ds/{threeDSecureId}': [],
+      'POST /api/email': [],
+      'POST /api/email/batch': [],
       'GET /api/admin/statuses': keyed,
+      'GET /api/admin/merchantaccounts': keyed,
+      'PUT /api/admin/merchantaccounts/{id}': keyed,
+      'POST /api/mitigation/transactions': keyed,
       'POST /api/{productId}': keyed,
       'POST /api/{productId}/3ds': keyed,
+      'POST /payments': keyed,
+      'GET /payments': keyed,
+      'GET /payments/{id}': keyed,
+      'POST /payments/{id}/capture': keyed,
+      'POST /payments/{id}/void': keyed,
+      'POST /payments/{id}/refund': keyed,
+      'GET /payments/{id}/refunds': keyed,
+      'GET /subscriptions/{id}': keyed,
+      'POST /subscriptions/{id}/cancel': keyed,
+      'POST /subscriptions/{id}/pause': keyed,
+      'POST /subscriptions/{id}/resume': keyed,
       'POST /api/public/customer-leads': [{ leadSecretKey: [] }, { leadPublishableKey: [] }],
       'GET /api/public/customer-leads': [{ leadSecretKey: [] }],
     });
@@ -173,6 +205,26 @@ describe('OpenAPI document', () => {
       const response = await fetch(`${app.baseUrl}${pathName}`);
       expectDocumented(pathName, 'get', response.status, await response.json());
     }
+  });
+
+  it('describes real e-mail answers: a single send, a batch, and each error body', async () => {
+    const sender = await createEmailTenant(app);
+    const email = { from: `shop@${sender.domain}`, to: 'doc@inbox.example', subject: 'Doc', templateType: 'string', templateContent: '<p>{{x}}</p>', data: { x: 1 } };
+    const single = await postEmail(app, '/api/email', { tenant_key: sender.tenantKey, ...email });
+    expect(single.status).toBe(200);
+    expectDocumented('/api/email', 'post', 200, single.body);
+    const batch = await postEmail(app, '/api/email/batch', { tenant_key: sender.tenantKey, emails: [email, { ...email, to: ['a@inbox.example', 'b@inbox.example'] }] });
+    expect(batch.status).toBe(200);
+    expectDocumented('/api/email/batch', 'post', 200, batch.body);
+    const invalid = await postEmail(app, '/api/email/batch', { tenant_key: sender.tenantKey, emails: [{ ...email, to: 'nope' }] });
+    expect(invalid.status).toBe(400);
+    expectDocumented('/api/email/batch', 'post', 400, invalid.body);
+    const unknownTenant = await postEmail(app, '/api/email', { tenant_key: '00000000-0000-4000-8000-000000000000', ...email });
+    expect(unknownTenant.status).toBe(401);
+    expectDocumented('/api/email', 'post', 401, unknownTenant.body);
+    const otherDomain = await postEmail(app, '/api/email', { tenant_key: sender.tenantKey, ...email, from: 'x@elsewhere.example' });
+    expect(otherDomain.status).toBe(403);
+    expectDocumented('/api/email', 'post', 403, otherDomain.body);
   });
 });
 

@@ -18,6 +18,7 @@ import { countRecentSubmits, findBlocklistHits, recordSubmitAttempt } from '../d
 import { findSubscriptionOfSubmitOrder, hasLiveSubscription, insertSubscriptionOfSubmitOrder } from '../data/queries/subscriptions.ts';
 import { findChallengeRedirect, findThreeDSecurePayment } from '../data/queries/three-d-secure.ts';
 import { recordAuthorizationAttempt } from '../data/queries/transactions.ts';
+import { dropPlanSchema, explainEach, planFindings, seedPlanSchema, sortsMoreThan } from './support/query-plans.ts';
 
 /**
  * The statements of the submit path (and the retention purge) against tables of realistic size: each must reach
@@ -104,73 +105,26 @@ let orm: MikroORM;
 
 beforeAll(async () => {
   orm = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 2 });
-  const em = orm.em.fork();
-  const tables = await em.execute<{ table_name: string }[]>(
+  const tables = await orm.em.fork().execute<{ table_name: string }[]>(
     `select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' and table_name <> 'mikro_orm_migrations'`,
   );
-  await em.execute(`create schema ${SCHEMA}`);
-  for (const { table_name } of tables) await em.execute(`create table ${SCHEMA}.${table_name} (like public.${table_name} including all)`);
-  await em.transactional(async (tx) => {
-    await tx.execute(`set local search_path to ${SCHEMA}`);
-    for (const statement of Object.values(SEED)) await tx.execute(statement);
-  });
-  for (const table of Object.keys(SEED)) await em.execute(`analyze ${SCHEMA}.${table}`);
+  // Every table is copied (statements join small ones too); the seeded ones are analyzed again after seeding.
+  await seedPlanSchema(orm, SCHEMA, tables.map((t) => t.table_name), Object.values(SEED));
 });
 
 afterAll(async () => {
-  await orm?.em.fork().execute(`drop schema if exists ${SCHEMA} cascade`);
+  await dropPlanSchema(orm, SCHEMA);
   await orm?.close();
 });
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Plan Rows': number;
-  Plans?: PlanNode[];
-}
 
 /** A submit's statements each touch a handful of rows: an index read estimated at more than this is a scan by another name. */
 const MAX_ROWS_READ = 1_000;
 
-/**
- * How the plan reads large tables badly: a sequential scan, or (with `maxRows`) an index read estimated at more
- * than `maxRows` rows. A bitmap index scan names no table: it reads for the heap scan above it.
- */
-function findings(node: PlanNode, maxRows: number, relation?: string): string[] {
-  const table = node['Relation Name'] ?? relation;
-  const own =
-    table === undefined || !LARGE.has(table)
-      ? []
-      : node['Node Type'] === 'Seq Scan'
-        ? [`Seq Scan on ${table}`]
-        : /Index/.test(node['Node Type']) && node['Plan Rows'] > maxRows
-          ? [`${node['Node Type']} on ${table} reading ~${node['Plan Rows']} rows`]
-          : [];
-  return [...own, ...(node.Plans ?? []).flatMap((child) => findings(child, maxRows, table))];
-}
-
-/**
- * Runs a query function against an entity manager that EXPLAINs each statement instead of running it (nothing
- * is written), in this file's schema; returns the statements whose plans read large tables badly.
- * Every statement answers one stand-in row `{ id: 1 }`, so a function that uses its first statement's answer
- * goes on to its next.
- */
+/** The statements `run` sends whose plans read large tables badly (more than `maxRows` through an index, or whole). */
 async function badPlans(run: (em: EntityManager) => Promise<unknown>, maxRows: number): Promise<{ sql: string; findings: string[] }[]> {
-  const statements: { sql: string; findings: string[] }[] = [];
-  await orm.em.fork().transactional(async (tx) => {
-    // `public` after ours: sequences (orders_id_seq) are shared, every table resolves to its copy here.
-    await tx.execute(`set local search_path to ${SCHEMA}, public`);
-    const explaining = {
-      execute: async (sql: string, params: unknown[] = []) => {
-        const [row] = await tx.execute<{ 'QUERY PLAN': { Plan: PlanNode }[] }[]>(`explain (format json) ${sql}`, params);
-        statements.push({ sql: sql.replace(/\s+/g, ' ').trim(), findings: findings(row!['QUERY PLAN'][0]!.Plan, maxRows) });
-        return [{ id: 1 }];
-      },
-    } as unknown as EntityManager;
-    await run(explaining);
-  });
+  const statements = await explainEach(orm, SCHEMA, run);
   expect(statements.length).toBeGreaterThan(0);
-  return statements.filter((statement) => statement.findings.length > 0);
+  return statements.map(({ sql, plan }) => ({ sql, findings: planFindings(plan, { large: LARGE, maxRows }) })).filter((s) => s.findings.length > 0);
 }
 
 // Realistic parameters: tenant 7 owns products 61..70, merchant accounts MID-61..MID-70, customers 151..175,
@@ -264,10 +218,6 @@ const LEAD_LISTS: Record<string, Parameters<typeof listLeads>[1]['filter']> = {
   'email and status': { email: 'l77@example.com', status: 'lead' },
 };
 
-/** A sort of more than a page: the plan reads every matching row before returning the first (one row found by a unique key may be sorted). */
-function sorts(node: PlanNode): boolean {
-  return (/Sort/.test(node['Node Type']) && node['Plan Rows'] > 50) || (node.Plans ?? []).some(sorts);
-}
 
 describe('query plans on large tables', () => {
   it.each(Object.entries(LEAD_QUERIES))('%s reads a few rows through indexes', async (_name, run) => {
@@ -277,21 +227,10 @@ describe('query plans on large tables', () => {
   // A filtered page of a big shop's leads: the index gives the rows already newest first, so the limit stops
   // the read after 50; no scan of the table and no sort of every match.
   it.each(Object.entries(LEAD_LISTS))('the lead list filtered by %s reads its page in index order', async (_name, filter) => {
-    const plans: PlanNode[] = [];
-    await orm.em.fork().transactional(async (tx) => {
-      await tx.execute(`set local search_path to ${SCHEMA}, public`);
-      const explaining = {
-        execute: async (sql: string, params: unknown[] = []) => {
-          const [row] = await tx.execute<{ 'QUERY PLAN': { Plan: PlanNode }[] }[]>(`explain (format json) ${sql}`, params);
-          plans.push(row!['QUERY PLAN'][0]!.Plan);
-          return [];
-        },
-      } as unknown as EntityManager;
-      await listLeads(explaining, { tenantId: TENANT, filter, limit: 50 });
-    });
-    expect(plans).toHaveLength(1);
-    expect(findings(plans[0]!, Infinity)).toEqual([]);
-    expect(sorts(plans[0]!)).toBe(false);
+    const [only, ...rest] = await explainEach(orm, SCHEMA, (em) => listLeads(em, { tenantId: TENANT, filter, limit: 50 }));
+    expect(rest).toEqual([]);
+    expect(planFindings(only!.plan, { large: LARGE, maxRows: Infinity })).toEqual([]);
+    expect(sortsMoreThan(only!.plan, 50)).toBe(false);
   });
 
   it.each(Object.entries(HOT_QUERIES))('%s reads a few rows through indexes', async (_name, run) => {

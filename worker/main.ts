@@ -3,6 +3,7 @@ import { loadConfig } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
 import { processorsFromConfig } from './processors-from-config.ts';
+import { emailRendererFromConfig, mailerFromConfig } from './mailer-from-config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { openOrm } from '../data/orm.ts';
 import { requireSetting } from '../platform/require-setting.ts';
@@ -22,13 +23,17 @@ await ensureRetentionSchedule(admin.client, { taskQueue: config.temporalTaskQueu
 await admin.close();
 
 const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');
+const mailer = mailerFromConfig(config);
 const activities = createActivities({
   orm,
   logger,
   secretBox: createSecretBox(dataEncryptionKey),
   cardVault: createCardVault(dataEncryptionKey),
   processors: processorsFromConfig(config),
+  mailer,
+  renderEmail: emailRendererFromConfig(),
 });
+if (!config.smtpUrl) logger.warn('SMTP_URL is not set: e-mails stay queued until a worker with SMTP_URL runs');
 const { worker, connection } = await createWorker({ address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue, activities, logger });
 logger.info({ taskQueue: config.temporalTaskQueue }, 'worker polling');
 // A terminal's Ctrl-C and a supervisor's SIGTERM can both arrive: the worker drains once, and later signals wait for it.
@@ -41,5 +46,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 await worker.run();
+mailer.close();
 await connection.close();
 await orm.close();

@@ -1,4 +1,8 @@
 // The worker bundles this file: every workflow the product runs is exported here.
 export { paymentWorkflow } from './payment/payment.workflow.ts';
+export { refundWorkflow } from './refund/refund.workflow.ts';
+export { subscriptionWorkflow } from './subscription/subscription.workflow.ts';
 export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery.workflow.ts';
 export { retentionWorkflow } from './maintenance/retention.workflow.ts';
+export { emailDeliveryWorkflow } from './email/email-delivery.workflow.ts';
+export { floorWorkflow } from './floor/floor.workflow.ts';

@@ -16,6 +16,8 @@ export const RETENTION_SECONDS: Record<RetentionTable, number> = {
   webhook_deliveries: 30 * DAY,
   // Windows last a minute; the limiter drops a subject's old windows itself, this catches subjects that went quiet.
   rate_limit_windows: HOUR,
+  // Spec 8: an e-mail idempotency key lives 7 days (an older claim is already taken over by a new request; this only frees the space).
+  email_idempotency_keys: 7 * DAY,
 };
 
 /** A product may set a card velocity window longer than the default retention: attempts then outlive it, by an hour. */

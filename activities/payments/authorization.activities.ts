@@ -46,7 +46,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
   const fork = (): EntityManager => deps.orm.em.fork() as EntityManager;
 
   /** One authorization on one merchant account; the attempt is recorded whatever the answer. */
-  async function authorizeAttempt(input: AttemptContext & { sealedCard: string; threeDSecure: boolean; timeoutMs: number }): Promise<AttemptResult> {
+  async function authorizeAttempt(input: AttemptContext & { sealedCard: string; threeDSecure: boolean; timeoutMs: number; capture?: boolean }): Promise<AttemptResult> {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
     const card = await deps.cardVault.open(input.sealedCard as SealedCard);
     const credentials = await credentialsFor(input.candidate.merchantAccountId, input.currency);
@@ -65,9 +65,11 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
         merchantId: input.candidate.mid,
         amount: input.amount,
         currency: input.currency,
-        card: { number: card.pan, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, cvv: card.cvv, holderName: card.holderName },
+        // A rebill's stored card has no CVV: it is sent without one (a merchant-initiated transaction).
+        card: { number: card.pan, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, cvv: card.cvv || undefined, holderName: card.holderName },
         threeDSecure: input.threeDSecure,
         credentials,
+        ...(input.capture === false ? { capture: false } : {}),
       },
       input.timeoutMs,
     );

@@ -25,6 +25,8 @@ export interface AuthorizationRequest {
   readonly card: CardDetails;
   readonly threeDSecure: boolean;
   readonly credentials: Record<string, string>;
+  /** False: authorize only (the amount is held until `capture` or `void`); default true. */
+  readonly capture?: boolean;
 }
 
 export type AuthorizationOutcome =
@@ -34,6 +36,24 @@ export type AuthorizationOutcome =
   | { readonly kind: 'challenge'; readonly processorTransactionId: string; readonly challengeUrl: string; readonly redirect?: boolean }
   /** No answer, or an answer that does not say what happened: ask with `inquire` before anything else. */
   | { readonly kind: 'unknown'; readonly reason: string };
+
+export interface RefundRequest {
+  /** Unique per refund; the processor deduplicates on it, and it is the key of a refund inquiry. */
+  readonly reference: string;
+  /** The processor's id of the approved authorization being refunded. */
+  readonly processorTransactionId: string;
+  /** Decimal string in the authorization's currency. */
+  readonly amount: string;
+}
+
+export type RefundOutcome =
+  | { readonly kind: 'refunded'; readonly statusId: number; readonly processorRefundId: string }
+  | { readonly kind: 'declined'; readonly statusId: number; readonly message: string; readonly processorRefundId?: string }
+  /** No answer, or one that does not say what happened: ask with `inquireRefund` before sending again. */
+  | { readonly kind: 'unknown'; readonly reason: string };
+
+/** `answered` false: no answer or an unreadable one (retry: a capture is idempotent); `captured` false: refused. */
+export type CaptureOutcome = { readonly answered: true; readonly captured: boolean; readonly statusId: number } | { readonly answered: false; readonly reason: string };
 
 export interface ProcessorResult<T> {
   readonly outcome: T;
@@ -48,4 +68,10 @@ export interface ProcessorGateway {
   /** Finishes a 3-D Secure challenge; `proceedWithoutAuthentication` authorizes without liability shift when authentication failed. */
   complete3ds(processorTransactionId: string, proceedWithoutAuthentication: boolean, timeoutMs: number): Promise<ProcessorResult<AuthorizationOutcome>>;
   void(processorTransactionId: string, timeoutMs: number): Promise<ProcessorResult<{ readonly voided: boolean }>>;
+  /** Captures an authorization made with `capture: false`; capturing twice captures once. */
+  capture(processorTransactionId: string, timeoutMs: number): Promise<ProcessorResult<CaptureOutcome>>;
+  /** Returns (part of) an approved authorization to the card. */
+  refund(request: RefundRequest, timeoutMs: number): Promise<ProcessorResult<RefundOutcome>>;
+  /** Refund inquiry by reference; `null` outcome when the processor never saw that reference. */
+  inquireRefund(reference: string, timeoutMs: number): Promise<ProcessorResult<RefundOutcome | null>>;
 }

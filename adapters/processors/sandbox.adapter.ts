@@ -11,14 +11,19 @@
  *  - no answer, 5xx, 409 `challenge_pending` or an unreadable body → unknown (ask with `inquire`);
  *  - authorize 400 (request refused, nothing authorized) → declined 4089 InputDataFormatError;
  *  - 3DS completion 404 (processor does not know the transaction) → declined 4264 Transaction Not Found;
- *  - inquiry 404 → `null` (the processor never saw that reference).
+ *  - inquiry 404 → `null` (the processor never saw that reference);
+ *  - refund 200 `refunded` / `declined` → refunded / declined; 404 or 409 (no such approval) → declined 4264
+ *    Transaction Not Found / 4269 Not Eligible; no answer, 5xx or an unreadable body → unknown (ask with `inquireRefund`).
  */
 import type {
   AuthorizationOutcome,
   AuthorizationRequest,
+  CaptureOutcome,
   ProcessorGateway,
   ProcessorResult,
   RawExchange,
+  RefundOutcome,
+  RefundRequest,
 } from './processor-gateway.ts';
 
 export const SANDBOX_GATEWAY_NAME = 'sandbox';
@@ -79,6 +84,7 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
           card: request.card,
           threeDSecure: request.threeDSecure,
           credentials: request.credentials,
+          ...(request.capture === false ? { capture: false } : {}),
         },
         timeoutMs,
       );
@@ -121,7 +127,52 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
       const voided = result.answered && result.exchange.httpStatus === 200 && isRecord(result.body) && result.body.status === 'voided';
       return { outcome: { voided }, exchange: result.exchange };
     },
+
+    async capture(processorTransactionId: string, timeoutMs: number): Promise<ProcessorResult<CaptureOutcome>> {
+      const result = await call('POST', `/v1/authorizations/${encodeURIComponent(processorTransactionId)}/capture`, undefined, timeoutMs);
+      if (!result.answered) return { outcome: { answered: false, reason: result.reason }, exchange: result.exchange };
+      const status = result.exchange.httpStatus;
+      if (status === 200 && isRecord(result.body) && result.body.status === 'captured') {
+        return { outcome: { answered: true, captured: true, statusId: typeof result.body.code === 'number' ? result.body.code : 2636 }, exchange: result.exchange };
+      }
+      // 404 (unknown) or 409 (voided, declined): the processor refuses, and will refuse again.
+      if (status === 404) return { outcome: { answered: true, captured: false, statusId: 4264 }, exchange: result.exchange };
+      if (status === 409) return { outcome: { answered: true, captured: false, statusId: 4175 }, exchange: result.exchange };
+      return { outcome: { answered: false, reason: `processor answered HTTP ${status}` }, exchange: result.exchange };
+    },
+
+    async refund(request: RefundRequest, timeoutMs: number): Promise<ProcessorResult<RefundOutcome>> {
+      const result = await call(
+        'POST',
+        `/v1/authorizations/${encodeURIComponent(request.processorTransactionId)}/refunds`,
+        { reference: request.reference, amount: request.amount },
+        timeoutMs,
+      );
+      if (!result.answered) return { outcome: { kind: 'unknown', reason: result.reason }, exchange: result.exchange };
+      const status = result.exchange.httpStatus;
+      if (status === 200) return { outcome: readRefundAnswer(result.body) ?? { kind: 'unknown', reason: 'unreadable processor answer (HTTP 200)' }, exchange: result.exchange };
+      if (status === 404) return { outcome: { kind: 'declined', statusId: 4264, message: 'Transaction Not Found' }, exchange: result.exchange };
+      if (status === 409) return { outcome: { kind: 'declined', statusId: 4269, message: 'Transaction Not Eligible for Settlement' }, exchange: result.exchange };
+      return { outcome: { kind: 'unknown', reason: `processor answered HTTP ${status}` }, exchange: result.exchange };
+    },
+
+    async inquireRefund(reference: string, timeoutMs: number): Promise<ProcessorResult<RefundOutcome | null>> {
+      const result = await call('GET', `/v1/refunds/${encodeURIComponent(reference)}`, undefined, timeoutMs);
+      if (!result.answered) return { outcome: { kind: 'unknown', reason: result.reason }, exchange: result.exchange };
+      const status = result.exchange.httpStatus;
+      if (status === 404) return { outcome: null, exchange: result.exchange };
+      if (status === 200) return { outcome: readRefundAnswer(result.body) ?? { kind: 'unknown', reason: 'unreadable processor answer (HTTP 200)' }, exchange: result.exchange };
+      return { outcome: { kind: 'unknown', reason: `processor answered HTTP ${status}` }, exchange: result.exchange };
+    },
   };
+}
+
+/** Reads a sandbox refund answer (`{id, status, code, message}`). */
+function readRefundAnswer(body: unknown): RefundOutcome | undefined {
+  if (!isRecord(body) || typeof body.id !== 'string' || typeof body.code !== 'number') return undefined;
+  if (body.status === 'refunded') return { kind: 'refunded', statusId: body.code, processorRefundId: body.id };
+  if (body.status === 'declined') return { kind: 'declined', statusId: body.code, message: typeof body.message === 'string' ? body.message : '', processorRefundId: body.id };
+  return undefined;
 }
 
 /** Reads a sandbox answer body (`{id, status, code, message, authCode?, eci?, challengeUrl?}`). */

@@ -4,7 +4,7 @@ import { THREE_D_SECURE_REFUSALS, type PaymentRunner, type ThreeDSecureCompletio
 import { DomainError } from '../../domain/errors.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 import { CustomerEmailAttribute, PartnerSessionAttribute, ProductIdAttribute, TenantIdAttribute } from '../../workflows/contract/search-attributes.ts';
-import { completeThreeDSecureUpdate, submitUpdate } from '../../workflows/contract/payment-updates.ts';
+import { capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate } from '../../workflows/contract/payment-updates.ts';
 import type { paymentWorkflow } from '../../workflows/payment/payment.workflow.ts';
 
 /**
@@ -51,6 +51,20 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
         return await bounded(() => (status.name === 'RUNNING' ? handle.executeUpdate(submitUpdate) : handle.result()));
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return undefined;
+        throw error;
+      }
+    },
+
+    /** A held authorization answers the `capture` or `void` update; a finished payment has nothing left to decide. */
+    async decideAuthorization({ tenantId, submitOrderId, decision }) {
+      const handle = client.workflow.getHandle<typeof paymentWorkflow>(workflowIds.payment(tenantId, submitOrderId));
+      try {
+        const decided = await bounded(() => handle.executeUpdate(decision === 'capture' ? capturePaymentUpdate : voidPaymentUpdate), 'send it again to get its result');
+        return { kind: 'decided', ...decided };
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return { kind: 'not_found' };
+        // Refused by the payment (NOT_AUTHORIZED), or it closed before answering: nothing waits for this decision.
+        if (error instanceof WorkflowUpdateFailedError) return { kind: 'refused' };
         throw error;
       }
     },

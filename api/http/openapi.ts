@@ -35,6 +35,7 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       tags: [
         { name: 'payments', description: 'Card payments: submit, 3-D Secure completion and challenge redirect' },
         { name: 'admin', description: 'Tenant administration; needs the API key plus the `ClientId` and `UserEmail` headers' },
+        { name: 'email', description: 'Templated e-mail from authorized sender domains; the tenant is named by `tenant_key` in the body' },
         { name: 'operations', description: 'Liveness and readiness probes' },
         { name: 'documentation', description: 'This document and the index of links' },
       ],

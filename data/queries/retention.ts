@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** The tables that grow with traffic and are purged once their rows have served their purpose. */
-export type RetentionTable = 'submit_attempts' | 'idempotency_keys' | 'webhook_deliveries' | 'rate_limit_windows';
+export type RetentionTable = 'submit_attempts' | 'idempotency_keys' | 'webhook_deliveries' | 'rate_limit_windows' | 'email_idempotency_keys';
 
 /**
  * Which rows of each table are expired, given `?` = the table's retention in seconds (by the database's clock,
@@ -13,6 +13,7 @@ const EXPIRED: Record<RetentionTable, string> = {
   // A pending delivery is still being retried: only ended ones expire, counted from their end. Attempts go with them (on delete cascade).
   webhook_deliveries: `state <> 'pending' and completed_at < now() - make_interval(secs => ?)`,
   rate_limit_windows: `window_start < now() - make_interval(secs => ?)`,
+  email_idempotency_keys: `created_at < now() - make_interval(secs => ?)`,
 };
 
 /**

@@ -46,6 +46,8 @@ export interface PaymentSettings {
   readonly threeDSecureTimeoutSeconds: number;
   readonly webhookSchedule: readonly number[];
   readonly webhookTimeoutMs: number;
+  /** How long an authorization made with `capture: false` waits for a capture before it is voided (absent: never authorize only). */
+  readonly authorizationVoidAfterSeconds?: number;
 }
 
 export interface PaymentWorkflowInput {
@@ -62,6 +64,8 @@ export interface PaymentWorkflowInput {
   readonly forcedMerchantAccountId?: number;
   readonly cascade: boolean;
   readonly threeDSecure: { readonly enabled: boolean; readonly cancelOnFail: boolean };
+  /** False: authorize only, then wait for a capture or void (`POST /payments` with `capture: false`); absent: charge at once. */
+  readonly capture?: boolean;
   readonly subscriptionPlan: SubscriptionPlan | null;
   readonly resultContext: ResultContext;
   readonly settings: PaymentSettings;

@@ -18,8 +18,16 @@ export interface ThreeDSecureRunner {
   completeThreeDSecure(input: { workflowId: string; threeDSecureId: string }): Promise<ThreeDSecureCompletion>;
 }
 
+/**
+ * How a capture or void of a held authorization ends: `decided` with the payment's new state (the same answer to a
+ * repeat), `refused` when no authorization waits for that decision (captured, voided, never held), `not_found`.
+ */
+export type AuthorizationDecisionResult = { kind: 'decided'; state: 'approved' | 'voided' | 'failed'; statusId: number } | { kind: 'refused' } | { kind: 'not_found' };
+
 /** Runs a payment durably and answers with the submit result (port; the Temporal adapter implements it with Update-With-Start). */
 export interface PaymentRunner extends ThreeDSecureRunner {
+  /** Captures or voids an authorization made with `capture: false`. */
+  decideAuthorization(input: { tenantId: number; submitOrderId: number; decision: 'capture' | 'void' }): Promise<AuthorizationDecisionResult>;
   submit(input: PaymentWorkflowInput): Promise<SubmitResult>;
   /** The first answer of an existing payment; undefined when no such payment was started. */
   resume(tenantId: number, submitOrderId: number): Promise<SubmitResult | undefined>;

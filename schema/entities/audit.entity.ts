@@ -15,7 +15,7 @@ const AuditEntrySchema = defineEntity({
     changes: p.json<Record<string, unknown>>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
-  indexes: [{ properties: ['tenant', 'createdAt'] }],
+  indexes: [{ properties: ['tenant', 'createdAt'] }, { name: 'audit_entries_entity_index', properties: ['entityType', 'entityId', 'createdAt'] }],
 });
 export class AuditEntry extends AuditEntrySchema.class {}
 AuditEntrySchema.setClass(AuditEntry);

@@ -1,10 +1,12 @@
 import { Application, LeadKeySet } from './application.entity.ts';
 import { AuditEntry, RateLimitWindow } from './audit.entity.ts';
 import { Affiliate, Campaign, Customer } from './customer.entity.ts';
-import { Order, Subscription } from './order.entity.ts';
+import { Order, Rebill, Subscription } from './order.entity.ts';
 import { BlocklistEntry, IdempotencyKey, SubmitAttempt } from './risk.entity.ts';
 import { CustomerLead } from './lead.entity.ts';
+import { Email, EmailEvent, EmailIdempotencyKey } from './email.entity.ts';
 import { Transaction } from './transaction.entity.ts';
+import { Refund } from './refund.entity.ts';
 import { MerchantAccount, MerchantAccountCurrency, MerchantAccountVolume } from './merchant-account.entity.ts';
 import { Product } from './product.entity.ts';
 import { StatusCode } from './status-code.entity.ts';
@@ -14,10 +16,12 @@ import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook.enti
 export * from './application.entity.ts';
 export * from './audit.entity.ts';
 export * from './customer.entity.ts';
+export * from './email.entity.ts';
 export * from './lead.entity.ts';
 export * from './order.entity.ts';
 export * from './risk.entity.ts';
 export * from './transaction.entity.ts';
+export * from './refund.entity.ts';
 export * from './merchant-account.entity.ts';
 export * from './product.entity.ts';
 export * from './status-code.entity.ts';
@@ -45,10 +49,15 @@ export const ENTITIES = [
   Affiliate,
   Order,
   Subscription,
+  Rebill,
   Transaction,
+  Refund,
   BlocklistEntry,
   SubmitAttempt,
   IdempotencyKey,
   CardEncryptionKey,
   CustomerLead,
+  Email,
+  EmailEvent,
+  EmailIdempotencyKey,
 ];

@@ -5,7 +5,8 @@ import { Product } from './product.entity.ts';
 import { Tenant } from './tenant.entity.ts';
 
 export const ORDER_KINDS = ['submit', 'subscription'] as const;
-export const ORDER_STATES = ['processing', 'pending_3ds', 'approved', 'declined', 'failed', 'expired'] as const;
+/** `authorized`: approved, not captured yet (`capture: false`); `voided`: released before capture. */
+export const ORDER_STATES = ['processing', 'pending_3ds', 'authorized', 'approved', 'declined', 'failed', 'expired', 'voided'] as const;
 export type OrderState = (typeof ORDER_STATES)[number];
 
 /**
@@ -58,6 +59,11 @@ const OrderSchema = defineEntity({
     { properties: ['tenant', 'partnerSession'] },
     { properties: ['tenant', 'createdAt'] },
     { properties: ['parentOrder'] },
+    // Mitigation search by campaign (migration 000012).
+    { name: 'orders_campaign_id_index', properties: ['campaign'] },
+    // GET /payments: a tenant's payments newest first, and an e-mail's through its customer (migration 000013).
+    { name: 'orders_tenant_payments_index', expression: `create index "orders_tenant_payments_index" on "orders" ("tenant_id", "id" desc) where "kind" = 'submit'` },
+    { name: 'orders_customer_id_index', expression: `create index "orders_customer_id_index" on "orders" ("customer_id", "id" desc)` },
     {
       // A submit order has at most one subscription order, however often its settlement runs.
       name: 'orders_one_subscription_order_per_submit',
@@ -89,6 +95,13 @@ const SubscriptionSchema = defineEntity({
     nextBillingAt: p.datetime(),
     graceUntil: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
+    /** The card for rebills, sealed (AES-256-GCM) without its CVV: rebills run as merchant-initiated transactions. */
+    sealedCard: p.text().nullable(),
+    /** Billing periods paid after the first charge. */
+    billedPeriods: p.integer().default(0),
+    pausedAt: p.datetime().nullable(),
+    cancelledAt: p.datetime().nullable(),
+    cancelReason: p.string().length(100).nullable(),
   },
   indexes: [
     { properties: ['tenant', 'product', 'email'] },
@@ -101,3 +114,22 @@ const SubscriptionSchema = defineEntity({
 });
 export class Subscription extends SubscriptionSchema.class {}
 SubscriptionSchema.setClass(Subscription);
+
+export const REBILL_STATES = ['processing', 'paid', 'declined'] as const;
+
+/** One charge of a subscription's billing period (its first try, or a dunning retry), with the order it runs under. */
+const RebillSchema = defineEntity({
+  name: 'Rebill',
+  tableName: 'rebills',
+  properties: {
+    subscription: () => p.manyToOne(Subscription).primary().deleteRule('cascade'),
+    period: p.integer().primary(),
+    attempt: p.integer().primary(),
+    orderId: p.integer().unique(),
+    state: p.enum(() => [...REBILL_STATES]).default('processing'),
+    statusId: p.integer().nullable(),
+    createdAt: p.datetime(),
+  },
+});
+export class Rebill extends RebillSchema.class {}
+RebillSchema.setClass(Rebill);

@@ -15,6 +15,8 @@ const TenantSchema = defineEntity({
     name: p.string().length(200),
     clientId: p.string().length(64).unique(),
     parentCompanyName: p.string().length(200).nullable(),
+    /** The parent company (spec 2.6 `parentCompanyId`): its admins see this tenant's merchant accounts and transactions. */
+    parentTenant: () => p.manyToOne(Tenant).nullable().deleteRule('set null').index('tenants_parent_tenant_id_index'),
     /** Requests per minute per API key; null uses RATE_LIMIT_PER_MINUTE. */
     rateLimitPerMinute: p.integer().nullable(),
     emailTenantKey: p.uuid().unique(),

@@ -20,6 +20,8 @@ const DYNAMIC_CONFIG = [
   'frontend.enableExecuteMultiOperation=true',
   'frontend.enableUpdateWorkflowExecution=true',
   'frontend.workerVersioningWorkflowAPIs=true',
+  // Lets a client sharing a worker's connection run a new workflow's first task in-process (bench: eager floor).
+  'system.enableEagerWorkflowStart=true',
 ];
 
 /** Runs `temporal server start-dev` (real server, SQLite file under dataDir, UI on) and waits until it answers. */

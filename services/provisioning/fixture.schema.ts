@@ -19,6 +19,19 @@ const SubscriptionPlanInput = Type.Object(
     intervalDays: Type.Integer({ minimum: 1, maximum: 3650 }),
     trialDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 })),
     gracePeriodDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 365 })),
+    /** Billing period and trial in seconds instead of days (test and demo fixtures). */
+    intervalSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650 * 86_400 })),
+    trialSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650 * 86_400 })),
+    /** Seconds before each retry of a declined rebill, by decline group (hard declines are never retried). */
+    dunning: Type.Optional(
+      Type.Object(
+        {
+          insufficientFundsRetrySeconds: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 365 * 86_400 }), { maxItems: 10 })),
+          otherRetrySeconds: Type.Optional(Type.Array(Type.Integer({ minimum: 1, maximum: 365 * 86_400 }), { maxItems: 10 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

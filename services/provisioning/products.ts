@@ -41,6 +41,9 @@ function productValues(fixture: ProductFixture) {
           intervalDays: plan.intervalDays,
           trialDays: plan.trialDays ?? 0,
           gracePeriodDays: plan.gracePeriodDays ?? 0,
+          ...(plan.intervalSeconds === undefined ? {} : { intervalSeconds: plan.intervalSeconds }),
+          ...(plan.trialSeconds === undefined ? {} : { trialSeconds: plan.trialSeconds }),
+          ...(plan.dunning === undefined ? {} : { dunning: plan.dunning }),
         }
       : null,
     cardSubmitLimit: fixture.velocity?.cardSubmitLimit ?? 3,

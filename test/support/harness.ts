@@ -10,11 +10,15 @@ import { createSecretBox, type SecretBox } from '../../domain/crypto/secret-box.
 import { createCardVault, type CardVault } from '../../domain/crypto/card-vault.ts';
 import { processorsFromConfig } from '../../worker/processors-from-config.ts';
 import { temporalPaymentRunner } from '../../adapters/temporal/payment-runner.ts';
+import { temporalRefundRunner } from '../../adapters/temporal/refund-runner.ts';
+import { temporalSubscriptionController } from '../../adapters/temporal/subscription-controller.ts';
 import { createLogger, type Logger } from '../../platform/logger.ts';
 import { openOrm, type MikroORM } from '../../data/orm.ts';
 import { createReadinessProbes } from '../../api/readiness-probes.ts';
 import { connectTemporal, type TemporalHandle } from '../../adapters/temporal/connection.ts';
 import { temporalDeliveryStarter } from '../../adapters/temporal/webhook-delivery-starter.ts';
+import { temporalEmailDispatcher } from '../../adapters/temporal/email-dispatcher.ts';
+import { emailRendererFromConfig, mailerFromConfig } from '../../worker/mailer-from-config.ts';
 import { bundleWorkflows, createWorker } from '../../worker/create-worker.ts';
 
 /** Every line the product logged during a test, for assertions (e.g. no PAN, no key). */
@@ -82,7 +86,10 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     secretBox,
     cardVault,
     paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
+    refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
+    subscriptionController: temporalSubscriptionController({ client: temporal.client }),
     deliveryStarter: temporalDeliveryStarter({ client: temporal.client, taskQueue, schedule: config.webhookRetrySchedule, attemptTimeoutMs: config.webhookTimeoutMs }),
+    emailDispatcher: temporalEmailDispatcher({ client: temporal.client, taskQueue, retrySchedule: config.emailRetrySchedule }),
     readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue }),
     now: options.now,
   });
@@ -108,20 +115,29 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
         TEMPORAL_TASK_QUEUE: taskQueue,
         DATA_ENCRYPTION_KEY: config.dataEncryptionKey!.toString('base64'),
         SANDBOX_PROCESSOR_URL: config.sandboxProcessorUrl,
+        ...(config.smtpUrl ? { SMTP_URL: config.smtpUrl } : {}),
         LOG_LEVEL: 'warn',
       };
     },
     async startWorker() {
       sharedBundle ??= bundleWorkflows();
+      const mailer = mailerFromConfig(config);
       const { worker, connection } = await createWorker({
         address: config.temporalAddress!,
         namespace: config.temporalNamespace,
         taskQueue,
-        activities: createActivities({ orm, logger, secretBox, cardVault, processors: processorsFromConfig(config) }),
+        activities: createActivities({ orm, logger, secretBox, cardVault, processors: processorsFromConfig(config), mailer, renderEmail: emailRendererFromConfig() }),
         logger,
         workflowBundle: await sharedBundle,
       });
-      workers.push({ worker, done: worker.run(), close: () => connection.close() });
+      workers.push({
+        worker,
+        done: worker.run(),
+        close: async () => {
+          mailer.close();
+          await connection.close();
+        },
+      });
       return worker;
     },
     async close() {

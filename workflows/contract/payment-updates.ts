@@ -6,3 +6,18 @@ export const submitUpdate = defineUpdate<SubmitResult>('submit');
 
 /** Sent by `POST /api/{productId}/3ds` after the cardholder's challenge; returns the final result. */
 export const completeThreeDSecureUpdate = defineUpdate<SubmitResult, [{ threeDSecureId: string }]>('complete3ds');
+
+/** How a held authorization ended: captured (`approved`), `voided`, or `failed` (the step failed for good). */
+export interface AuthorizationDecision {
+  readonly state: 'approved' | 'voided' | 'failed';
+  readonly statusId: number;
+}
+
+/** Failure type of a capture or void refused without changing anything: no authorization waits for that decision. */
+export const NOT_AUTHORIZED = 'not_authorized';
+
+/** Sent by `POST /payments/{id}/capture`: captures an authorization made with `capture: false`. */
+export const capturePaymentUpdate = defineUpdate<AuthorizationDecision>('capture');
+
+/** Sent by `POST /payments/{id}/void`: releases an authorization made with `capture: false`. */
+export const voidPaymentUpdate = defineUpdate<AuthorizationDecision>('void');

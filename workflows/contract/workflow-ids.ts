@@ -2,4 +2,8 @@
 export const workflowIds = {
   webhookDelivery: (deliveryId: string) => `webhook/${deliveryId}`,
   payment: (tenantId: number, submitOrderId: number) => `payment/tenant-${tenantId}/order-${submitOrderId}`,
+  email: (tenantId: number, emailId: string) => `email/tenant-${tenantId}/${emailId}`,
+  emailBatch: (tenantId: number, batchId: string) => `email-batch/tenant-${tenantId}/${batchId}`,
+  refund: (tenantId: number, refundId: string) => `refund/tenant-${tenantId}/${refundId}`,
+  subscription: (tenantId: number, subscriptionId: number) => `subscription/tenant-${tenantId}/sub-${subscriptionId}`,
 };

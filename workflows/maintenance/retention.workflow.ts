@@ -9,6 +9,7 @@ const TABLES = Object.keys({
   idempotency_keys: true,
   webhook_deliveries: true,
   rate_limit_windows: true,
+  email_idempotency_keys: true,
 } satisfies Record<RetentionTable, true>) as RetentionTable[];
 
 const { purgeExpiredRows } = proxyActivities<Activities>({

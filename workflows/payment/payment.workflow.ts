@@ -29,12 +29,14 @@ import {
 } from '../../domain/payments/processed-result.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
+import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
+import { nextDunningStep, periodSeconds, trialSeconds } from '../../domain/subscriptions/dunning.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
 import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
 import type { ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
-import { completeThreeDSecureUpdate, submitUpdate } from '../contract/payment-updates.ts';
+import { NOT_AUTHORIZED, capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate, type AuthorizationDecision } from '../contract/payment-updates.ts';
 
 /**
  * Short database steps run as local activities: in the worker, inside the workflow task, so a submit
@@ -48,8 +50,15 @@ const { openPaymentOrder, reserveMerchantAccount, settlePaymentOrder, recordUnse
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
 });
 
+/** Keeps the card of a new subscription for its rebills (re-sealed without CVV). */
+const { keepCardForRebills } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '10 seconds' },
+});
+
 /** Processor calls other than the authorization itself are safe to retry. */
-const { inquireAttempt, voidAuthorization } = proxyActivities<Activities>({
+const { inquireAttempt, voidAuthorization, holdApprovedAuthorization, captureHeldAuthorization, voidHeldAuthorization, recordAuthorizationChange } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -59,6 +68,8 @@ const MAX_RESENDS = 2;
 /** Time an authorization activity may take beyond the processor timeout (database write, scheduling). */
 const AUTHORIZATION_MARGIN_MS = 5_000;
 const THREE_DS_FAILED = 4172;
+/** How long a held authorization waits for its capture when the settings name no period (a processor's usual hold). */
+const DEFAULT_AUTHORIZATION_HOLD_SECONDS = 7 * 24 * 3600;
 
 /**
  * A failed activity. Temporal reports a local activity's failure as the failure itself (an ApplicationFailure,
@@ -98,12 +109,23 @@ interface Challenge {
   expiring: boolean;
 }
 
+/** An approved authorization made with `capture: false`, waiting for its capture or void. */
+interface Hold {
+  readonly transactionId: string;
+  readonly account: MerchantCandidate;
+  readonly processorTransactionId: string;
+  decision?: 'capture' | 'void';
+  /** How it ended; the capture and void updates answer with it. */
+  outcome?: AuthorizationDecision;
+}
+
 /**
  * A card submit, from the first authorization to the last webhook:
  * open the order (claiming the subscription of a plan), choose a merchant account and reserve the amount on
  * its monthly cap, authorize (asking the processor when an answer is lost), cascade a cascadable decline once
  * to another account, wait for a 3-D Secure challenge when needed, settle the order and subscription, answer
- * the caller, then notify the tenant's endpoints. A step that fails for good ends the payment as failed,
+ * the caller, then notify the tenant's endpoints. An authorization made with `capture: false` is held until a
+ * capture or void decides it, or a durable timer voids it. A step that fails for good ends the payment as failed,
  * with anything authorized voided, so no payment runs forever and none is left charged without an answer.
  */
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<SubmitResult> {
@@ -126,6 +148,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   /** Who the results are for; a session issued for the 3-D Secure completion joins it. */
   let payment: PaymentView = input;
   const attempts: AttemptResult[] = [];
+  let hold: Hold | undefined;
 
   setHandler(submitUpdate, async () => {
     await condition(() => answer !== undefined);
@@ -139,11 +162,24 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     },
   });
 
+  // A capture or void is asked of a held authorization only; a repeat of the same decision gets the same answer.
+  const decide = (decision: 'capture' | 'void') => async (): Promise<AuthorizationDecision> => {
+    hold!.decision ??= decision;
+    await condition(() => hold!.outcome !== undefined);
+    return hold!.outcome!;
+  };
+  const onlyWhileHeld = (decision: 'capture' | 'void') => () => {
+    if (!hold || (hold.decision !== undefined && hold.decision !== decision)) throw ApplicationFailure.nonRetryable(`No authorization of this payment waits for a ${decision}`, NOT_AUTHORIZED);
+  };
+  setHandler(capturePaymentUpdate, decide('capture'), { validator: onlyWhileHeld('capture') });
+  setHandler(voidPaymentUpdate, decide('void'), { validator: onlyWhileHeld('void') });
+
   let result: SubmitResult;
   try {
     result = await pay();
   } catch (error) {
     if (!isActivityFailure(error)) throw error;
+    if (hold && !hold.outcome) hold.outcome = { state: 'failed', statusId: 4285 };
     result = await endFailed(error);
   }
   // Completions still being answered get their answer before the payment closes.
@@ -192,6 +228,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     }
 
     const outcome = attempt.outcome;
+    if (outcome.kind === 'approved' && input.capture === false) return holdForCapture(account, attempt, outcome.processorTransactionId);
     const approved = outcome.kind === 'approved';
     const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : 4285;
     const plan = input.subscriptionPlan;
@@ -204,7 +241,32 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       state: approved ? 'approved' : 'declined',
       subscription: plan && (approved || salvage) ? { ...plan, state: approved ? 'active' : 'grace' } : undefined,
     });
-    return endProcessed(buildProcessedResult(payment, account, attempts, settlement, { salvage }));
+    const result = await endProcessed(buildProcessedResult(payment, account, attempts, settlement, { salvage }));
+    if (plan && settlement.subscriptionId > 0) await startRebills(plan, settlement.subscriptionId, approved ? undefined : statusId);
+    return result;
+  }
+
+  /**
+   * The subscription this payment created bills on in its own long-running workflow, from the card kept without its
+   * CVV: the first period after the trial, or (a salvaged decline in grace) a dunning retry of the first charge.
+   * After the answer and never undoing the payment: a failure here is logged, and the subscription then ends at its
+   * first rebill for want of a card.
+   */
+  async function startRebills(plan: SubscriptionPlan, subscriptionId: number, declinedStatusId?: number): Promise<void> {
+    try {
+      await keepCardForRebills({ subscriptionId, sealedCard: input.sealedCard });
+    } catch (error) {
+      if (!isActivityFailure(error)) throw error;
+      log.error('Card not kept for rebills', { subscriptionId, reason: reasonOf(error) });
+    }
+    const retry = declinedStatusId === undefined ? undefined : nextDunningStep(declinedStatusId, 0, plan);
+    const waitSeconds = declinedStatusId === undefined ? trialSeconds(plan) + periodSeconds(plan) : retry?.kind === 'retry' ? retry.afterSeconds : plan.gracePeriodDays * 86_400;
+    // Started by name: the subscription workflow starts payments itself, and workflow modules must not import in a cycle.
+    await startChild('subscriptionWorkflow', {
+      workflowId: workflowIds.subscription(input.tenantId, subscriptionId),
+      args: [{ tenantId: input.tenantId, subscriptionId, plan, settings: input.settings, period: declinedStatusId === undefined ? 1 : 0, retries: declinedStatusId === undefined ? 0 : 1, waitSeconds, paused: false }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
   }
 
   /** The final result: the caller's answer unless one was given (a Pending), the outcome to search by, the tenant told. */
@@ -215,6 +277,56 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     await notify(result);
     await markPaidLead(result);
     return result;
+  }
+
+  /**
+   * `capture: false`: answer the authorization (charged nothing yet), then wait for a capture or void, or void it
+   * when the hold period ends. Captured, the payment is charged (and its lead paid); each change is a webhook.
+   */
+  async function holdForCapture(account: MerchantCandidate, attempt: AttemptResult, processorTransactionId: string): Promise<SubmitResult> {
+    await holdApprovedAuthorization({ submitOrderId: input.submitOrderId, transactionId: attempt.transactionId });
+    const settlement: Settlement = { orderId: input.submitOrderId, subscriptionId: 0 };
+    const authorized: SubmitResult = { ...buildProcessedResult(payment, account, attempts, settlement, { salvage: false }), chargeSuccess: false };
+    finalResult = authorized;
+    answer ??= authorized;
+    upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Authorized' }]);
+    await notify(authorized);
+
+    const held: Hold = { transactionId: attempt.transactionId, account, processorTransactionId };
+    hold = held;
+    const holdSeconds = input.settings.authorizationVoidAfterSeconds ?? DEFAULT_AUTHORIZATION_HOLD_SECONDS;
+    await condition(() => held.decision !== undefined, holdSeconds * 1000);
+    held.decision ??= 'void';
+    const target = { submitOrderId: input.submitOrderId, transactionId: held.transactionId, gateway: account.gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs };
+    let change: 'captured' | 'voided' | undefined;
+    if (held.decision === 'capture') {
+      const captured = await captureHeldAuthorization(target);
+      held.outcome = { state: captured.captured ? 'approved' : 'failed', statusId: captured.statusId };
+      if (captured.captured) change = 'captured';
+    } else {
+      const voided = await voidHeldAuthorization(target);
+      held.outcome = { state: voided.voided ? 'voided' : 'failed', statusId: voided.statusId };
+      if (voided.voided) change = 'voided';
+    }
+    if (change) {
+      upsertSearchAttributes([{ key: OutcomeAttribute, value: change === 'captured' ? 'Success' : 'Voided' }]);
+      const deliveries = await recordAuthorizationChange({
+        tenantId: input.tenantId,
+        submitOrderId: input.submitOrderId,
+        change,
+        statusId: held.outcome.statusId,
+        amount: input.amount,
+        currency: input.currency,
+        occurredAt: new Date().toISOString(),
+      }).catch((error: unknown) => {
+        if (!isActivityFailure(error)) throw error;
+        log.error('Authorization change webhook not recorded', { reason: reasonOf(error) });
+        return [];
+      });
+      await startDeliveries(deliveries);
+    }
+    if (change === 'captured') await markPaidLead({ ...authorized, chargeSuccess: true });
+    return change === 'captured' ? { ...authorized, chargeSuccess: true } : authorized;
   }
 
   /** The account of the next attempt, its amount reserved on the account's monthly cap. */
@@ -271,7 +383,13 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     const context = attemptContext(candidate, attemptNumber);
     const send = async (): Promise<AttemptResult | undefined> => {
       try {
-        return await authorizeAttempt({ ...context, sealedCard: input.sealedCard, threeDSecure: input.threeDSecure.enabled, timeoutMs: input.settings.processorTimeoutMs });
+        return await authorizeAttempt({
+          ...context,
+          sealedCard: input.sealedCard,
+          threeDSecure: input.threeDSecure.enabled,
+          timeoutMs: input.settings.processorTimeoutMs,
+          ...(input.capture === false ? { capture: false } : {}),
+        });
       } catch (error) {
         if (isActivityFailure(error)) return undefined; // worker lost, timed out or could not record: outcome unknown
         throw error;

@@ -25,6 +25,21 @@ export interface paths {
     /** Paginated list of transaction status codes (spec 4.9); filters combine with AND */
     get: operations["listStatuses"];
   };
+  "/api/admin/merchantaccounts": {
+    /** The tenant's merchant accounts and those of its child companies (spec 4.7); credentials masked */
+    get: operations["listMerchantAccounts"];
+  };
+  "/api/admin/merchantaccounts/{id}": {
+    /**
+     * Updates a merchant account (spec 4.8) at the rowVersion read; audited with UserEmail
+     * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed.
+     */
+    put: operations["updateMerchantAccount"];
+  };
+  "/api/mitigation/transactions": {
+    /** Searches the tenant's transactions (spec 4.10): filters combine with AND, an array matches any of its values */
+    post: operations["searchMitigationTransactions"];
+  };
   "/api/{productId}": {
     /** Card payment submit for a product (spec 4.1); every processed outcome is HTTP 200 */
     post: operations["submitPayment"];
@@ -42,6 +57,74 @@ export interface paths {
     get: operations["listCustomerLeads"];
     /** Creates the lead of a checkout session (201) or updates it (200) (spec 4.3) */
     post: operations["writeCustomerLead"];
+  };
+  "/api/email": {
+    /**
+     * Queue one templated e-mail (spec 4.5)
+     * @description Renders a built-in React template or the given Handlebars HTML with `data`, from a sender domain authorized for the tenant.
+     */
+    post: operations["sendEmail"];
+  };
+  "/api/email/batch": {
+    /**
+     * Queue up to 100 e-mails at once (spec 4.6)
+     * @description All or nothing: one invalid item refuses the whole batch, its details naming the item index. One idempotency key covers the batch.
+     */
+    post: operations["sendEmailBatch"];
+  };
+  "/payments": {
+    /** Lists payments, newest first, filtered by status, creation time, amount, e-mail and MID (every filter given must match) */
+    get: operations["listPayments"];
+    /**
+     * Creates and charges a card payment (same durable process as the submit route: MID selection, velocity, cascade, 3-D Secure)
+     * @description Answers the payment, approved or declined (HTTP 200 with `status`); a payment waiting for 3-D Secure is `requires_action` with `next_action`, completed through `POST /api/{productId}/3ds` with its `three_d_secure_id` and `serviceSession` = the payment id. A refusal before processing is an error object.
+     */
+    post: operations["createPayment"];
+  };
+  "/payments/{id}": {
+    /** Retrieves a payment of the key’s tenant */
+    get: operations["getPayment"];
+  };
+  "/payments/{id}/refund": {
+    /**
+     * Refunds all or part of a succeeded payment (a durable refund workflow); refunds never total more than the captured amount
+     * @description Answers the refund once the processor settled it, or `pending` when it is slow (the refund goes on). Over the refundable amount: HTTP 402, `credit_exceeds_original_amount`, `status_id` 4313.
+     */
+    post: operations["refundPayment"];
+  };
+  "/payments/{id}/capture": {
+    /**
+     * Captures an authorization made with `capture: false` (status `requires_capture` → `succeeded`)
+     * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.
+     */
+    post: operations["capturePayment"];
+  };
+  "/payments/{id}/void": {
+    /**
+     * Voids an authorization made with `capture: false` before capture (status `requires_capture` → `canceled`)
+     * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.
+     */
+    post: operations["voidPayment"];
+  };
+  "/payments/{id}/refunds": {
+    /** The refunds of a payment, oldest first */
+    get: operations["listPaymentRefunds"];
+  };
+  "/subscriptions/{id}": {
+    /** A subscription of the key’s tenant */
+    get: operations["getSubscription"];
+  };
+  "/subscriptions/{id}/cancel": {
+    /** Cancels a subscription: no further rebills (one already running completes) */
+    post: operations["cancelSubscription"];
+  };
+  "/subscriptions/{id}/pause": {
+    /** Pauses recurring billing until resumed */
+    post: operations["pauseSubscription"];
+  };
+  "/subscriptions/{id}/resume": {
+    /** Resumes a paused subscription; a period that fell due meanwhile is billed at once */
+    post: operations["resumeSubscription"];
   };
 }
 
@@ -65,6 +148,146 @@ export interface components {
       isInsufficientFunds: boolean;
       isInvalidCardDetails: boolean;
       isOther: boolean;
+    };
+    /** @description A merchant account (MID), spec 2.6 */
+    MerchantAccount: {
+      id: number;
+      mid: string;
+      title: string;
+      companyId: number;
+      agent: string | null;
+      acquiringBank: string | null;
+      /** @description The gateway adapter's stable id (sandbox: 1); null only for a gateway name without one */
+      gatewayId: number | null;
+      enabledNetworkB: boolean;
+      enabledNetworkA: boolean;
+      descriptor: string | null;
+      mcc: string | null;
+      acquirerBINNetworkA: string | null;
+      acquirerBINNetworkB: string | null;
+      psp: string | null;
+      maxPrice: number | null;
+      verticalId: number | null;
+      monthlyCap: number | null;
+      /** @description Decimal fraction: 0.1 is 10% */
+      reservePercentage: number | null;
+      /** @description Decimal fraction: 0.1 is 10% */
+      discountRatePercentage: number | null;
+      gatewayTransactionFee: number | null;
+      chargebackFee: number | null;
+      routingNumber: string | null;
+      accountNumber: string | null;
+      brandId: number | null;
+      allowPremiumProgram: boolean;
+      fullyLive: boolean;
+      shorthandSuffix: string | null;
+      defaultCurrency: string;
+      rdrFee: number | null;
+      alertFee: number | null;
+      cdrnFee: number | null;
+      allowRetriesFromOtherMids: boolean;
+      allowInsufficientFundsRetries: boolean;
+      capLimited: string | null;
+      forceAllowRefunds: boolean;
+      dynamicDescriptorEnabled: boolean;
+      dynamicDescriptorPrefix: string | null;
+      dynamicDescriptorPrefix_NetworkB: string | null;
+      dynamicDescriptorFormat: number | null;
+      bankAuthFee: number | null;
+      bankDeclineFee: number | null;
+      bankAVSFee: number | null;
+      customFee: number | null;
+      customFeeApprovedOnly: number | null;
+      notes: string | null;
+      caid: string | null;
+      chargebackMitigationProviderId: number | null;
+      chargebackMitigationNotes: string | null;
+      processorPortalAccessId: number | null;
+      /** @description Send it back in an update; it goes up by one with each change */
+      rowVersion: number;
+      merchantDefinedField1: string | null;
+      merchantDefinedField2: string | null;
+      merchantDefinedField3: string | null;
+      customField1: string | null;
+      customField2: string | null;
+      customField3: string | null;
+      /** @description 0, or 1 for an external partner MID */
+      midOwnerId: number;
+      currencies: {
+          currency: string;
+          gatewayCredentials: {
+            /** @description `****` + last 4 characters (`****` under 8 characters) */
+            apiKey?: string;
+            /** @description `****` + last 4 characters (`****` under 8 characters) */
+            username?: string;
+            /** @description `****` + last 4 characters (`****` under 8 characters) */
+            password?: string;
+            /** @description `****` + last 4 characters (`****` under 8 characters) */
+            emailAddress?: string;
+            /** @description `****` + last 4 characters (`****` under 8 characters) */
+            processorId?: string;
+          };
+        }[];
+      company: string;
+      gateway: string;
+      vertical: string | null;
+      brand: string | null;
+      chargebackMitigationProvider: string | null;
+      processorPortalAccess: string | null;
+      parentCompany: string | null;
+      parentCompanyId: number | null;
+      requiresZip: boolean;
+      partnerStoreId: string | null;
+    };
+    /** @description A transaction as the mitigation search answers it (spec 2.8) */
+    MitigationTransaction: {
+      gateway: string;
+      /** Format: uuid */
+      transactionId: string;
+      orderId: number;
+      /**
+       * Format: date-time
+       * @description Authorization time
+       */
+      sent: string;
+      email: string;
+      sandbox: boolean;
+      applicationId: number;
+      status: string;
+      statusId: number;
+      success: boolean;
+      /** @description When the outcome became final (capture) */
+      completed: string | null;
+      currency: string;
+      amount: number;
+      mid: string | null;
+      descriptor: string | null;
+      customerId: number;
+      authCode: string | null;
+      gatewayTransactionId: string | null;
+      firstName: string | null;
+      lastName: string | null;
+      /** @description First 6 digits of the card (what the `bin` filter takes) */
+      bin: string;
+      last4: string;
+      /** @description A successful refund refers to this transaction */
+      refunded: boolean;
+      /** @description An approved authorization, not charged back, with an amount left to refund */
+      refundable: boolean;
+      hasAlert: boolean;
+      chargedBack: boolean;
+      /** @description On a refund only: the transaction it refunds (null on authorizations and voids) */
+      originalTransactionId: string | null;
+    };
+    /** @description The request was refused; nothing was queued or sent */
+    EmailErrorResponse: {
+      /** @constant */
+      success: false;
+      /** @description `Validation error`, `Invalid tenant key or tenant not found`, `Domain '<domain>' is not authorized for this tenant`, `Too many requests`, `Server error`, or the idempotency conflict */
+      error: string;
+      details?: {
+        [key: string]: string;
+      } | string;
     };
     /** @description Every processed outcome, approved, declined or 3-D Secure pending (spec 2.3) */
     SubmitResult: {
@@ -104,6 +327,121 @@ export interface components {
           response: string;
         }[];
       subscriptionId: number;
+    };
+    /** @description The request was refused; nothing was charged, refunded or changed */
+    PaymentApiError: {
+      error: {
+        /** @description What kind of failure: the request (`invalid_request_error`), the card (`card_error`), a reused key (`idempotency_error`), the key (`authentication_error`), the rate limit, or the gateway (`api_error`) */
+        type: "invalid_request_error" | "card_error" | "idempotency_error" | "authentication_error" | "rate_limit_error" | "api_error";
+        /** @description Machine-readable reason, e.g. `parameter_invalid`, `resource_missing`, `invalid_number`, `credit_exceeds_original_amount` */
+        code: string;
+        /** @description For people; names the parameter at fault */
+        message: string;
+        /** @description The parameter at fault, dotted for nested ones (`card.number`) */
+        param?: string;
+        /** @description Transaction status code (spec 7.5) when the refusal has one: 0 before processing, 4313 for a refund over the captured amount */
+        status_id?: number;
+      };
+    };
+    /** @description A card payment (Stripe-style): amounts in minor units, one status */
+    Payment: {
+      /** @description `pay_` + the submit order id */
+      id: string;
+      /** @constant */
+      object: "payment";
+      /** @description Unix time in seconds */
+      created: number;
+      /** @description `succeeded` charged; `failed` declined or ended in error; `requires_action` waits for a 3-D Secure challenge (`next_action`); `requires_capture` authorized with `capture: false`, waiting for `/capture` or `/void`; `canceled` voided or the challenge expired; `processing` still deciding */
+      status: "processing" | "requires_action" | "requires_capture" | "succeeded" | "failed" | "canceled";
+      /** @description Minor units */
+      amount: number;
+      currency: string;
+      /** @description Minor units refunded so far */
+      amount_refunded: number;
+      /** @description Minor units that may still be refunded (refunds in flight count as taken) */
+      amount_refundable: number;
+      /** @description True once the whole amount is refunded */
+      refunded: boolean;
+      email: string;
+      product: number;
+      mid: string | null;
+      merchant_account: number | null;
+      /** @description The deciding authorization transaction (mitigation search `transactionId`) */
+      transaction_id: string | null;
+      /** @description Status code of the deciding attempt (spec 7.5) */
+      status_id: number | null;
+      /** @description The status code as text when the payment failed */
+      failure_code: string | null;
+      failure_message: string | null;
+      card: {
+        brand: string;
+        bin: string;
+        last4: string;
+        exp_month: number;
+        exp_year: number;
+      } | null;
+      next_action: {
+        /** @constant */
+        type: "three_d_secure";
+        three_d_secure_id: string;
+        /** @description Send the cardholder's browser here */
+        redirect_url: string;
+      } | null;
+    };
+    /** @description Payments matching every filter, newest first */
+    PaymentList: {
+      /** @constant */
+      object: "list";
+      /** @constant */
+      url: "/payments";
+      /** @description More payments match: ask again with `starting_after` = the last id */
+      has_more: boolean;
+      data: components["schemas"]["Payment"][];
+    };
+    /** @description A refund of (part of) a payment */
+    Refund: {
+      id: string;
+      /** @constant */
+      object: "refund";
+      /** @description Unix time in seconds */
+      created: number;
+      /** @description The refunded payment */
+      payment: string;
+      /** @description Minor units */
+      amount: number;
+      currency: string;
+      /** @description `pending` while the processor has not settled it (the refund goes on; GET the payment later) */
+      status: "pending" | "succeeded" | "failed";
+      /** @description Status code of the processor refund (spec 7.5) */
+      status_id: number | null;
+      failure_message: string | null;
+      /** @description The refund transaction (`kind` refund; its `originalTransactionId` is the charge) */
+      transaction_id: string | null;
+      original_transaction_id: string;
+      reason: string | null;
+    };
+    /** @description A subscription and where its recurring billing stands */
+    Subscription: {
+      id: number;
+      /** @constant */
+      object: "subscription";
+      /** @description `grace` while a declined rebill waits for its dunning retry */
+      status: "pending" | "active" | "grace" | "cancelled";
+      paused: boolean;
+      product: number;
+      email: string;
+      /** @description Recurring amount in minor units */
+      amount: number;
+      currency: string;
+      /** @description Periods paid after the first payment */
+      billed_periods: number;
+      /** @description Unix seconds of the next charge (or dunning retry) */
+      next_billing: number;
+      grace_until: number | null;
+      cancelled_at: number | null;
+      /** @description `cancelled_by_merchant`, `hard_decline`, `retries_exhausted` */
+      cancel_reason: string | null;
+      created: number;
     };
     /** @description A stored lead, complete: every CFA and D2D field (`cfa_*`, `d2d_*`, strings) at the top level beside these; never the tenant */
     CustomerLead: {
@@ -321,6 +659,393 @@ export interface operations {
       };
       /** @description ClientId is not the tenant of the key */
       403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        headers: {
+          /** @description Seconds until the next request may succeed */
+          "retry-after"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /** The tenant's merchant accounts and those of its child companies (spec 4.7); credentials masked */
+  listMerchantAccounts: {
+    parameters: {
+      header: {
+        /**
+         * @description The tenant's ClientId (parent company id)
+         * @example client-acme
+         */
+        ClientId: string;
+        /**
+         * @description E-mail of the person or group acting; recorded in the audit trail
+         * @example ops@example.com
+         */
+        UserEmail: string;
+      };
+    };
+    responses: {
+      /** @description The tenant's and its child companies' merchant accounts, by id */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            success: true;
+            returnVal: components["schemas"]["MerchantAccount"][];
+          };
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description ClientId is not the tenant of the key */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        headers: {
+          /** @description Seconds until the next request may succeed */
+          "retry-after"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Updates a merchant account (spec 4.8) at the rowVersion read; audited with UserEmail
+   * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed.
+   */
+  updateMerchantAccount: {
+    parameters: {
+      header: {
+        /**
+         * @description The tenant's ClientId (parent company id)
+         * @example client-acme
+         */
+        ClientId: string;
+        /**
+         * @description E-mail of the person or group acting; recorded in the audit trail
+         * @example ops@example.com
+         */
+        UserEmail: string;
+      };
+      path: {
+        /**
+         * @description Merchant account id (integer)
+         * @example 42
+         */
+        id: string;
+      };
+    };
+    /** @description A merchant account (spec 2.6); rowVersion required, omitted fields unchanged */
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description The version read; a stale one is 409 and changes nothing */
+          rowVersion: number;
+          title?: string;
+          agent?: string | null;
+          acquiringBank?: string | null;
+          gatewayId?: number | null;
+          enabledNetworkA?: boolean;
+          enabledNetworkB?: boolean;
+          descriptor?: string | null;
+          mcc?: string | null;
+          acquirerBINNetworkA?: string | null;
+          acquirerBINNetworkB?: string | null;
+          psp?: string | null;
+          maxPrice?: (number | string) | null;
+          verticalId?: number | null;
+          monthlyCap?: number | null;
+          reservePercentage?: (number | string) | null;
+          discountRatePercentage?: (number | string) | null;
+          gatewayTransactionFee?: (number | string) | null;
+          chargebackFee?: (number | string) | null;
+          routingNumber?: string | null;
+          accountNumber?: string | null;
+          brandId?: number | null;
+          allowPremiumProgram?: boolean;
+          fullyLive?: boolean;
+          shorthandSuffix?: string | null;
+          defaultCurrency?: string;
+          rdrFee?: (number | string) | null;
+          alertFee?: (number | string) | null;
+          cdrnFee?: (number | string) | null;
+          allowRetriesFromOtherMids?: boolean;
+          allowInsufficientFundsRetries?: boolean;
+          capLimited?: string | null;
+          forceAllowRefunds?: boolean;
+          dynamicDescriptorEnabled?: boolean;
+          dynamicDescriptorPrefix?: string | null;
+          dynamicDescriptorPrefix_NetworkB?: string | null;
+          dynamicDescriptorFormat?: number | null;
+          bankAuthFee?: (number | string) | null;
+          bankDeclineFee?: (number | string) | null;
+          bankAVSFee?: (number | string) | null;
+          customFee?: (number | string) | null;
+          customFeeApprovedOnly?: (number | string) | null;
+          notes?: string | null;
+          caid?: string | null;
+          chargebackMitigationProviderId?: number | null;
+          chargebackMitigationNotes?: string | null;
+          processorPortalAccessId?: number | null;
+          merchantDefinedField1?: string | null;
+          merchantDefinedField2?: string | null;
+          merchantDefinedField3?: string | null;
+          customField1?: string | null;
+          customField2?: string | null;
+          customField3?: string | null;
+          midOwnerId?: number;
+          requiresZip?: boolean;
+          partnerStoreId?: string | null;
+          currencies?: {
+              currency: string;
+              gatewayCredentials?: {
+                apiKey?: string;
+                username?: string;
+                password?: string;
+                emailAddress?: string;
+                processorId?: string;
+              };
+            }[];
+          id?: number;
+          mid?: string;
+          companyId?: number;
+          company?: string;
+          gateway?: string;
+          parentCompanyId?: number | null;
+          parentCompany?: string | null;
+          vertical?: string | null;
+          brand?: string | null;
+          chargebackMitigationProvider?: string | null;
+          processorPortalAccess?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Merchant account updated */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            success: true;
+            message: string;
+            returnVal: components["schemas"]["MerchantAccount"];
+          };
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description ClientId is not the tenant of the key */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Not found */
+      404: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Conflicts with an earlier request (Idempotency-Key reused with another body, 3-D Secure already completed) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Content-Type must be application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        headers: {
+          /** @description Seconds until the next request may succeed */
+          "retry-after"?: number;
+        };
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+    };
+  };
+  /** Searches the tenant's transactions (spec 4.10): filters combine with AND, an array matches any of its values */
+  searchMitigationTransactions: {
+    parameters: {
+      header: {
+        /**
+         * @description The tenant's ClientId (parent company id)
+         * @example client-acme
+         */
+        ClientId: string;
+        /**
+         * @description E-mail of the person or group acting; recorded in the audit trail
+         * @example ops@example.com
+         */
+        UserEmail: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description 1-based page (default 1) */
+          pageNumber?: number;
+          /** @description Records per page (default 100) */
+          limit?: number;
+          /** @description Customer e-mails (case-insensitive); any of the values matches */
+          emails?: string[];
+          /** @description Order ids; any of the values matches */
+          orderIds?: number[];
+          /** @description Transaction UUIDs (8-4-4-4-12 hex digits); any of the values matches */
+          transactionIds?: string[];
+          /** @description Processor transaction ids; any of the values matches */
+          gatewayTransactionIds?: string[];
+          /** @description First 6 digits of the card */
+          bin?: string;
+          /** @description Last 4 digits of the card */
+          last4?: string;
+          /** @description Exact, case-insensitive */
+          firstName?: string;
+          /** @description Exact, case-insensitive */
+          lastName?: string;
+          /** @description Authorization codes; any of the values matches */
+          authCodes?: string[];
+          /** @description ISO 4217 code */
+          currency?: string;
+          /**
+           * Format: date
+           * @description First day (UTC) of authorization, inclusive; years 1970 to 9998
+           */
+          dateFrom?: string;
+          /**
+           * Format: date
+           * @description Last day (UTC) of authorization, inclusive; years 1970 to 9998
+           */
+          dateTo?: string;
+          /** @description Case-insensitive substring of the descriptor, at least 3 characters */
+          descriptorContains?: string;
+          /** @description true: sandbox transactions only; false: live only; omitted: both */
+          sandbox?: boolean;
+          /** @description Application ids; any of the values matches */
+          applicationIds?: number[];
+          /** @description Product ids; any of the values matches */
+          productIds?: number[];
+          /** @description Campaign ids; any of the values matches */
+          campaignIds?: number[];
+          /** @description Merchant account ids; any of the values matches */
+          merchantAccountIds?: number[];
+          /** @description Company ids (the tenant or its child companies); any of the values matches */
+          companyIds?: number[];
+          /** @description Subscription ids; any of the values matches */
+          subscriptionIds?: number[];
+          /** @description Exact amounts (at most 2 decimals); any of the values matches */
+          amounts?: number[];
+          /** @description Also transactions captured in the period though authorized earlier (refunds are their own transactions) */
+          includeUpdated?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description One page, newest authorization first (ties by transaction id) */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            success: true;
+            message: string;
+            /** @description Records in this page */
+            count: number;
+            pageNumber: number;
+            /** @description Another page has at least one record */
+            moreResults: boolean;
+            transactions: components["schemas"]["MitigationTransaction"][];
+          };
+        };
+      };
+      /** @description Invalid request; the message names the field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description ClientId is not the tenant of the key */
+      403: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["ErrorResponse"];
+        };
+      };
+      /** @description Content-Type must be application/json */
+      415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
         };
@@ -825,6 +1550,958 @@ export interface operations {
       500: {
         content: {
           "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+    };
+  };
+  /**
+   * Queue one templated e-mail (spec 4.5)
+   * @description Renders a built-in React template or the given Handlebars HTML with `data`, from a sender domain authorized for the tenant.
+   */
+  sendEmail: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description UUID of the account (spec 5.4) */
+          tenant_key: string;
+          /** @description Sender; its domain must be authorized for the tenant */
+          from: string;
+          /** @description Recipient(s) */
+          to: string | string[];
+          subject: string;
+          /** @description Any address */
+          replyTo?: string;
+          /** @description Copy recipient(s) */
+          cc?: string | string[];
+          /** @description Blind-copy recipient(s): in the SMTP envelope, never in the headers */
+          bcc?: string | string[];
+          /**
+           * @description `react`: a built-in template; `string`: HTML in templateContent
+           * @enum {string}
+           */
+          templateType: "react" | "string";
+          /** @description Required for `react`: generic, order-confirmation or welcome-membership */
+          templateName?: string;
+          /** @description Required for `string`: HTML with {{variable}} and {{#if variable}}...{{/if}} */
+          templateContent?: string;
+          /** @description Values that populate the template; objects and arrays nest at most 32 levels */
+          data?: {
+            [key: string]: unknown;
+          };
+          /** @description Repeats within 7 days return the first answer and send nothing; derived from the content when absent */
+          idempotencyKey?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Queued: stored and handed to delivery; SMTP happens afterwards. A repeat of the idempotency key gets this same answer. */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            success: true;
+            message: string;
+            data: {
+              message: string;
+              /**
+               * Format: uuid
+               * @description Id of the e-mail (GraphQL `email(id)`)
+               */
+              id: string;
+              /** @description The recipients as sent */
+              to: string | string[];
+              /** Format: uuid */
+              tenantKey: string;
+            };
+          };
+        };
+      };
+      /** @description `Validation error`: details name every offending field; in a batch, the item index */
+      400: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Invalid tenant key or tenant not found` */
+      401: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Domain '<domain>' is not authorized for this tenant` */
+      403: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description The idempotency key was used with another request, or its first request is still in progress */
+      409: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description Body larger than 262144 bytes */
+      413: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description Content-Type must be application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Too many requests`: over the tenant's requests per minute (default 100); see Retry-After */
+      429: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Server error`: retry the same request with the same idempotencyKey; it is sent at most once */
+      500: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Server error`: stored, but delivery could not be confirmed started; retry with the same idempotencyKey (sent once) */
+      503: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+    };
+  };
+  /**
+   * Queue up to 100 e-mails at once (spec 4.6)
+   * @description All or nothing: one invalid item refuses the whole batch, its details naming the item index. One idempotency key covers the batch.
+   */
+  sendEmailBatch: {
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description UUID of the account (spec 5.4) */
+          tenant_key: string;
+          emails: ({
+              /** @description Sender; its domain must be authorized for the tenant */
+              from: string;
+              /** @description Recipient(s) */
+              to: string | string[];
+              subject: string;
+              /** @description Any address */
+              replyTo?: string;
+              /** @description Copy recipient(s) */
+              cc?: string | string[];
+              /** @description Blind-copy recipient(s): in the SMTP envelope, never in the headers */
+              bcc?: string | string[];
+              /**
+               * @description `react`: a built-in template; `string`: HTML in templateContent
+               * @enum {string}
+               */
+              templateType: "react" | "string";
+              /** @description Required for `react`: generic, order-confirmation or welcome-membership */
+              templateName?: string;
+              /** @description Required for `string`: HTML with {{variable}} and {{#if variable}}...{{/if}} */
+              templateContent?: string;
+              /** @description Values that populate the template; objects and arrays nest at most 32 levels */
+              data?: {
+                [key: string]: unknown;
+              };
+            })[];
+          /** @description Repeats within 7 days return the first answer and send nothing; derived from the content when absent */
+          idempotencyKey?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Every e-mail of the batch queued; a repeat of the idempotency key gets this same answer. */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            success: true;
+            message: string;
+            data: {
+              message: string;
+              /** @description E-mails queued */
+              count: number;
+              /** @description One per e-mail, in request order */
+              responses: {
+                  /** Format: uuid */
+                  id: string;
+                }[];
+              /** Format: uuid */
+              tenantKey: string;
+            };
+          };
+        };
+      };
+      /** @description `Validation error`: details name every offending field; in a batch, the item index */
+      400: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Invalid tenant key or tenant not found` */
+      401: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Domain '<domain>' is not authorized for this tenant` */
+      403: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description The idempotency key was used with another request, or its first request is still in progress */
+      409: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description Body larger than 262144 bytes */
+      413: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description Content-Type must be application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Too many requests`: over the tenant's requests per minute (default 100); see Retry-After */
+      429: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Server error`: retry the same request with the same idempotencyKey; it is sent at most once */
+      500: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+      /** @description `Server error`: stored, but delivery could not be confirmed started; retry with the same idempotencyKey (sent once) */
+      503: {
+        content: {
+          "application/json": components["schemas"]["EmailErrorResponse"];
+        };
+      };
+    };
+  };
+  /** Lists payments, newest first, filtered by status, creation time, amount, e-mail and MID (every filter given must match) */
+  listPayments: {
+    parameters: {
+      query?: {
+        status?: "processing" | "requires_action" | "requires_capture" | "succeeded" | "failed" | "canceled";
+        /** @description Created at or after (Unix seconds) */
+        "created[gte]"?: number;
+        /** @description Created at or before (Unix seconds) */
+        "created[lte]"?: number;
+        /** @description Minor units */
+        "amount[gte]"?: number;
+        /** @description Minor units */
+        "amount[lte]"?: number;
+        email?: string;
+        mid?: string;
+        limit?: number;
+        /** @description Cursor: the last payment id of the previous page */
+        starting_after?: string;
+      };
+    };
+    responses: {
+      /** @description Payments matching every filter, newest first */
+      200: {
+        content: {
+          "application/json": components["schemas"]["PaymentList"];
+        };
+      };
+      /** @description Invalid request (`invalid_request_error`); `param` names the parameter */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Creates and charges a card payment (same durable process as the submit route: MID selection, velocity, cascade, 3-D Secure)
+   * @description Answers the payment, approved or declined (HTTP 200 with `status`); a payment waiting for 3-D Secure is `requires_action` with `next_action`, completed through `POST /api/{productId}/3ds` with its `three_d_secure_id` and `serviceSession` = the payment id. A refusal before processing is an error object.
+   */
+  createPayment: {
+    parameters: {
+      header?: {
+        /** @description Makes the POST safe to retry: the same key and body answer the first result and never charge (or refund) twice */
+        "Idempotency-Key"?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "amount": 1999,
+         *   "currency": "USD",
+         *   "card": {
+         *     "number": "4242424242424242",
+         *     "exp_month": 12,
+         *     "exp_year": 2030,
+         *     "cvc": "123",
+         *     "name": "Ada Lovelace"
+         *   },
+         *   "email": "ada@example.com"
+         * }
+         */
+        "application/json": {
+          /** @description Amount to charge in minor units (1999 is 19.99) */
+          amount: number;
+          /** @description ISO 4217 code, upper case */
+          currency: string;
+          card: {
+            /** @description The card number (PAN); never stored or returned */
+            number: string;
+            exp_month: number;
+            /** @description Four digits (two are read as 20xx) */
+            exp_year: number;
+            /** @description Never stored */
+            cvc: string;
+            /** @description Cardholder name */
+            name?: string;
+          };
+          /** @description The customer's e-mail address */
+          email: string;
+          /** @description Forces this merchant account instead of the gateway selecting one */
+          mid?: string;
+          /** @description Books the payment under this product of the tenant (its velocity limits and accepted networks apply); default the tenant's `payments-api` product */
+          product?: number;
+          /** @description `false`: authorize only (`requires_capture`); capture with `POST /payments/{id}/capture` or release with `/void`; never captured, it is voided after the configured hold period */
+          capture?: boolean;
+          /** @description Retry a cascadable decline once on another merchant account */
+          cascade?: boolean;
+          three_d_secure?: {
+            enabled?: boolean;
+            /** @description Decline when authentication fails (default true) instead of charging without liability shift */
+            cancel_on_fail?: boolean;
+          };
+          /** @description The caller's checkout session, echoed in webhooks and used for lead matching (50 characters or fewer are stored) */
+          partner_session?: string;
+          /** @description Your key-value pairs, kept on the order */
+          metadata?: {
+            [key: string]: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description A card payment (Stripe-style): amounts in minor units, one status */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Payment"];
+        };
+      };
+      /** @description Invalid request (`invalid_request_error`); `param` names the parameter */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Refused for the card (`card_error`: invalid card, blocked, velocity) or a refund over the captured amount (`status_id` 4313) */
+      402: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such payment for this key (`resource_missing`) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Idempotency-Key reused with another request, or its first request is still running */
+      409: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Content-Type must be application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Still processing (or a refund could not be started now); retry with the same Idempotency-Key to get the result */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /** Retrieves a payment of the key’s tenant */
+  getPayment: {
+    parameters: {
+      path: {
+        /**
+         * @description Payment id
+         * @example pay_1042
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description A card payment (Stripe-style): amounts in minor units, one status */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Payment"];
+        };
+      };
+      /** @description Invalid request (`invalid_request_error`); `param` names the parameter */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such payment for this key (`resource_missing`) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Refunds all or part of a succeeded payment (a durable refund workflow); refunds never total more than the captured amount
+   * @description Answers the refund once the processor settled it, or `pending` when it is slow (the refund goes on). Over the refundable amount: HTTP 402, `credit_exceeds_original_amount`, `status_id` 4313.
+   */
+  refundPayment: {
+    parameters: {
+      header?: {
+        /** @description Makes the POST safe to retry: the same key and body answer the first result and never charge (or refund) twice */
+        "Idempotency-Key"?: string;
+      };
+      path: {
+        /**
+         * @description Payment id
+         * @example pay_1042
+         */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "amount": 500,
+         *   "reason": "requested_by_customer"
+         * }
+         */
+        "application/json": {
+          /** @description Minor units to refund; default what is left of the captured amount */
+          amount?: number;
+          reason?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description A refund of (part of) a payment */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Refund"];
+        };
+      };
+      /** @description Invalid request (`invalid_request_error`); `param` names the parameter */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Refused for the card (`card_error`: invalid card, blocked, velocity) or a refund over the captured amount (`status_id` 4313) */
+      402: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such payment for this key (`resource_missing`) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Idempotency-Key reused with another request, or its first request is still running */
+      409: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Content-Type must be application/json */
+      415: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Still processing (or a refund could not be started now); retry with the same Idempotency-Key to get the result */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Captures an authorization made with `capture: false` (status `requires_capture` → `succeeded`)
+   * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.
+   */
+  capturePayment: {
+    parameters: {
+      path: {
+        /**
+         * @description Payment id
+         * @example pay_1042
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description A card payment (Stripe-style): amounts in minor units, one status */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Payment"];
+        };
+      };
+      /** @description Invalid request (`invalid_request_error`); `param` names the parameter */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such payment for this key (`resource_missing`) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Still processing (or a refund could not be started now); retry with the same Idempotency-Key to get the result */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /**
+   * Voids an authorization made with `capture: false` before capture (status `requires_capture` → `canceled`)
+   * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.
+   */
+  voidPayment: {
+    parameters: {
+      path: {
+        /**
+         * @description Payment id
+         * @example pay_1042
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description A card payment (Stripe-style): amounts in minor units, one status */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Payment"];
+        };
+      };
+      /** @description Invalid request (`invalid_request_error`); `param` names the parameter */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such payment for this key (`resource_missing`) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Still processing (or a refund could not be started now); retry with the same Idempotency-Key to get the result */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /** The refunds of a payment, oldest first */
+  listPaymentRefunds: {
+    parameters: {
+      path: {
+        /**
+         * @description Payment id
+         * @example pay_1042
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          "application/json": {
+            /** @constant */
+            object: "list";
+            has_more: boolean;
+            data: components["schemas"]["Refund"][];
+          };
+        };
+      };
+      /** @description Invalid request (`invalid_request_error`); `param` names the parameter */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such payment for this key (`resource_missing`) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error; nothing is known to have changed */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /** A subscription of the key’s tenant */
+  getSubscription: {
+    parameters: {
+      path: {
+        /**
+         * @description Subscription id (`subscriptionId` of the submit result)
+         * @example 17
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description A subscription and where its recurring billing stands */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Subscription"];
+        };
+      };
+      /** @description Invalid request, or the subscription cannot take this action (`subscription_not_active`) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such subscription for this key */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /** Cancels a subscription: no further rebills (one already running completes) */
+  cancelSubscription: {
+    parameters: {
+      path: {
+        /**
+         * @description Subscription id (`subscriptionId` of the submit result)
+         * @example 17
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description A subscription and where its recurring billing stands */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Subscription"];
+        };
+      };
+      /** @description Invalid request, or the subscription cannot take this action (`subscription_not_active`) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such subscription for this key */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /** Pauses recurring billing until resumed */
+  pauseSubscription: {
+    parameters: {
+      path: {
+        /**
+         * @description Subscription id (`subscriptionId` of the submit result)
+         * @example 17
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description A subscription and where its recurring billing stands */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Subscription"];
+        };
+      };
+      /** @description Invalid request, or the subscription cannot take this action (`subscription_not_active`) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such subscription for this key */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+    };
+  };
+  /** Resumes a paused subscription; a period that fell due meanwhile is billed at once */
+  resumeSubscription: {
+    parameters: {
+      path: {
+        /**
+         * @description Subscription id (`subscriptionId` of the submit result)
+         * @example 17
+         */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description A subscription and where its recurring billing stands */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Subscription"];
+        };
+      };
+      /** @description Invalid request, or the subscription cannot take this action (`subscription_not_active`) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Missing or unknown API key */
+      401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description No such subscription for this key */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Rate limit of the API key exceeded */
+      429: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Unexpected error */
+      500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
         };
       };
     };

@@ -1,0 +1,140 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { loadQueuedEmails, markQueuedEmailsFailed, recordDeliveryOutcomes } from '../../data/queries/emails.ts';
+import type { DeliveryOutcome, PendingEmail, QueuedEmail } from '../../domain/email/email-record.ts';
+import type { Logger } from '../../domain/logger.ts';
+import { parseAddress } from '../../domain/email/addresses.ts';
+import type { EmailTemplate } from '../../domain/email/email-message.ts';
+import type { MailAddress, Mailer, MailerReceipt, RecipientRefusal } from '../../domain/email/mailer.ts';
+import type { EmailRenderer } from '../../domain/email/render-email.ts';
+import { classifySmtpFailure } from '../../domain/email/smtp-outcome.ts';
+import { isReactTemplateName } from '../../domain/email/templates/react-templates.ts';
+import { withPermanentFailures } from '../payments/permanent-failures.ts';
+
+export interface EmailActivityDeps {
+  readonly orm: MikroORM;
+  readonly logger: Logger;
+  readonly mailer: Mailer;
+  readonly renderEmail: EmailRenderer;
+}
+
+export interface DeliverEmailsResult {
+  readonly sent: number;
+  readonly failed: number;
+  /** E-mails a temporary SMTP failure kept queued (for some recipients, or all): the workflow tries them again later. */
+  readonly deferred: readonly PendingEmail[];
+}
+
+/** The stored template of an e-mail, as the renderer takes it. */
+function templateOf(email: QueuedEmail): EmailTemplate {
+  if (email.templateType === 'string') return { type: 'string', content: email.templateContent ?? '' };
+  if (!email.templateName || !isReactTemplateName(email.templateName)) throw new Error(`unknown template ${email.templateName}`);
+  return { type: 'react', name: email.templateName };
+}
+
+/** `<emailId@senderdomain>`: the same on every attempt, so a resend after an uncertain attempt is recognisable. */
+function messageIdOf(email: QueuedEmail, from: MailAddress): string {
+  return `<${email.id}@${from.address.slice(from.address.lastIndexOf('@') + 1).toLowerCase()}>`;
+}
+
+/** The stored (canonical) addresses parsed again into name and address; undefined when one is not an address. */
+function mailboxes(written: readonly string[]): MailAddress[] | undefined {
+  const parsed = written.map((w) => parseAddress(w));
+  if (parsed.some((p) => typeof p === 'string')) return undefined;
+  return parsed.map((p) => ({ name: (p as Exclude<typeof p, string>).name, address: (p as Exclude<typeof p, string>).address }));
+}
+
+const describeRefusals = (refusals: readonly RecipientRefusal[]) => refusals.map((r) => `${r.address} (${r.reason})`).join(', ').slice(0, 1000);
+
+export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
+  /**
+   * What the server's per-recipient answer means: refusals with a 5xx reply are final for that recipient, the
+   * others (4xx, no code) are tried again on the schedule, only them, unless this was the last attempt.
+   */
+  function outcomeOfReceipt(email: PendingEmail, receipt: MailerReceipt, lastAttempt: boolean): DeliveryOutcome {
+    const refusedForGood = receipt.rejected.filter((r) => r.responseCode !== undefined && r.responseCode >= 500);
+    const deferred = receipt.rejected.filter((r) => !refusedForGood.includes(r));
+    // Delivered to someone now, or on an earlier attempt (then only the deferred recipients were asked for).
+    const deliveredToSomeone = receipt.accepted.length > 0 || email.recipients !== undefined;
+    const undelivered = [...(email.undelivered ?? []), ...refusedForGood.map((r) => `${r.address} (${r.reason})`)];
+    if (deferred.length > 0 && !lastAttempt) {
+      const reason = `Deferred for ${describeRefusals(deferred)}${refusedForGood.length > 0 ? `; refused for ${describeRefusals(refusedForGood)}` : ''}`;
+      return {
+        id: email.id,
+        kind: 'deferred',
+        reason: reason.slice(0, 1000),
+        recipients: deferred.map((r) => r.address),
+        ...(undelivered.length > 0 ? { undelivered } : {}),
+        ...(receipt.accepted.length > 0 ? { messageId: receipt.messageId, response: receipt.response.slice(0, 1000) } : {}),
+      };
+    }
+    const notDelivered = [...undelivered, ...deferred.map((r) => `${r.address} (gave up after the last attempt: ${r.reason})`)].join(', ').slice(0, 1000);
+    if (!deliveredToSomeone) return { id: email.id, kind: 'failed', reason: `Every recipient was refused: ${notDelivered}`.slice(0, 1000) };
+    return { id: email.id, kind: 'sent', messageId: receipt.messageId, response: receipt.response.slice(0, 1000), ...(notDelivered ? { undelivered: notDelivered } : {}) };
+  }
+
+  async function attempt(email: QueuedEmail, pending: PendingEmail, lastAttempt: boolean): Promise<DeliveryOutcome> {
+    const from = mailboxes([email.from])?.[0];
+    const to = mailboxes(email.to);
+    const cc = mailboxes(email.cc);
+    const bcc = mailboxes(email.bcc);
+    const replyTo = email.replyTo === null ? null : mailboxes([email.replyTo])?.[0];
+    if (!from || !to || !cc || !bcc || replyTo === undefined) return { id: email.id, kind: 'failed', reason: 'A stored address is not a single valid e-mail address' };
+    let rendered;
+    try {
+      rendered = await deps.renderEmail(templateOf(email), email.data);
+    } catch (error) {
+      // Accepted data rendered when it was checked; a template failing now would fail on every retry.
+      return { id: email.id, kind: 'failed', reason: `Could not render the template: ${(error as Error).message}`.slice(0, 1000) };
+    }
+    const envelopeTo = pending.recipients ?? [...to, ...cc, ...bcc].map((a) => a.address);
+    try {
+      const receipt = await deps.mailer.send({ messageId: messageIdOf(email, from), from, to, cc, bcc, replyTo, subject: email.subject, envelopeTo, ...rendered });
+      return outcomeOfReceipt(pending, receipt, lastAttempt);
+    } catch (error) {
+      const failure = classifySmtpFailure(error as Error);
+      // After a partial delivery the e-mail went out already: what is given up is the rest of its recipients.
+      const giveUp = (reason: string): DeliveryOutcome =>
+        pending.recipients
+          ? { id: email.id, kind: 'sent', messageId: messageIdOf(email, from), response: '', undelivered: [...(pending.undelivered ?? []), `${pending.recipients.join(', ')} (${reason})`].join(', ').slice(0, 1000) }
+          : { id: email.id, kind: 'failed', reason: reason.slice(0, 1000) };
+      if (failure.kind === 'permanent') return giveUp(failure.reason);
+      // A connection or login problem (no reply, 5xx greeting, 535 EAUTH) is the operator's to see: log it.
+      deps.logger.warn({ emailId: email.id, code: (error as { code?: string }).code, command: failure.command, responseCode: failure.responseCode, reason: failure.reason }, 'SMTP attempt failed temporarily');
+      if (lastAttempt) return giveUp(`Gave up after the last attempt: ${failure.reason}`);
+      return { id: email.id, kind: 'deferred', reason: failure.reason, ...(pending.recipients ? { recipients: pending.recipients } : {}), ...(pending.undelivered ? { undelivered: pending.undelivered } : {}) };
+    }
+  }
+
+  /**
+   * One delivery attempt of the delivery's e-mails still queued: rendered and handed to the SMTP pool together
+   * (its connections send them in parallel), every outcome recorded in one statement. Sent and failed e-mails
+   * are never sent again; an e-mail whose attempt failed temporarily, for all its recipients or some, is
+   * returned as deferred (failed, or sent to those who took it, when this was the last attempt).
+   */
+  async function deliverEmails(input: { deliveryId: string; emails: readonly PendingEmail[]; lastAttempt: boolean }): Promise<DeliverEmailsResult> {
+    const em = deps.orm.em.fork();
+    const pendingById = new Map(input.emails.map((e) => [e.id, e]));
+    const queued = await loadQueuedEmails(em, [...pendingById.keys()]);
+    const outcomes = await Promise.all(queued.map((email) => attempt(email, pendingById.get(email.id)!, input.lastAttempt)));
+    await recordDeliveryOutcomes(em, outcomes);
+    const count = (kind: DeliveryOutcome['kind']) => outcomes.filter((o) => o.kind === kind).length;
+    const deferred = outcomes.flatMap((o) =>
+      o.kind === 'deferred' ? [{ id: o.id, ...(o.recipients ? { recipients: [...o.recipients] } : {}), ...(o.undelivered ? { undelivered: [...o.undelivered] } : {}) }] : [],
+    );
+    const result = { sent: count('sent'), failed: count('failed'), deferred };
+    deps.logger.info({ deliveryId: input.deliveryId, sent: result.sent, failed: result.failed, deferred: deferred.length }, 'e-mail delivery attempt');
+    return result;
+  }
+
+  /**
+   * The delivery cannot go on (deliverEmails failed for good): every e-mail of it still queued is failed with
+   * the reason, so none stays queued without a delivery. One bounded statement; repeating it changes nothing.
+   */
+  async function failQueuedEmails(input: { deliveryId: string; emailIds: readonly string[]; reason: string }): Promise<number> {
+    const failed = await markQueuedEmailsFailed(deps.orm.em.fork(), input.emailIds, input.reason.slice(0, 1000));
+    deps.logger.error({ deliveryId: input.deliveryId, failed, reason: input.reason }, 'e-mail delivery failed; queued e-mails failed');
+    return failed;
+  }
+
+  return withPermanentFailures({ deliverEmails, failQueuedEmails });
+}

@@ -1,0 +1,96 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { cancelSubscription, findRebillSubject, openRebill, recordRebillOutcome, setSubscriptionPaused, storeRebillCard } from '../../data/queries/rebills.ts';
+import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
+import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
+import type { CardSummary } from '../../domain/payments/payment-input.ts';
+import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
+import { withPermanentFailures } from '../payments/permanent-failures.ts';
+
+export interface SubscriptionActivityDeps {
+  readonly orm: MikroORM;
+  readonly cardVault: CardVault;
+}
+
+/** One charge to make, or why there is none (the subscription ended meanwhile, or has no card). */
+export type RebillPlan =
+  | {
+      readonly kind: 'charge';
+      readonly orderId: number;
+      readonly tenantId: number;
+      readonly productId: number;
+      readonly email: string;
+      readonly amount: string;
+      readonly currency: string;
+      readonly sealedCard: string;
+      readonly card: CardSummary;
+    }
+  | { readonly kind: 'none'; readonly reason: 'cancelled' | 'no_card' };
+
+/** The subscription's side of recurring billing: its stored card, each rebill's order, outcomes and webhooks. */
+export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
+  const fork = (): EntityManager => deps.orm.em.fork() as EntityManager;
+
+  /** Keeps the first payment's card for rebills, sealed again without its CVV (which is never stored). */
+  async function keepCardForRebills(input: { subscriptionId: number; sealedCard: string }): Promise<void> {
+    const card = await deps.cardVault.open(input.sealedCard as SealedCard);
+    await storeRebillCard(fork(), input.subscriptionId, await deps.cardVault.seal({ ...card, cvv: '' }));
+  }
+
+  /** The plan and billed periods the subscription workflow starts from. */
+  async function loadSubscription(input: { subscriptionId: number }): Promise<{ plan: SubscriptionPlan | null; billedPeriods: number; state: string; paused: boolean; tenantId: number }> {
+    const subject = await findRebillSubject(fork(), input.subscriptionId);
+    if (!subject) return { plan: null, billedPeriods: 0, state: 'cancelled', paused: false, tenantId: 0 };
+    return { plan: subject.plan, billedPeriods: subject.billedPeriods, state: subject.state, paused: subject.paused, tenantId: subject.tenantId };
+  }
+
+  /** The order a period's charge runs under (the same however often asked) and what the payment needs. */
+  async function prepareRebill(input: { subscriptionId: number; period: number; attempt: number }): Promise<RebillPlan> {
+    const em = fork();
+    const subject = await findRebillSubject(em, input.subscriptionId);
+    if (!subject || subject.state === 'cancelled') return { kind: 'none', reason: 'cancelled' };
+    if (!subject.sealedCard) return { kind: 'none', reason: 'no_card' };
+    const orderId = await openRebill(em, input);
+    const card = await deps.cardVault.open(subject.sealedCard as SealedCard);
+    return {
+      kind: 'charge',
+      orderId,
+      tenantId: subject.tenantId,
+      productId: subject.productId,
+      email: subject.email,
+      amount: subject.recurringAmount,
+      currency: subject.currency,
+      sealedCard: subject.sealedCard,
+      card: {
+        bin: card.bin,
+        last4: card.last4,
+        network: card.network,
+        binCountry: card.binCountry,
+        expiryMonth: card.expiryMonth,
+        expiryYear: card.expiryYear,
+        fingerprint: deps.cardVault.fingerprint(card.pan),
+        holderName: card.holderName,
+      },
+    };
+  }
+
+  async function recordRebill(input: { subscriptionId: number; period: number; attempt: number; paid: boolean; statusId: number; nextBillingAt: string; graceUntil: string | null }): Promise<void> {
+    await fork().transactional((tx) =>
+      recordRebillOutcome(tx, { ...input, nextBillingAt: new Date(input.nextBillingAt), graceUntil: input.graceUntil === null ? null : new Date(input.graceUntil) }),
+    );
+  }
+
+  async function endSubscription(input: { subscriptionId: number; reason: string }): Promise<void> {
+    await cancelSubscription(fork(), input);
+  }
+
+  async function markSubscriptionPaused(input: { subscriptionId: number; paused: boolean }): Promise<void> {
+    await setSubscriptionPaused(fork(), input);
+  }
+
+  /** A subscription webhook (`subscription.renewed`, `.payment_failed`, `.cancelled`, `.paused`, `.resumed`), once per `eventKey`. */
+  async function recordSubscriptionEvent(input: { tenantId: number; type: string; eventKey: string; occurredAt: string; data: Record<string, unknown> }): Promise<RecordedDelivery[]> {
+    return recordWebhookDeliveries(fork(), { tenantId: input.tenantId, event: { type: input.type, timestamp: input.occurredAt, data: input.data }, eventKey: input.eventKey });
+  }
+
+  return withPermanentFailures({ keepCardForRebills, loadSubscription, prepareRebill, recordRebill, endSubscription, markSubscriptionPaused, recordSubscriptionEvent });
+}

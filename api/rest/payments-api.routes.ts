@@ -1,0 +1,224 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { findPayment, listPayments } from '../../data/queries/payments-api.ts';
+import { listRefundsOfOrder } from '../../data/queries/refunds.ts';
+import type { CardVault } from '../../domain/crypto/card-vault.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { resourceMissing } from '../../domain/payments-api/errors.ts';
+import { orderIdOf } from '../../domain/payments-api/ids.ts';
+import { fromMinorUnits } from '../../domain/payments-api/minor-units.ts';
+import type { RefundRunner } from '../../domain/payments-api/refund-outcome.ts';
+import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
+import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
+import { createPayment } from '../../services/payments-api/create-payment.ts';
+import { decideAuthorization } from '../../services/payments-api/decide-authorization.ts';
+import { requestRefund } from '../../services/refunds/request-refund.ts';
+import { authenticateCaller, type RateLimitPolicy } from '../http/authentication.ts';
+import { ref } from '../http/schemas.ts';
+import { API_KEY_REQUIRED } from '../http/security.ts';
+import { PaymentApiErrorResponse, sendPaymentApiError } from './payments-api-errors.ts';
+import { paymentJson, refundJson, statesOf } from './payments-api.json.ts';
+import { CreatePaymentBody, Payment, PaymentList, PaymentListQuery, Refund, RefundBody } from './payments-api.schemas.ts';
+
+export interface PaymentsApiRouteDeps {
+  readonly runner: PaymentRunner;
+  readonly refundRunner: RefundRunner;
+  readonly cardVault: CardVault;
+  readonly settings: PaymentSettings;
+  readonly rateLimit: RateLimitPolicy;
+  /** Where browsers reach the gateway (3-D Secure redirects); default the address the request came to. */
+  readonly publicBaseUrl?: string;
+}
+
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [status, ref(PaymentApiErrorResponse, { description: ERROR_DESCRIPTIONS[status] ?? 'Refused' })]));
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid request (`invalid_request_error`); `param` names the parameter',
+  401: 'Missing or unknown API key',
+  402: 'Refused for the card (`card_error`: invalid card, blocked, velocity) or a refund over the captured amount (`status_id` 4313)',
+  404: 'No such payment for this key (`resource_missing`)',
+  409: 'Idempotency-Key reused with another request, or its first request is still running',
+  413: 'Request body too large',
+  415: 'Content-Type must be application/json',
+  429: 'Rate limit of the API key exceeded',
+  500: 'Unexpected error; nothing is known to have changed',
+  503: 'Still processing (or a refund could not be started now); retry with the same Idempotency-Key to get the result',
+};
+
+const IdempotencyHeaders = Type.Object({
+  'Idempotency-Key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Makes the POST safe to retry: the same key and body answer the first result and never charge (or refund) twice' })),
+});
+const PaymentParams = Type.Object({ id: Type.String({ maxLength: 40, description: 'Payment id', examples: ['pay_1042'] }) });
+
+function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || key.length < 1 || key.length > 255) throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
+  return key;
+}
+
+/**
+ * The generic card API (spec 4.11), Stripe-style: `POST /payments`, `GET /payments/{id}`, `GET /payments` and
+ * `POST /payments/{id}/refund`. Payments run through the submit route's durable payment workflow; refunds through
+ * the refund workflow. Failures use this API's own error object, so the routes live in their own scope.
+ */
+export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDeps): void {
+  app.addSchema(PaymentApiErrorResponse);
+  app.addSchema(Payment);
+  app.addSchema(PaymentList);
+  app.addSchema(Refund);
+  app.register(async (plain) => {
+    plain.setErrorHandler((error, request, reply) => sendPaymentApiError(request, reply, error));
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+    const publicUrl = (request: FastifyRequest) => (deps.publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
+    const loadPayment = async (request: FastifyRequest, tenantId: number, id: string) => {
+      const orderId = orderIdOf(id);
+      const payment = orderId === undefined ? undefined : await findPayment(request.em, tenantId, orderId);
+      if (!payment) throw resourceMissing('payment', id);
+      return paymentJson(payment, publicUrl(request));
+    };
+
+    scope.post('/payments', {
+      schema: {
+        operationId: 'createPayment',
+        summary: 'Creates and charges a card payment (same durable process as the submit route: MID selection, velocity, cascade, 3-D Secure)',
+        description:
+          'Answers the payment, approved or declined (HTTP 200 with `status`); a payment waiting for 3-D Secure is `requires_action` with `next_action`, ' +
+          'completed through `POST /api/{productId}/3ds` with its `three_d_secure_id` and `serviceSession` = the payment id. A refusal before processing is an error object.',
+        tags: ['payments'],
+        security: API_KEY_REQUIRED,
+        headers: IdempotencyHeaders,
+        body: {
+          ...CreatePaymentBody,
+          examples: [{ amount: 1999, currency: 'USD', card: { number: '4242424242424242', exp_month: 12, exp_year: 2030, cvc: '123', name: 'Ada Lovelace' }, email: 'ada@example.com' }],
+        },
+        response: { 200: ref(Payment), ...errors(400, 401, 402, 404, 409, 413, 415, 429, 500, 503) },
+      },
+      async handler(request) {
+        const principal = await authenticateCaller(request, deps.rateLimit);
+        const orderId = await createPayment(
+          { em: request.em, cardVault: deps.cardVault, runner: deps.runner, settings: deps.settings },
+          { tenantId: principal.tenantId, body: request.body, idempotencyKey: idempotencyKeyOf(request) },
+        );
+        return loadPayment(request, principal.tenantId, `pay_${orderId}`);
+      },
+    });
+
+    scope.get('/payments/:id', {
+      schema: {
+        operationId: 'getPayment',
+        summary: 'Retrieves a payment of the key’s tenant',
+        tags: ['payments'],
+        security: API_KEY_REQUIRED,
+        params: PaymentParams,
+        response: { 200: ref(Payment), ...errors(400, 401, 404, 429, 500) },
+      },
+      async handler(request) {
+        const principal = await authenticateCaller(request, deps.rateLimit);
+        return loadPayment(request, principal.tenantId, request.params.id);
+      },
+    });
+
+    scope.get('/payments', {
+      schema: {
+        operationId: 'listPayments',
+        summary: 'Lists payments, newest first, filtered by status, creation time, amount, e-mail and MID (every filter given must match)',
+        tags: ['payments'],
+        security: API_KEY_REQUIRED,
+        querystring: PaymentListQuery,
+        response: { 200: ref(PaymentList), ...errors(400, 401, 429, 500) },
+      },
+      async handler(request) {
+        const principal = await authenticateCaller(request, deps.rateLimit);
+        const query = request.query;
+        const limit = query.limit ?? 10;
+        const rows = await listPayments(
+          request.em,
+          principal.tenantId,
+          {
+            states: query.status ? statesOf(query.status as Parameters<typeof statesOf>[0]) : undefined,
+            createdFrom: query['created[gte]'] === undefined ? undefined : new Date(query['created[gte]'] * 1000),
+            createdTo: query['created[lte]'] === undefined ? undefined : new Date((query['created[lte]'] + 1) * 1000 - 1),
+            amountFrom: query['amount[gte]'] === undefined ? undefined : minorFilter(query['amount[gte]'], 'amount[gte]'),
+            amountTo: query['amount[lte]'] === undefined ? undefined : minorFilter(query['amount[lte]'], 'amount[lte]'),
+            email: query.email,
+            mid: query.mid,
+            beforeOrderId: query.starting_after === undefined ? undefined : orderIdOf(query.starting_after),
+          },
+          limit + 1,
+        );
+        const url = publicUrl(request);
+        return { object: 'list' as const, url: '/payments' as const, has_more: rows.length > limit, data: rows.slice(0, limit).map((row) => paymentJson(row, url)) };
+      },
+    });
+
+    scope.post('/payments/:id/refund', {
+      schema: {
+        operationId: 'refundPayment',
+        summary: 'Refunds all or part of a succeeded payment (a durable refund workflow); refunds never total more than the captured amount',
+        description: 'Answers the refund once the processor settled it, or `pending` when it is slow (the refund goes on). Over the refundable amount: HTTP 402, `credit_exceeds_original_amount`, `status_id` 4313.',
+        tags: ['payments'],
+        security: API_KEY_REQUIRED,
+        headers: IdempotencyHeaders,
+        params: PaymentParams,
+        body: { ...RefundBody, examples: [{ amount: 500, reason: 'requested_by_customer' }] },
+        response: { 200: ref(Refund), ...errors(400, 401, 402, 404, 409, 413, 415, 429, 500, 503) },
+      },
+      async handler(request) {
+        const principal = await authenticateCaller(request, deps.rateLimit);
+        const refund = await requestRefund(
+          { em: request.em, runner: deps.refundRunner, settings: deps.settings },
+          { tenantId: principal.tenantId, paymentId: request.params.id, amount: request.body?.amount, reason: request.body?.reason, idempotencyKey: idempotencyKeyOf(request) },
+        );
+        return refundJson(refund);
+      },
+    });
+
+    for (const decision of ['capture', 'void'] as const) {
+      scope.post(`/payments/:id/${decision}`, {
+        schema: {
+          operationId: decision === 'capture' ? 'capturePayment' : 'voidPayment',
+          summary:
+            decision === 'capture'
+              ? 'Captures an authorization made with `capture: false` (status `requires_capture` → `succeeded`)'
+              : 'Voids an authorization made with `capture: false` before capture (status `requires_capture` → `canceled`)',
+          description: 'A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.',
+          tags: ['payments'],
+          security: API_KEY_REQUIRED,
+          params: PaymentParams,
+          response: { 200: ref(Payment), ...errors(400, 401, 404, 429, 500, 503) },
+        },
+        async handler(request) {
+          const principal = await authenticateCaller(request, deps.rateLimit);
+          const orderId = await decideAuthorization({ em: request.em, runner: deps.runner }, { tenantId: principal.tenantId, paymentId: request.params.id, decision });
+          return loadPayment(request, principal.tenantId, `pay_${orderId}`);
+        },
+      });
+    }
+
+    scope.get('/payments/:id/refunds', {
+      schema: {
+        operationId: 'listPaymentRefunds',
+        summary: 'The refunds of a payment, oldest first',
+        tags: ['payments'],
+        security: API_KEY_REQUIRED,
+        params: PaymentParams,
+        response: { 200: Type.Object({ object: Type.Literal('list'), has_more: Type.Boolean(), data: Type.Array(ref(Refund)) }), ...errors(400, 401, 404, 429, 500) },
+      },
+      async handler(request) {
+        const principal = await authenticateCaller(request, deps.rateLimit);
+        const orderId = orderIdOf(request.params.id);
+        const payment = orderId === undefined ? undefined : await findPayment(request.em, principal.tenantId, orderId);
+        if (!payment || orderId === undefined) throw resourceMissing('payment', request.params.id);
+        const refunds = await listRefundsOfOrder(request.em, principal.tenantId, orderId);
+        return { object: 'list' as const, has_more: false, data: refunds.map(refundJson) };
+      },
+    });
+  });
+}
+
+/** An amount filter in minor units as the stored decimal (0 allowed for a lower bound). */
+function minorFilter(value: number, field: string): string {
+  return value === 0 ? '0.00' : fromMinorUnits(value, field);
+}

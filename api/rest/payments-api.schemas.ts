@@ -1,0 +1,154 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** Schemas of the generic `/payments` API: they validate requests and write the OpenAPI document. */
+
+const MinorAmount = (description: string) => Type.Integer({ minimum: 1, maximum: 9_999_999_999_999, description, examples: [1999] });
+
+export const CreatePaymentBody = Type.Object(
+  {
+    amount: MinorAmount('Amount to charge in minor units (1999 is 19.99)'),
+    currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case', examples: ['USD'] }),
+    card: Type.Object(
+      {
+        number: Type.String({ minLength: 1, maxLength: 23, description: 'The card number (PAN); never stored or returned' }),
+        exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
+        exp_year: Type.Integer({ minimum: 0, maximum: 9999, description: 'Four digits (two are read as 20xx)' }),
+        cvc: Type.String({ minLength: 1, maxLength: 4, description: 'Never stored' }),
+        name: Type.Optional(Type.String({ maxLength: 200, description: 'Cardholder name' })),
+      },
+      { additionalProperties: false },
+    ),
+    email: Type.String({ minLength: 1, maxLength: 320, description: "The customer's e-mail address" }),
+    mid: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Forces this merchant account instead of the gateway selecting one' })),
+    product: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "Books the payment under this product of the tenant (its velocity limits and accepted networks apply); default the tenant's `payments-api` product" })),
+    capture: Type.Optional(Type.Boolean({ description: '`false`: authorize only (`requires_capture`); capture with `POST /payments/{id}/capture` or release with `/void`; never captured, it is voided after the configured hold period' })),
+    cascade: Type.Optional(Type.Boolean({ description: 'Retry a cascadable decline once on another merchant account' })),
+    three_d_secure: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          cancel_on_fail: Type.Optional(Type.Boolean({ description: 'Decline when authentication fails (default true) instead of charging without liability shift' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    partner_session: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The caller's checkout session, echoed in webhooks and used for lead matching (50 characters or fewer are stored)" })),
+    metadata: Type.Optional(Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: 50, description: 'Your key-value pairs, kept on the order' })),
+  },
+  { additionalProperties: false },
+);
+export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
+
+export const PAYMENT_STATUSES = ['processing', 'requires_action', 'requires_capture', 'succeeded', 'failed', 'canceled'] as const;
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const Payment = Type.Object(
+  {
+    id: Type.String({ description: '`pay_` + the submit order id', examples: ['pay_1042'] }),
+    object: Type.Literal('payment'),
+    created: Type.Integer({ description: 'Unix time in seconds' }),
+    status: Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)), {
+      description:
+        '`succeeded` charged; `failed` declined or ended in error; `requires_action` waits for a 3-D Secure challenge (`next_action`); `requires_capture` authorized with `capture: false`, waiting for `/capture` or `/void`; `canceled` voided or the challenge expired; `processing` still deciding',
+    }),
+    amount: Type.Integer({ description: 'Minor units' }),
+    currency: Type.String(),
+    amount_refunded: Type.Integer({ description: 'Minor units refunded so far' }),
+    amount_refundable: Type.Integer({ description: 'Minor units that may still be refunded (refunds in flight count as taken)' }),
+    refunded: Type.Boolean({ description: 'True once the whole amount is refunded' }),
+    email: Type.String(),
+    product: Type.Integer(),
+    mid: Type.Union([Type.String(), Type.Null()]),
+    merchant_account: Type.Union([Type.Integer(), Type.Null()]),
+    transaction_id: Type.Union([Type.String(), Type.Null()], { description: 'The deciding authorization transaction (mitigation search `transactionId`)' }),
+    status_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Status code of the deciding attempt (spec 7.5)' }),
+    failure_code: Type.Union([Type.String(), Type.Null()], { description: 'The status code as text when the payment failed' }),
+    failure_message: Nullable(Type.String()),
+    card: Type.Union([
+      Type.Object({ brand: Type.String(), bin: Type.String(), last4: Type.String(), exp_month: Type.Integer(), exp_year: Type.Integer() }),
+      Type.Null(),
+    ]),
+    next_action: Type.Union([
+      Type.Object({ type: Type.Literal('three_d_secure'), three_d_secure_id: Type.String(), redirect_url: Type.String({ description: "Send the cardholder's browser here" }) }),
+      Type.Null(),
+    ]),
+  },
+  {
+    $id: 'Payment',
+    description: 'A card payment (Stripe-style): amounts in minor units, one status',
+    examples: [
+      {
+        id: 'pay_1042', object: 'payment', created: 1795000000, status: 'succeeded', amount: 1999, currency: 'USD', amount_refunded: 500, amount_refundable: 1499, refunded: false,
+        email: 'ada@example.com', product: 7, mid: 'MID-A', merchant_account: 3, transaction_id: '0b0c1d7e-7b6f-4d5e-9a77-0f3e2b1c4d5a', status_id: 2636,
+        failure_code: null, failure_message: null, card: { brand: 'NetworkA', bin: '42424242', last4: '4242', exp_month: 12, exp_year: 2030 }, next_action: null,
+      },
+    ],
+  },
+);
+export type Payment = Static<typeof Payment>;
+
+export const PaymentList = Type.Object(
+  {
+    object: Type.Literal('list'),
+    url: Type.Literal('/payments'),
+    has_more: Type.Boolean({ description: 'More payments match: ask again with `starting_after` = the last id' }),
+    data: Type.Array(Type.Ref('Payment#')),
+  },
+  { $id: 'PaymentList', description: 'Payments matching every filter, newest first' },
+);
+
+export const PaymentListQuery = Type.Object(
+  {
+    status: Type.Optional(Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)))),
+    'created[gte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Created at or after (Unix seconds)' })),
+    'created[lte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Created at or before (Unix seconds)' })),
+    'amount[gte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Minor units' })),
+    'amount[lte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Minor units' })),
+    email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
+    mid: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+    starting_after: Type.Optional(Type.String({ pattern: '^pay_[1-9][0-9]{0,9}$', description: 'Cursor: the last payment id of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+export type PaymentListQuery = Static<typeof PaymentListQuery>;
+
+export const RefundBody = Type.Object(
+  {
+    amount: Type.Optional(MinorAmount('Minor units to refund; default what is left of the captured amount')),
+    reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+);
+export type RefundBody = Static<typeof RefundBody>;
+
+export const Refund = Type.Object(
+  {
+    id: Type.String({ examples: ['re_3f9b0c4d2a1e4f6b8c7d9e0f1a2b3c4d'] }),
+    object: Type.Literal('refund'),
+    created: Type.Integer({ description: 'Unix time in seconds' }),
+    payment: Type.String({ description: 'The refunded payment' }),
+    amount: Type.Integer({ description: 'Minor units' }),
+    currency: Type.String(),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')], {
+      description: '`pending` while the processor has not settled it (the refund goes on; GET the payment later)',
+    }),
+    status_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Status code of the processor refund (spec 7.5)' }),
+    failure_message: Type.Union([Type.String(), Type.Null()]),
+    transaction_id: Type.Union([Type.String(), Type.Null()], { description: 'The refund transaction (`kind` refund; its `originalTransactionId` is the charge)' }),
+    original_transaction_id: Type.String(),
+    reason: Type.Union([Type.String(), Type.Null()]),
+  },
+  {
+    $id: 'Refund',
+    description: 'A refund of (part of) a payment',
+    examples: [
+      {
+        id: 're_3f9b0c4d2a1e4f6b8c7d9e0f1a2b3c4d', object: 'refund', created: 1795000100, payment: 'pay_1042', amount: 500, currency: 'USD', status: 'succeeded', status_id: 2636,
+        failure_message: null, transaction_id: '9a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d', original_transaction_id: '0b0c1d7e-7b6f-4d5e-9a77-0f3e2b1c4d5a', reason: 'requested_by_customer',
+      },
+    ],
+  },
+);
+export type Refund = Static<typeof Refund>;

@@ -1,0 +1,109 @@
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { SubscriptionView } from '../../data/queries/rebills.ts';
+import { toMinorUnits } from '../../domain/payments-api/minor-units.ts';
+import { SUBSCRIPTION_ACTIONS, type SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
+import { controlSubscription, findSubscriptionOf } from '../../services/subscriptions/control-subscription.ts';
+import { authenticateCaller, type RateLimitPolicy } from '../http/authentication.ts';
+import { ref } from '../http/schemas.ts';
+import { API_KEY_REQUIRED } from '../http/security.ts';
+import { PaymentApiErrorResponse, sendPaymentApiError } from './payments-api-errors.ts';
+
+const Nullable = <T extends ReturnType<typeof Type.Integer>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const SubscriptionObject = Type.Object(
+  {
+    id: Type.Integer(),
+    object: Type.Literal('subscription'),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('active'), Type.Literal('grace'), Type.Literal('cancelled')], {
+      description: '`grace` while a declined rebill waits for its dunning retry',
+    }),
+    paused: Type.Boolean(),
+    product: Type.Integer(),
+    email: Type.String(),
+    amount: Type.Integer({ description: 'Recurring amount in minor units' }),
+    currency: Type.String(),
+    billed_periods: Type.Integer({ description: 'Periods paid after the first payment' }),
+    next_billing: Type.Integer({ description: 'Unix seconds of the next charge (or dunning retry)' }),
+    grace_until: Nullable(Type.Integer()),
+    cancelled_at: Nullable(Type.Integer()),
+    cancel_reason: Type.Union([Type.String(), Type.Null()], { description: '`cancelled_by_merchant`, `hard_decline`, `retries_exhausted`' }),
+    created: Type.Integer(),
+  },
+  { $id: 'Subscription', description: 'A subscription and where its recurring billing stands' },
+);
+
+const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+function subscriptionJson(s: SubscriptionView): Static<typeof SubscriptionObject> {
+  return {
+    id: s.id,
+    object: 'subscription',
+    status: s.state as 'active',
+    paused: s.pausedAt !== null,
+    product: s.productId,
+    email: s.email,
+    amount: toMinorUnits(s.recurringAmount),
+    currency: s.currency,
+    billed_periods: s.billedPeriods,
+    next_billing: seconds(s.nextBillingAt),
+    grace_until: s.graceUntil && seconds(s.graceUntil),
+    cancelled_at: s.cancelledAt && seconds(s.cancelledAt),
+    cancel_reason: s.cancelReason,
+    created: seconds(s.createdAt),
+  };
+}
+
+const Params = Type.Object({ id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'Subscription id (`subscriptionId` of the submit result)', examples: ['17'] }) });
+/** The id as a number; beyond the id column's range it names no subscription. */
+const idOf = (text: string) => Math.min(Number(text), 2_147_483_647);
+const errors = {
+  400: ref(PaymentApiErrorResponse, { description: 'Invalid request, or the subscription cannot take this action (`subscription_not_active`)' }),
+  401: ref(PaymentApiErrorResponse, { description: 'Missing or unknown API key' }),
+  404: ref(PaymentApiErrorResponse, { description: 'No such subscription for this key' }),
+  429: ref(PaymentApiErrorResponse, { description: 'Rate limit of the API key exceeded' }),
+  500: ref(PaymentApiErrorResponse, { description: 'Unexpected error' }),
+};
+
+/**
+ * Subscriptions over REST (beside the GraphQL admin API): read one, and cancel, pause or resume its recurring
+ * billing by signalling its workflow. Errors use the generic card API's error object.
+ */
+export function subscriptionRoutes(app: FastifyInstance, deps: { controller: SubscriptionController; rateLimit: RateLimitPolicy }): void {
+  app.addSchema(SubscriptionObject);
+  app.register(async (plain) => {
+    plain.setErrorHandler((error, request, reply) => sendPaymentApiError(request, reply, error));
+    const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
+
+    scope.get('/subscriptions/:id', {
+      schema: { operationId: 'getSubscription', summary: 'A subscription of the key’s tenant', tags: ['payments'], security: API_KEY_REQUIRED, params: Params, response: { 200: ref(SubscriptionObject), ...errors } },
+      async handler(request) {
+        const principal = await authenticateCaller(request, deps.rateLimit);
+        return subscriptionJson(await findSubscriptionOf(request.em, principal.tenantId, idOf(request.params.id)));
+      },
+    });
+
+    for (const action of SUBSCRIPTION_ACTIONS) {
+      scope.post(`/subscriptions/:id/${action}`, {
+        schema: {
+          operationId: `${action}Subscription`,
+          summary:
+            action === 'cancel'
+              ? 'Cancels a subscription: no further rebills (one already running completes)'
+              : action === 'pause'
+                ? 'Pauses recurring billing until resumed'
+                : 'Resumes a paused subscription; a period that fell due meanwhile is billed at once',
+          tags: ['payments'],
+          security: API_KEY_REQUIRED,
+          params: Params,
+          response: { 200: ref(SubscriptionObject), ...errors },
+        },
+        async handler(request) {
+          const principal = await authenticateCaller(request, deps.rateLimit);
+          return subscriptionJson(await controlSubscription({ em: request.em, controller: deps.controller }, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action }));
+        },
+      });
+    }
+  });
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createFloorActivities } from '../activities/floor/floor.activities.ts';
+import type { Activities } from '../activities/index.ts';
+import { floorAnswerUpdate } from '../workflows/contract/floor.ts';
+import type { floorWorkflow } from '../workflows/floor/floor.workflow.ts';
+import { bundleWorkflows } from '../worker/create-worker.ts';
+import { closedLoop } from './closed-loop.ts';
+
+/**
+ * The floors a submit is measured against (issue 13), each the smallest workflow of a payment's shape:
+ * - `Update-With-Start`: started the way the gateway starts a payment, on the product's task queue, so the
+ *   product's own worker process (same settings) runs it; answers after one local activity.
+ * - `eager start`: a client sharing an in-process worker's NativeConnection starts it with `requestEagerStart`,
+ *   so its first workflow task runs here without a trip through matching (needs the server's
+ *   `system.enableEagerWorkflowStart`, which the dev server of scripts/local-stack gets).
+ */
+export interface FloorFigures {
+  readonly name: string;
+  readonly concurrency: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly perSecond: number;
+  readonly errors: number;
+}
+
+export async function measureFloors(options: {
+  temporalAddress: string;
+  namespace: string;
+  taskQueue: string;
+  durationMs: number;
+  concurrency: readonly number[];
+}): Promise<FloorFigures[]> {
+  const figures: FloorFigures[] = [];
+  const connection = await Connection.connect({ address: options.temporalAddress });
+  const client = new Client({ connection, namespace: options.namespace });
+  const updateWithStart = async () => {
+    const startWorkflowOperation = new WithStartWorkflowOperation<typeof floorWorkflow>('floorWorkflow', {
+      workflowId: `floor/${randomUUID()}`,
+      taskQueue: options.taskQueue,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    await client.workflow.executeUpdateWithStart(floorAnswerUpdate, { startWorkflowOperation });
+  };
+  for (const concurrency of options.concurrency) {
+    await closedLoop({ concurrency, durationMs: 1_000, iteration: updateWithStart }); // warm-up
+    figures.push({ name: 'floor: Update-With-Start', concurrency, ...(await closedLoop({ concurrency, durationMs: options.durationMs, iteration: updateWithStart })) });
+  }
+  await connection.close();
+
+  const nativeConnection = await NativeConnection.connect({ address: options.temporalAddress });
+  const eagerQueue = `${options.taskQueue}-eager-floor`;
+  // Only the floor's activity runs here; the bundle is the product's, as in its worker.
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    namespace: options.namespace,
+    taskQueue: eagerQueue,
+    activities: createFloorActivities() as Partial<Activities>,
+    workflowBundle: await bundleWorkflows(),
+  });
+  const running = worker.run();
+  const eagerClient = new Client({ connection: nativeConnection, namespace: options.namespace });
+  const eagerStart = async () => {
+    await eagerClient.workflow.execute<typeof floorWorkflow>('floorWorkflow', { workflowId: `floor-eager/${randomUUID()}`, taskQueue: eagerQueue, requestEagerStart: true });
+  };
+  for (const concurrency of options.concurrency) {
+    await closedLoop({ concurrency, durationMs: 1_000, iteration: eagerStart });
+    figures.push({ name: 'floor: eager start', concurrency, ...(await closedLoop({ concurrency, durationMs: options.durationMs, iteration: eagerStart })) });
+  }
+  worker.shutdown();
+  await running;
+  await nativeConnection.close();
+  return figures;
+}

@@ -1,0 +1,38 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawExchange } from '../../domain/payments/attempts.ts';
+
+/**
+ * An authorization made with `capture: false`: held (order `authorized`, nothing refundable), then captured (order
+ * `approved`, refundable) or voided (order `voided`, a `void` transaction referring to it). Each change is one
+ * conditional statement on the order's state, so a replayed activity changes nothing twice.
+ */
+export async function holdAuthorization(em: EntityManager, hold: { orderId: number; transactionId: string }): Promise<void> {
+  await em.execute(`update transactions set refundable = false where id = ? and order_id = ?`, [hold.transactionId, hold.orderId]);
+  await em.execute(`update orders set state = 'authorized', updated_at = now() where id = ? and state = 'processing'`, [hold.orderId]);
+}
+
+export async function markCaptured(em: EntityManager, capture: { orderId: number; transactionId: string }): Promise<void> {
+  await em.execute(`update orders set state = 'approved', updated_at = now() where id = ? and state = 'authorized'`, [capture.orderId]);
+  await em.execute(`update transactions set refundable = true, completed_at = now() where id = ? and order_id = ?`, [capture.transactionId, capture.orderId]);
+}
+
+/** Records the void as its own transaction (spec 2.8 kinds) and ends the order `voided`. */
+export async function recordVoid(
+  em: EntityManager,
+  input: { orderId: number; transactionId: string; voided: boolean; statusId: number; status: string; exchange: RawExchange },
+): Promise<void> {
+  await em.execute(
+    `insert into transactions (id, tenant_id, order_id, product_id, customer_id, merchant_account_id, kind, reference, attempt_number, gateway,
+       gateway_transaction_id, status_id, status, success, amount, currency, mid, descriptor, auth_code, email, first_name, last_name,
+       bin, last4, brand, bin_country, card_fingerprint, expiry_month, expiry_year, eci, partner_session, sandbox, refundable, original_transaction_id,
+       gateway_response, sent_at, completed_at)
+     select gen_random_uuid(), t.tenant_id, t.order_id, t.product_id, t.customer_id, t.merchant_account_id, 'void', 'void-' || t.id, t.attempt_number, t.gateway,
+       t.gateway_transaction_id, ?, ?, ?, t.amount, t.currency, t.mid, t.descriptor, null, t.email, t.first_name, t.last_name,
+       t.bin, t.last4, t.brand, t.bin_country, t.card_fingerprint, t.expiry_month, t.expiry_year, null, t.partner_session, t.sandbox, false, t.id,
+       ?, now(), now()
+       from transactions t where t.id = ? and t.order_id = ?
+     on conflict (reference) do nothing`,
+    [input.statusId, input.status, input.voided, JSON.stringify(input.exchange), input.transactionId, input.orderId],
+  );
+  if (input.voided) await em.execute(`update orders set state = 'voided', updated_at = now() where id = ? and state = 'authorized'`, [input.orderId]);
+}

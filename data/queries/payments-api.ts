@@ -1,0 +1,158 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { OrderState } from '../../schema/entities/index.ts';
+
+/** The product the generic `/payments` API books a payment under when the caller names none. */
+export const PAYMENTS_API_PRODUCT_SLUG = 'payments-api';
+
+/**
+ * The tenant's `payments-api` product, created on first use in its default application (one statement, so
+ * concurrent first payments meet in `on conflict`). A tenant may provision it itself to set its velocity limits.
+ */
+export async function ensurePaymentsApiProduct(em: EntityManager, tenantId: number): Promise<number> {
+  await em.execute(
+    `insert into products (tenant_id, application_id, slug, name, price, currency, created_at, updated_at)
+     select a.tenant_id, a.id, ?, 'Payments API', 0, 'USD', now(), now() from applications a where a.tenant_id = ? and a.slug = 'default'
+     on conflict (tenant_id, slug) do nothing`,
+    [PAYMENTS_API_PRODUCT_SLUG, tenantId],
+  );
+  const [row] = await em.execute<{ id: number }[]>(`select id from products where tenant_id = ? and slug = ?`, [tenantId, PAYMENTS_API_PRODUCT_SLUG]);
+  if (!row) throw new Error(`Tenant ${tenantId} has no default application to hold the payments-api product`);
+  return row.id;
+}
+
+/** The latest authorization attempt of a payment (an approval before any decline of the same payment). */
+export interface PaymentAttemptRecord {
+  readonly transactionId: string;
+  readonly statusId: number;
+  readonly status: string;
+  readonly success: boolean;
+  readonly mid: string | null;
+  readonly merchantAccountId: number | null;
+  readonly processorTransactionId: string | null;
+  readonly bin: string;
+  readonly last4: string;
+  readonly brand: string;
+  readonly expiryMonth: number;
+  readonly expiryYear: number;
+  readonly refundedAmount: string;
+  readonly refundReservedAmount: string;
+}
+
+/** A payment as the generic API shows it: its submit order, customer e-mail and deciding attempt. */
+export interface PaymentRecord {
+  readonly orderId: number;
+  readonly state: OrderState;
+  readonly amount: string;
+  readonly currency: string;
+  readonly createdAt: Date;
+  readonly productId: number;
+  readonly email: string;
+  readonly threeDSecureId: string | null;
+  readonly attempt: PaymentAttemptRecord | null;
+}
+
+export interface PaymentListFilter {
+  readonly states?: readonly OrderState[];
+  readonly createdFrom?: Date;
+  readonly createdTo?: Date;
+  /** Decimal strings. */
+  readonly amountFrom?: string;
+  readonly amountTo?: string;
+  readonly email?: string;
+  readonly mid?: string;
+  /** Only payments older than this one (cursor). */
+  readonly beforeOrderId?: number;
+}
+
+interface PaymentRow {
+  id: number;
+  state: OrderState;
+  amount: string;
+  currency: string;
+  created_at: Date;
+  product_id: number;
+  three_d_secure_id: string | null;
+  email: string;
+  transaction_id: string | null;
+  status_id: number | null;
+  status: string | null;
+  success: boolean | null;
+  mid: string | null;
+  merchant_account_id: number | null;
+  gateway_transaction_id: string | null;
+  bin: string | null;
+  last4: string | null;
+  brand: string | null;
+  expiry_month: number | null;
+  expiry_year: number | null;
+  refunded_amount: string | null;
+  refund_reserved_amount: string | null;
+}
+
+const SELECT_PAYMENTS = `
+  select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, c.email,
+         t.id as transaction_id, t.status_id, t.status, t.success, t.mid, t.merchant_account_id, t.gateway_transaction_id,
+         t.bin, t.last4, t.brand, t.expiry_month, t.expiry_year, t.refunded_amount, t.refund_reserved_amount
+    from orders o
+    join customers c on c.id = o.customer_id
+    left join lateral (
+      select * from transactions t where t.order_id = o.id and t.kind = 'authorization' order by t.success desc, t.attempt_number desc limit 1
+    ) t on true`;
+
+/** One payment of the tenant; another tenant's payment is not found, exactly like a missing one. */
+export async function findPayment(em: EntityManager, tenantId: number, orderId: number): Promise<PaymentRecord | undefined> {
+  const [row] = await em.execute<PaymentRow[]>(`${SELECT_PAYMENTS} where o.id = ? and o.tenant_id = ? and o.kind = 'submit'`, [orderId, tenantId]);
+  return row && toRecord(row);
+}
+
+/** The tenant's payments matching every given filter, newest first. */
+export async function listPayments(em: EntityManager, tenantId: number, filter: PaymentListFilter, limit: number): Promise<PaymentRecord[]> {
+  const where = [`o.tenant_id = ?`, `o.kind = 'submit'`];
+  const params: unknown[] = [tenantId];
+  if (filter.states) {
+    where.push(`o.state in (${filter.states.map(() => '?').join(', ')})`);
+    params.push(...filter.states);
+  }
+  if (filter.createdFrom) (where.push(`o.created_at >= ?`), params.push(filter.createdFrom));
+  if (filter.createdTo) (where.push(`o.created_at <= ?`), params.push(filter.createdTo));
+  if (filter.amountFrom) (where.push(`o.amount >= ?`), params.push(filter.amountFrom));
+  if (filter.amountTo) (where.push(`o.amount <= ?`), params.push(filter.amountTo));
+  // Customers are stored with their e-mail in lower case (the submit rules lower it): the unique (tenant, email) index finds them.
+  if (filter.email) (where.push(`c.tenant_id = o.tenant_id and c.email = lower(?)`), params.push(filter.email));
+  if (filter.mid) (where.push(`t.mid = ?`), params.push(filter.mid));
+  if (filter.beforeOrderId) (where.push(`o.id < ?`), params.push(filter.beforeOrderId));
+  const rows = await em.execute<PaymentRow[]>(`${SELECT_PAYMENTS} where ${where.join(' and ')} order by o.id desc limit ?`, [...params, limit]);
+  return rows.map(toRecord);
+}
+
+function toRecord(row: PaymentRow): PaymentRecord {
+  return {
+    orderId: row.id,
+    state: row.state,
+    amount: row.amount,
+    currency: row.currency,
+    createdAt: new Date(row.created_at),
+    productId: row.product_id,
+    email: row.email,
+    threeDSecureId: row.three_d_secure_id,
+    attempt:
+      row.transaction_id === null
+        ? null
+        : {
+            transactionId: row.transaction_id,
+            statusId: row.status_id!,
+            status: row.status!,
+            success: row.success!,
+            mid: row.mid,
+            merchantAccountId: row.merchant_account_id,
+            processorTransactionId: row.gateway_transaction_id,
+            bin: row.bin!,
+            last4: row.last4!,
+            brand: row.brand!,
+            expiryMonth: row.expiry_month!,
+            expiryYear: row.expiry_year!,
+            refundedAmount: row.refunded_amount!,
+            refundReservedAmount: row.refund_reserved_amount!,
+          },
+  };
+}

@@ -1,0 +1,162 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
+
+/** What a rebill needs: the subscription's product, plan, price, customer and sealed card (never a CVV). */
+export interface RebillSubject {
+  readonly subscriptionId: number;
+  readonly tenantId: number;
+  readonly productId: number;
+  readonly email: string;
+  readonly currency: string;
+  readonly recurringAmount: string;
+  readonly state: 'pending' | 'active' | 'grace' | 'cancelled';
+  readonly plan: SubscriptionPlan | null;
+  readonly sealedCard: string | null;
+  readonly billedPeriods: number;
+  readonly paused: boolean;
+}
+
+export async function findRebillSubject(em: EntityManager, subscriptionId: number): Promise<RebillSubject | undefined> {
+  const [row] = await em.execute<
+    { id: number; tenant_id: number; product_id: number; email: string; currency: string; recurring_amount: string; state: RebillSubject['state']; subscription_plan: SubscriptionPlan | null; sealed_card: string | null; billed_periods: number; paused_at: Date | null }[]
+  >(
+    `select s.id, s.tenant_id, s.product_id, s.email, p.currency, s.recurring_amount, s.state, p.subscription_plan, s.sealed_card, s.billed_periods, s.paused_at
+       from subscriptions s join products p on p.id = s.product_id where s.id = ?`,
+    [subscriptionId],
+  );
+  return (
+    row && {
+      subscriptionId: row.id,
+      tenantId: row.tenant_id,
+      productId: row.product_id,
+      email: row.email,
+      currency: row.currency,
+      recurringAmount: row.recurring_amount,
+      state: row.state,
+      plan: row.subscription_plan,
+      sealedCard: row.sealed_card,
+      billedPeriods: row.billed_periods,
+      paused: row.paused_at !== null,
+    }
+  );
+}
+
+/** The subscription of a tenant (REST and GraphQL reads); another tenant's is not found. */
+export interface SubscriptionView {
+  readonly id: number;
+  readonly productId: number;
+  readonly email: string;
+  readonly state: string;
+  readonly recurringAmount: string;
+  readonly currency: string;
+  readonly billedPeriods: number;
+  readonly nextBillingAt: Date;
+  readonly graceUntil: Date | null;
+  readonly pausedAt: Date | null;
+  readonly cancelledAt: Date | null;
+  readonly cancelReason: string | null;
+  readonly createdAt: Date;
+}
+
+export async function findTenantSubscription(em: EntityManager, tenantId: number, subscriptionId: number): Promise<SubscriptionView | undefined> {
+  const [row] = await em.execute<Record<string, unknown>[]>(
+    `select s.id, s.product_id, s.email, s.state, s.recurring_amount, p.currency, s.billed_periods, s.next_billing_at, s.grace_until, s.paused_at, s.cancelled_at, s.cancel_reason, s.created_at
+       from subscriptions s join products p on p.id = s.product_id where s.id = ? and s.tenant_id = ?`,
+    [subscriptionId, tenantId],
+  );
+  if (!row) return undefined;
+  const date = (value: unknown) => (value === null ? null : new Date(value as string));
+  return {
+    id: row.id as number,
+    productId: row.product_id as number,
+    email: row.email as string,
+    state: row.state as string,
+    recurringAmount: row.recurring_amount as string,
+    currency: row.currency as string,
+    billedPeriods: row.billed_periods as number,
+    nextBillingAt: new Date(row.next_billing_at as string),
+    graceUntil: date(row.grace_until),
+    pausedAt: date(row.paused_at),
+    cancelledAt: date(row.cancelled_at),
+    cancelReason: (row.cancel_reason as string | null) ?? null,
+    createdAt: new Date(row.created_at as string),
+  };
+}
+
+export async function storeRebillCard(em: EntityManager, subscriptionId: number, sealedCard: string): Promise<void> {
+  await em.execute(`update subscriptions set sealed_card = ? where id = ? and sealed_card is null`, [sealedCard, subscriptionId]);
+}
+
+/**
+ * The order of one charge of a billing period (`attempt` 0 first, then each dunning retry): taken from the orders
+ * sequence once and kept, so a replayed step charges under the same order and the processor sees one attempt.
+ */
+export async function openRebill(em: EntityManager, rebill: { subscriptionId: number; period: number; attempt: number }): Promise<number> {
+  await em.execute(
+    `insert into rebills (subscription_id, period, attempt, order_id, created_at) values (?, ?, ?, nextval('orders_id_seq'), now())
+     on conflict (subscription_id, period, attempt) do nothing`,
+    [rebill.subscriptionId, rebill.period, rebill.attempt],
+  );
+  const [row] = await em.execute<{ order_id: number }[]>(`select order_id from rebills where subscription_id = ? and period = ? and attempt = ?`, [
+    rebill.subscriptionId,
+    rebill.period,
+    rebill.attempt,
+  ]);
+  return row!.order_id;
+}
+
+/**
+ * A rebill's outcome: paid moves the subscription to the next period (`billed_periods` only grows, so a replay
+ * changes nothing); declined puts it in grace until `graceUntil`. A cancelled subscription is left as it is.
+ */
+export async function recordRebillOutcome(
+  em: EntityManager,
+  outcome: { subscriptionId: number; period: number; attempt: number; paid: boolean; statusId: number; nextBillingAt: Date; graceUntil: Date | null },
+): Promise<void> {
+  await em.execute(`update rebills set state = ?, status_id = ? where subscription_id = ? and period = ? and attempt = ?`, [
+    outcome.paid ? 'paid' : 'declined',
+    outcome.statusId,
+    outcome.subscriptionId,
+    outcome.period,
+    outcome.attempt,
+  ]);
+  if (outcome.paid) {
+    await em.execute(
+      `update subscriptions set state = 'active', billed_periods = greatest(billed_periods, ?), next_billing_at = ?, grace_until = null
+        where id = ? and state in ('active', 'grace')`,
+      [outcome.period, outcome.nextBillingAt, outcome.subscriptionId],
+    );
+  } else {
+    await em.execute(`update subscriptions set state = 'grace', next_billing_at = ?, grace_until = ? where id = ? and state in ('active', 'grace')`, [
+      outcome.nextBillingAt,
+      outcome.graceUntil,
+      outcome.subscriptionId,
+    ]);
+  }
+}
+
+/** Ends the subscription (the e-mail may subscribe again); the first reason is kept. */
+export async function cancelSubscription(em: EntityManager, cancellation: { subscriptionId: number; reason: string }): Promise<void> {
+  await em.execute(`update subscriptions set state = 'cancelled', cancelled_at = now(), cancel_reason = ?, paused_at = null where id = ? and state <> 'cancelled'`, [
+    cancellation.reason,
+    cancellation.subscriptionId,
+  ]);
+}
+
+export async function setSubscriptionPaused(em: EntityManager, change: { subscriptionId: number; paused: boolean }): Promise<void> {
+  await em.execute(
+    change.paused
+      ? `update subscriptions set paused_at = coalesce(paused_at, now()) where id = ? and state <> 'cancelled'`
+      : `update subscriptions set paused_at = null where id = ?`,
+    [change.subscriptionId],
+  );
+}
+
+/** The rebills of a subscription (tests and support look-ups), in order. */
+export async function listRebills(em: EntityManager, subscriptionId: number): Promise<{ period: number; attempt: number; orderId: number; state: string; statusId: number | null }[]> {
+  const rows = await em.execute<{ period: number; attempt: number; order_id: number; state: string; status_id: number | null }[]>(
+    `select period, attempt, order_id, state, status_id from rebills where subscription_id = ? order by period, attempt`,
+    [subscriptionId],
+  );
+  return rows.map((row) => ({ period: row.period, attempt: row.attempt, orderId: row.order_id, state: row.state, statusId: row.status_id }));
+}

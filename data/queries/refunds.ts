@@ -1,0 +1,265 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { RawExchange } from '../../domain/payments/attempts.ts';
+import type { RefundState } from '../../schema/entities/index.ts';
+
+export interface RefundRecord {
+  readonly id: string;
+  readonly tenantId: number;
+  readonly orderId: number;
+  readonly originalTransactionId: string;
+  readonly amount: string;
+  readonly currency: string;
+  readonly state: RefundState;
+  readonly statusId: number | null;
+  readonly failureMessage: string | null;
+  readonly refundTransactionId: string | null;
+  readonly reason: string | null;
+  readonly idempotencyKey: string | null;
+  readonly createdAt: Date;
+}
+
+interface RefundRow {
+  id: string;
+  tenant_id: number;
+  order_id: number;
+  original_transaction_id: string;
+  amount: string;
+  currency: string;
+  state: RefundState;
+  status_id: number | null;
+  failure_message: string | null;
+  refund_transaction_id: string | null;
+  reason: string | null;
+  idempotency_key: string | null;
+  created_at: Date;
+}
+
+const toRecord = (row: RefundRow): RefundRecord => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  orderId: row.order_id,
+  originalTransactionId: row.original_transaction_id,
+  amount: row.amount,
+  currency: row.currency,
+  state: row.state,
+  statusId: row.status_id,
+  failureMessage: row.failure_message,
+  refundTransactionId: row.refund_transaction_id,
+  reason: row.reason,
+  idempotencyKey: row.idempotency_key,
+  createdAt: new Date(row.created_at),
+});
+
+export async function findRefund(em: EntityManager, tenantId: number, refundId: string): Promise<RefundRecord | undefined> {
+  const [row] = await em.execute<RefundRow[]>(`select * from refunds where id = ? and tenant_id = ?`, [refundId, tenantId]);
+  return row && toRecord(row);
+}
+
+export async function findRefundByKey(em: EntityManager, tenantId: number, idempotencyKey: string): Promise<RefundRecord | undefined> {
+  const [row] = await em.execute<RefundRow[]>(`select * from refunds where tenant_id = ? and idempotency_key = ?`, [tenantId, idempotencyKey]);
+  return row && toRecord(row);
+}
+
+/** A payment's refunds, oldest first. */
+export async function listRefundsOfOrder(em: EntityManager, tenantId: number, orderId: number): Promise<RefundRecord[]> {
+  const rows = await em.execute<RefundRow[]>(`select * from refunds where tenant_id = ? and order_id = ? order by created_at, id`, [tenantId, orderId]);
+  return rows.map(toRecord);
+}
+
+export type RefundReservation =
+  | { readonly kind: 'reserved'; readonly refund: RefundRecord }
+  /** Nothing approved to refund (declined, pending or failed payment). */
+  | { readonly kind: 'not_refundable' }
+  /** The amount is more than what is left of the captured amount (refunded and in-flight refunds counted). */
+  | { readonly kind: 'exceeds'; readonly available: string }
+  /** The idempotency key already names a refund: that one is the answer. */
+  | { readonly kind: 'duplicate'; readonly refund: RefundRecord };
+
+class Rollback extends Error {
+  constructor(readonly result: RefundReservation) {
+    super('rollback');
+  }
+}
+
+/**
+ * Opens a pending refund of a payment's approved authorization, holding its amount on that transaction with one
+ * conditional update: concurrent refunds queue on the row lock and each re-checks the sum, so together they never
+ * exceed the captured amount. `amount` undefined refunds what is left. Nothing is written unless it is reserved.
+ */
+export async function reserveRefund(
+  em: EntityManager,
+  input: { tenantId: number; orderId: number; amount?: string; reason?: string; idempotencyKey?: string },
+): Promise<RefundReservation> {
+  try {
+    return await em.transactional(async (tx) => {
+      const [original] = await tx.execute<{ id: string; amount: string; currency: string; available: string }[]>(
+        `select t.id, t.amount, t.currency, t.amount - t.refunded_amount - t.refund_reserved_amount as available
+           from transactions t join orders o on o.id = t.order_id
+          where t.order_id = ? and t.tenant_id = ? and t.kind = 'authorization' and t.success and o.state = 'approved'
+          order by t.attempt_number desc limit 1`,
+        [input.orderId, input.tenantId],
+      );
+      if (!original) return { kind: 'not_refundable' } as const;
+      const refundId = `re_${randomUUID().replaceAll('-', '')}`;
+      const [inserted] = await tx.execute<RefundRow[]>(
+        `insert into refunds (id, tenant_id, order_id, original_transaction_id, amount, currency, state, reason, idempotency_key, created_at, updated_at)
+         values (?, ?, ?, ?, coalesce(?::numeric, ?::numeric), ?, 'pending', ?, ?, now(), now())
+         on conflict (tenant_id, idempotency_key) do nothing returning *`,
+        [refundId, input.tenantId, input.orderId, original.id, input.amount ?? null, original.available, original.currency, input.reason ?? null, input.idempotencyKey ?? null],
+      );
+      if (!inserted) {
+        const existing = await findRefundByKey(tx, input.tenantId, input.idempotencyKey!);
+        return { kind: 'duplicate', refund: existing! } as const;
+      }
+      const [held] = await tx.execute<{ id: string }[]>(
+        `update transactions set refund_reserved_amount = refund_reserved_amount + ?
+          where id = ? and ?::numeric > 0 and refunded_amount + refund_reserved_amount + ? <= amount returning id`,
+        [inserted.amount, original.id, inserted.amount, inserted.amount],
+      );
+      if (!held) {
+        const [now] = await tx.execute<{ available: string }[]>(`select amount - refunded_amount - refund_reserved_amount as available from transactions where id = ?`, [original.id]);
+        throw new Rollback({ kind: 'exceeds', available: now!.available });
+      }
+      return { kind: 'reserved', refund: toRecord(inserted) } as const;
+    });
+  } catch (error) {
+    if (error instanceof Rollback) return error.result;
+    throw error;
+  }
+}
+
+/** What a refund workflow needs to call the processor: the original approval's gateway and processor id. */
+export interface RefundInstruction {
+  readonly refundId: string;
+  readonly tenantId: number;
+  readonly orderId: number;
+  readonly amount: string;
+  readonly currency: string;
+  readonly gateway: string;
+  readonly processorTransactionId: string;
+  readonly originalTransactionId: string;
+}
+
+export async function findRefundInstruction(em: EntityManager, refundId: string): Promise<RefundInstruction | undefined> {
+  const [row] = await em.execute<{ id: string; tenant_id: number; order_id: number; amount: string; currency: string; gateway: string; gateway_transaction_id: string | null; original_transaction_id: string }[]>(
+    `select r.id, r.tenant_id, r.order_id, r.amount, r.currency, t.gateway, t.gateway_transaction_id, r.original_transaction_id
+       from refunds r join transactions t on t.id = r.original_transaction_id where r.id = ?`,
+    [refundId],
+  );
+  if (!row || !row.gateway_transaction_id) return undefined;
+  return {
+    refundId: row.id,
+    tenantId: row.tenant_id,
+    orderId: row.order_id,
+    amount: row.amount,
+    currency: row.currency,
+    gateway: row.gateway,
+    processorTransactionId: row.gateway_transaction_id,
+    originalTransactionId: row.original_transaction_id,
+  };
+}
+
+/**
+ * The refund's own `refund` transaction (spec 2.8: it refers to its original by `original_transaction_id`), copied
+ * from the original's order, card facts and account; upserted by its reference (the refund id), so a replayed
+ * activity records it once.
+ */
+export async function recordRefundTransaction(
+  em: EntityManager,
+  input: { refundId: string; statusId: number; status: string; success: boolean; processorRefundId: string | null; exchange: RawExchange },
+): Promise<string> {
+  const [row] = await em.execute<{ id: string }[]>(
+    `insert into transactions (id, tenant_id, order_id, product_id, customer_id, merchant_account_id, kind, reference, attempt_number, gateway,
+       gateway_transaction_id, status_id, status, success, amount, currency, mid, descriptor, auth_code, email, first_name, last_name,
+       bin, last4, brand, bin_country, card_fingerprint, expiry_month, expiry_year, eci, partner_session, sandbox, refundable, original_transaction_id,
+       gateway_response, sent_at, completed_at)
+     select ?, t.tenant_id, t.order_id, t.product_id, t.customer_id, t.merchant_account_id, 'refund', r.id, 1, t.gateway,
+       ?, ?, ?, ?, r.amount, r.currency, t.mid, t.descriptor, null, t.email, t.first_name, t.last_name,
+       t.bin, t.last4, t.brand, t.bin_country, t.card_fingerprint, t.expiry_month, t.expiry_year, null, t.partner_session, t.sandbox, false, t.id,
+       ?, now(), now()
+       from refunds r join transactions t on t.id = r.original_transaction_id where r.id = ?
+     on conflict (reference) do update set status_id = excluded.status_id, status = excluded.status, success = excluded.success,
+       gateway_transaction_id = coalesce(excluded.gateway_transaction_id, transactions.gateway_transaction_id), gateway_response = excluded.gateway_response
+     returning id`,
+    [randomUUID(), input.processorRefundId, input.statusId, input.status, input.success, JSON.stringify(input.exchange), input.refundId],
+  );
+  return row!.id;
+}
+
+/**
+ * Ends a pending refund exactly once: succeeded moves its held amount into `refunded_amount` on the original
+ * (`refunded` true, `refundable` while something is left); failed releases the hold. A repeat changes nothing.
+ */
+export async function settleRefund(
+  em: EntityManager,
+  input: { refundId: string; succeeded: boolean; statusId: number; failureMessage?: string; refundTransactionId?: string },
+): Promise<RefundRecord> {
+  return em.transactional(async (tx) => {
+    const [settled] = await tx.execute<{ amount: string; original_transaction_id: string }[]>(
+      `update refunds set state = ?, status_id = ?, failure_message = ?, refund_transaction_id = ?, updated_at = now()
+        where id = ? and state = 'pending' returning amount, original_transaction_id`,
+      [input.succeeded ? 'succeeded' : 'failed', input.statusId, input.failureMessage?.slice(0, 255) ?? null, input.refundTransactionId ?? null, input.refundId],
+    );
+    if (settled) {
+      await tx.execute(
+        input.succeeded
+          ? `update transactions set refund_reserved_amount = refund_reserved_amount - ?, refunded_amount = refunded_amount + ?, refunded = true,
+               refundable = refunded_amount + ? < amount where id = ?`
+          : `update transactions set refund_reserved_amount = refund_reserved_amount - ? where id = ?`,
+        input.succeeded ? [settled.amount, settled.amount, settled.amount, settled.original_transaction_id] : [settled.amount, settled.original_transaction_id],
+      );
+    }
+    const [row] = await tx.execute<RefundRow[]>(`select * from refunds where id = ?`, [input.refundId]);
+    return toRecord(row!);
+  });
+}
+
+/** What the refund's transaction webhook tells: the refund, its transaction and the original it refers to. */
+export interface RefundEventData {
+  readonly refundId: string;
+  readonly orderId: number;
+  readonly success: boolean;
+  readonly statusId: number | null;
+  readonly amount: string;
+  readonly currency: string;
+  readonly transactionId: string;
+  readonly originalTransactionId: string;
+  readonly refundedAmount: string;
+  readonly refundable: boolean;
+  readonly email: string;
+  readonly mid: string;
+  readonly bin: string;
+  readonly last4: string;
+  readonly partnerSession: string;
+}
+
+export async function findRefundEvent(em: EntityManager, refundId: string): Promise<RefundEventData | undefined> {
+  const [row] = await em.execute<
+    { id: string; state: RefundState; status_id: number | null; amount: string; currency: string; order_id: number; transaction_id: string | null; original_transaction_id: string; refunded_amount: string; refundable: boolean; email: string; mid: string | null; bin: string; last4: string; partner_session: string | null }[]
+  >(
+    `select r.id, r.state, r.status_id, r.amount, r.currency, r.order_id, r.refund_transaction_id as transaction_id, o.id as original_transaction_id,
+            o.refunded_amount, o.refundable, o.email, o.mid, o.bin, o.last4, o.partner_session
+       from refunds r join transactions o on o.id = r.original_transaction_id where r.id = ?`,
+    [refundId],
+  );
+  return (
+    row && {
+      refundId: row.id,
+      orderId: row.order_id,
+      success: row.state === 'succeeded',
+      statusId: row.status_id,
+      amount: row.amount,
+      currency: row.currency,
+      transactionId: row.transaction_id ?? '',
+      originalTransactionId: row.original_transaction_id,
+      refundedAmount: row.refunded_amount,
+      refundable: row.refundable,
+      email: row.email,
+      mid: row.mid ?? '',
+      bin: row.bin,
+      last4: row.last4,
+      partnerSession: row.partner_session ?? '',
+    }
+  );
+}

@@ -1,0 +1,21 @@
+/** The e-mail API's limits (DESIGN 4, "e-mail limits"); the request schema and the parsers read them from here. */
+export const EMAIL_LIMITS = {
+  /** E-mails in one batch request. */
+  batchSize: 100,
+  /** Recipients of one e-mail, to + cc + bcc together. */
+  recipientsPerEmail: 50,
+  /** Bytes of one request body. */
+  requestBytes: 256 * 1024,
+  idempotencyKeyLength: { min: 1, max: 256 },
+  /** Characters of a subject (RFC 5322 allows 998 per line; a subject is one line). */
+  subjectLength: 998,
+  /** Characters of one address as written, display name included. */
+  addressLength: 320,
+  /** Levels of objects and arrays in `data` (the object itself is level 1). */
+  dataDepth: 32,
+  /** Characters of a string template's `templateContent`. */
+  templateContentLength: 100 * 1024,
+} as const;
+
+/** How long an idempotency key answers repeats (spec 8). */
+export const EMAIL_IDEMPOTENCY_DAYS = 7;

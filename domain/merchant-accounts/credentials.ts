@@ -1,0 +1,56 @@
+/**
+ * Gateway credentials of a merchant account currency (spec 2.6). Stored sealed by the secret box; an answer only
+ * ever shows a mask, and a mask sent back in an update stands for "keep what is stored".
+ */
+export const CREDENTIAL_FIELDS = ['apiKey', 'username', 'password', 'emailAddress', 'processorId'] as const;
+export type CredentialField = (typeof CREDENTIAL_FIELDS)[number];
+export type GatewayCredentials = Partial<Record<CredentialField, string>>;
+
+const MASK = '****';
+/** Below this length even the last 4 characters would give away too much of the value. */
+const SHORTEST_WITH_VISIBLE_TAIL = 8;
+
+/** `****` plus the last 4 characters (`****` alone for values under 8 characters): enough to tell two values apart. */
+export function maskSecret(value: string): string {
+  return value.length >= SHORTEST_WITH_VISIBLE_TAIL ? `${MASK}${value.slice(-4)}` : MASK;
+}
+
+export function maskCredentials(credentials: GatewayCredentials): GatewayCredentials {
+  const masked: GatewayCredentials = {};
+  for (const field of CREDENTIAL_FIELDS) {
+    const value = credentials[field];
+    if (value !== undefined) masked[field] = maskSecret(value);
+  }
+  return masked;
+}
+
+/**
+ * The credentials an update leaves stored. `incoming` replaces the stored object field by field: a field equal to
+ * the mask of the stored value keeps the stored secret, any other value replaces it, an absent field is removed.
+ * No `incoming` object keeps everything stored.
+ */
+export function mergeCredentials(stored: GatewayCredentials | undefined, incoming: GatewayCredentials | undefined): GatewayCredentials {
+  if (incoming === undefined) return { ...(stored ?? {}) };
+  const merged: GatewayCredentials = {};
+  for (const field of CREDENTIAL_FIELDS) {
+    const value = incoming[field];
+    if (value === undefined) continue;
+    const kept = stored?.[field];
+    merged[field] = kept !== undefined && value === maskSecret(kept) ? kept : value;
+  }
+  return merged;
+}
+
+export function sameCredentials(a: GatewayCredentials, b: GatewayCredentials): boolean {
+  return CREDENTIAL_FIELDS.every((field) => a[field] === b[field]);
+}
+
+/** Parses a decrypted credentials document; anything but string fields is dropped (the document is ours). */
+export function parseCredentials(json: string): GatewayCredentials {
+  const parsed = JSON.parse(json) as Record<string, unknown>;
+  const credentials: GatewayCredentials = {};
+  for (const field of CREDENTIAL_FIELDS) {
+    if (typeof parsed[field] === 'string') credentials[field] = parsed[field];
+  }
+  return credentials;
+}

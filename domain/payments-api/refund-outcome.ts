@@ -1,0 +1,35 @@
+import type { RawExchange } from '../payments/attempts.ts';
+
+/** One refund call (or inquiry) as the refund workflow sees it; `unknown` must be resolved by an inquiry first. */
+export type RefundCallOutcome =
+  | { readonly kind: 'refunded'; readonly statusId: number; readonly processorRefundId: string }
+  | { readonly kind: 'declined'; readonly statusId: number; readonly message: string; readonly processorRefundId?: string }
+  | { readonly kind: 'unknown'; readonly reason: string }
+  /** Inquiry only: the processor never saw the refund, so sending it again cannot refund twice. */
+  | { readonly kind: 'not_found' };
+
+export interface RefundCall {
+  readonly outcome: RefundCallOutcome;
+  readonly exchange: RawExchange;
+}
+
+/** What the refund workflow ends with (also the answer `POST /payments/{id}/refund` waits for). */
+export interface RefundSettlement {
+  readonly refundId: string;
+  readonly state: 'succeeded' | 'failed';
+  readonly statusId: number;
+}
+
+export interface RefundWorkflowInput {
+  readonly tenantId: number;
+  readonly refundId: string;
+  readonly processorTimeoutMs: number;
+  readonly webhookSchedule: readonly number[];
+  readonly webhookTimeoutMs: number;
+}
+
+/** Runs a refund durably (port; the Temporal adapter starts the refund workflow and waits for it, bounded). */
+export interface RefundRunner {
+  /** The settlement, or undefined when it did not finish within the caller's wait (the refund goes on). */
+  run(input: RefundWorkflowInput): Promise<RefundSettlement | undefined>;
+}

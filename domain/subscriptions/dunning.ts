@@ -1,0 +1,41 @@
+import type { SubscriptionPlan } from '../catalog/product.ts';
+import { statusById } from '../statuses/status-codes.ts';
+
+const DAY = 86_400;
+
+/** Retry delays when a plan names none: insufficient funds are retried in days, other soft declines sooner. */
+export const DEFAULT_DUNNING = { insufficientFundsRetrySeconds: [3 * DAY, 5 * DAY, 7 * DAY], otherRetrySeconds: [DAY, 3 * DAY] } as const;
+
+/**
+ * Issuer declines that may pass with time (spec 7.5 names them so); every other issuer decline (3635 "Stop all
+ * recurring payments", lost or stolen cards, closed accounts, fraud) and every invalid-card decline is hard.
+ */
+const SOFT_ISSUER_DECLINES = new Set([3638, 3629, 4178, 4222, 4245, 2674, 3640]);
+
+export type DunningStep = { readonly kind: 'retry'; readonly afterSeconds: number } | { readonly kind: 'stop'; readonly reason: 'hard_decline' | 'retries_exhausted' };
+
+/**
+ * What follows a declined rebill: a hard decline stops at once; a soft one is retried on the plan's schedule for
+ * its decline group (insufficient funds, or anything else), and the subscription ends when the schedule runs out.
+ * `retriesSoFar` counts the retries of this period already made.
+ */
+export function nextDunningStep(statusId: number, retriesSoFar: number, plan: Pick<SubscriptionPlan, 'dunning'>): DunningStep {
+  const group = statusById(statusId)?.group;
+  const hard = group === 'invalidCardDetails' || (group === 'issuerDecline' && !SOFT_ISSUER_DECLINES.has(statusId));
+  if (hard) return { kind: 'stop', reason: 'hard_decline' };
+  const schedule =
+    group === 'insufficientFunds'
+      ? (plan.dunning?.insufficientFundsRetrySeconds ?? DEFAULT_DUNNING.insufficientFundsRetrySeconds)
+      : (plan.dunning?.otherRetrySeconds ?? DEFAULT_DUNNING.otherRetrySeconds);
+  const delay = schedule[retriesSoFar];
+  return delay === undefined ? { kind: 'stop', reason: 'retries_exhausted' } : { kind: 'retry', afterSeconds: delay };
+}
+
+/** The billing period and the trial in seconds: the plan's seconds when given, else its days. */
+export function periodSeconds(plan: Pick<SubscriptionPlan, 'intervalDays' | 'intervalSeconds'>): number {
+  return plan.intervalSeconds ?? plan.intervalDays * DAY;
+}
+
+export function trialSeconds(plan: Pick<SubscriptionPlan, 'trialDays' | 'trialSeconds'>): number {
+  return plan.trialSeconds ?? plan.trialDays * DAY;
+}

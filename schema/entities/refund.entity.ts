@@ -1,0 +1,37 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Order } from './order.entity.ts';
+import { Tenant } from './tenant.entity.ts';
+import { Transaction } from './transaction.entity.ts';
+
+export const REFUND_STATES = ['pending', 'succeeded', 'failed'] as const;
+export type RefundState = (typeof REFUND_STATES)[number];
+
+/**
+ * One refund request of an approved payment (`re_...`): its amount is held on the original transaction while
+ * the refund workflow runs, and settled exactly once (succeeded: a `refund` transaction records it).
+ */
+const RefundSchema = defineEntity({
+  name: 'Refund',
+  tableName: 'refunds',
+  properties: {
+    id: p.string().length(40).primary(),
+    tenant: () => p.manyToOne(Tenant).deleteRule('cascade'),
+    /** The payment (its submit order). */
+    order: () => p.manyToOne(Order).index(),
+    originalTransaction: () => p.manyToOne(Transaction),
+    amount: p.decimal('string').precision(14).scale(2),
+    currency: p.string().length(3),
+    state: p.enum(() => [...REFUND_STATES]).default('pending'),
+    statusId: p.integer().nullable(),
+    failureMessage: p.string().length(255).nullable(),
+    refundTransaction: () => p.manyToOne(Transaction).nullable().deleteRule('set null'),
+    reason: p.string().length(200).nullable(),
+    idempotencyKey: p.string().length(255).nullable(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+  uniques: [{ properties: ['tenant', 'idempotencyKey'] }],
+  checks: [{ name: 'refunds_amount_positive', expression: '"amount" > 0' }],
+});
+export class Refund extends RefundSchema.class {}
+RefundSchema.setClass(Refund);

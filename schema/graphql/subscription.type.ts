@@ -1,0 +1,51 @@
+import { ArgsType, Field, Int, ObjectType } from 'type-graphql';
+import { Max, Min } from 'class-validator';
+import { DateTimeResolver } from 'graphql-scalars';
+
+@ObjectType('Subscription', { description: 'A subscription created by a submit on a plan product, and where its recurring billing stands' })
+export class SubscriptionType {
+  @Field(() => Int)
+  id!: number;
+
+  @Field(() => Int)
+  productId!: number;
+
+  @Field(() => String)
+  email!: string;
+
+  @Field(() => String, { description: '`pending`, `active`, `grace` (a declined rebill waits for its dunning retry) or `cancelled`' })
+  state!: string;
+
+  @Field(() => Boolean)
+  paused!: boolean;
+
+  @Field(() => String, { description: 'Recurring amount, decimal string in `currency`' })
+  recurringAmount!: string;
+
+  @Field(() => String)
+  currency!: string;
+
+  @Field(() => Int, { description: 'Periods paid after the first payment' })
+  billedPeriods!: number;
+
+  @Field(() => DateTimeResolver, { description: 'The next charge or dunning retry' })
+  nextBillingAt!: Date;
+
+  @Field(() => DateTimeResolver, { nullable: true })
+  cancelledAt!: Date | null;
+
+  @Field(() => String, { nullable: true, description: '`cancelled_by_merchant`, `hard_decline` or `retries_exhausted`' })
+  cancelReason!: string | null;
+}
+
+@ArgsType()
+export class SubscriptionArgs {
+  @Field(() => Int, { description: 'Subscription id (`subscriptionId` of the submit result)' })
+  @Min(1)
+  @Max(2_147_483_647)
+  id!: number;
+
+  @Field(() => Int, { nullable: true, description: 'Operator only: which tenant' })
+  @Min(1)
+  tenantId?: number;
+}

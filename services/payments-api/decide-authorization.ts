@@ -1,0 +1,31 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { findPayment } from '../../data/queries/payments-api.ts';
+import { PaymentApiError, resourceMissing } from '../../domain/payments-api/errors.ts';
+import { orderIdOf } from '../../domain/payments-api/ids.ts';
+import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
+
+/**
+ * `POST /payments/{id}/capture` and `/void`: asks the payment's workflow, which alone holds the authorization, to
+ * capture or void it. Answers the payment's order id; a payment with no authorization waiting for that decision
+ * (declined, failed, voided when a capture is asked) is refused and nothing changes; asking again what is done
+ * (capturing a charged payment, voiding a voided one) answers the payment as it is.
+ */
+export async function decideAuthorization(
+  deps: { em: EntityManager; runner: Pick<PaymentRunner, 'decideAuthorization'> },
+  input: { tenantId: number; paymentId: string; decision: 'capture' | 'void' },
+): Promise<number> {
+  const orderId = orderIdOf(input.paymentId);
+  const payment = orderId === undefined ? undefined : await findPayment(deps.em, input.tenantId, orderId);
+  if (!payment || orderId === undefined) throw resourceMissing('payment', input.paymentId);
+  const decided = await deps.runner.decideAuthorization({ tenantId: input.tenantId, submitOrderId: orderId, decision: input.decision });
+  // A repeat after the decision finished: the payment already is what was asked.
+  if (decided.kind !== 'decided' && payment.state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
+  if (decided.kind !== 'decided') {
+    const now = payment.state === 'authorized' ? 'is being decided' : payment.state === 'voided' ? 'was voided' : 'has no authorization waiting for capture';
+    throw new PaymentApiError('invalid_request_error', 'payment_not_authorized', `Payment ${input.paymentId} ${now}; it cannot be ${input.decision === 'capture' ? 'captured' : 'voided'}`, { param: 'id' });
+  }
+  if (decided.state === 'failed') {
+    throw new PaymentApiError('api_error', `${input.decision}_failed`, `The processor did not ${input.decision} payment ${input.paymentId}`, { statusId: decided.statusId });
+  }
+  return orderId;
+}

@@ -1,0 +1,72 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { findPayment } from '../../data/queries/payments-api.ts';
+import { findRefund, reserveRefund, type RefundRecord } from '../../data/queries/refunds.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { PaymentApiError, resourceMissing } from '../../domain/payments-api/errors.ts';
+import { orderIdOf } from '../../domain/payments-api/ids.ts';
+import { fromMinorUnits, toMinorUnits } from '../../domain/payments-api/minor-units.ts';
+import type { RefundRunner } from '../../domain/payments-api/refund-outcome.ts';
+
+const CREDIT_EXCEEDS_ORIGINAL_AMOUNT = 4313;
+
+export interface RefundDeps {
+  readonly em: EntityManager;
+  readonly runner: RefundRunner;
+  readonly settings: { readonly processorTimeoutMs: number; readonly webhookSchedule: readonly number[]; readonly webhookTimeoutMs: number };
+}
+
+/**
+ * `POST /payments/{id}/refund`: holds the amount on the payment's approved authorization (declined with 4313 when it
+ * would exceed what is left of the captured amount, however many refunds race), then runs the refund workflow and
+ * answers its settlement, or the refund still `pending` when the processor is slow. The same Idempotency-Key
+ * answers the same refund; with another payment or amount it is a conflict.
+ */
+export async function requestRefund(
+  deps: RefundDeps,
+  input: { tenantId: number; paymentId: string; amount?: number; reason?: string; idempotencyKey?: string },
+): Promise<RefundRecord> {
+  const orderId = orderIdOf(input.paymentId);
+  const payment = orderId === undefined ? undefined : await findPayment(deps.em, input.tenantId, orderId);
+  if (!payment || orderId === undefined) throw resourceMissing('payment', input.paymentId);
+  const amount = input.amount === undefined ? undefined : fromMinorUnits(input.amount);
+
+  const reservation = await reserveRefund(deps.em, { tenantId: input.tenantId, orderId, amount, reason: input.reason, idempotencyKey: input.idempotencyKey });
+  switch (reservation.kind) {
+    case 'not_refundable':
+      throw new PaymentApiError('invalid_request_error', 'payment_not_refundable', `Payment ${input.paymentId} has no approved charge to refund`, { param: 'id' });
+    case 'exceeds':
+      throw new PaymentApiError(
+        'invalid_request_error',
+        'credit_exceeds_original_amount',
+        `Credit Exceeds Original Amount: at most ${toMinorUnits(reservation.available)} can still be refunded`,
+        { param: 'amount', statusId: CREDIT_EXCEEDS_ORIGINAL_AMOUNT },
+      );
+    case 'duplicate': {
+      const same = reservation.refund.orderId === orderId && (amount === undefined || reservation.refund.amount === amount);
+      if (!same) throw new PaymentApiError('idempotency_error', 'idempotency_key_reused', 'Idempotency-Key was already used with a different request', { param: 'Idempotency-Key' });
+      return settleOrCurrent(deps, input.tenantId, reservation.refund);
+    }
+    case 'reserved':
+      return settleOrCurrent(deps, input.tenantId, reservation.refund);
+  }
+}
+
+/** Runs (or joins) the refund's workflow and answers the refund as it stands afterwards. */
+async function settleOrCurrent(deps: RefundDeps, tenantId: number, refund: RefundRecord): Promise<RefundRecord> {
+  if (refund.state === 'pending') {
+    try {
+      await deps.runner.run({
+        tenantId,
+        refundId: refund.id,
+        processorTimeoutMs: deps.settings.processorTimeoutMs,
+        webhookSchedule: deps.settings.webhookSchedule,
+        webhookTimeoutMs: deps.settings.webhookTimeoutMs,
+      });
+    } catch {
+      // Temporal unreachable: the refund stays pending with its amount held (it may have started). Sending the
+      // same Idempotency-Key again starts or joins its workflow; never a second refund.
+      throw new DomainError('unavailable', `Refund ${refund.id} is pending and could not be started now; retry with the same Idempotency-Key`, {});
+    }
+  }
+  return (await findRefund(deps.em, tenantId, refund.id)) ?? refund;
+}

@@ -1,0 +1,52 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import pWaitFor from 'p-wait-for';
+import { cancelSubscription, findTenantSubscription, type SubscriptionView } from '../../data/queries/rebills.ts';
+import { PaymentApiError } from '../../domain/payments-api/errors.ts';
+import type { SubscriptionAction, SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
+
+const SETTLE_WAIT_MS = 5_000;
+
+/** Whether the subscription shows the action's effect. */
+const done: Record<SubscriptionAction, (s: SubscriptionView) => boolean> = {
+  cancel: (s) => s.state === 'cancelled',
+  pause: (s) => s.pausedAt !== null || s.state === 'cancelled',
+  resume: (s) => s.pausedAt === null,
+};
+
+export async function findSubscriptionOf(em: EntityManager, tenantId: number, subscriptionId: number): Promise<SubscriptionView> {
+  const found = await findTenantSubscription(em, tenantId, subscriptionId);
+  if (!found) throw new PaymentApiError('invalid_request_error', 'resource_missing', `No such subscription: '${subscriptionId}'`, { param: 'id' });
+  return found;
+}
+
+/**
+ * Cancel, pause or resume: signals the subscription's billing workflow, which alone changes its billing, and
+ * answers the subscription once the change shows (briefly waited for; a rebill in flight finishes first, so a
+ * cancel may still show `active` and takes effect right after it). A subscription no workflow bills (created before
+ * recurring billing ran) can only be cancelled, directly. A cancelled subscription changes no more.
+ */
+export async function controlSubscription(
+  deps: { em: EntityManager; controller: SubscriptionController },
+  input: { tenantId: number; subscriptionId: number; action: SubscriptionAction },
+): Promise<SubscriptionView> {
+  const current = await findSubscriptionOf(deps.em, input.tenantId, input.subscriptionId);
+  if (input.action === 'cancel' && current.state === 'cancelled') return current;
+  if (current.state === 'cancelled' || current.state === 'pending') {
+    throw new PaymentApiError('invalid_request_error', 'subscription_not_active', `Subscription ${input.subscriptionId} is ${current.state}`, { param: 'id' });
+  }
+  if (done[input.action](current)) return current;
+  const sent = await deps.controller.signal(input);
+  if (sent === 'not_running') {
+    if (input.action !== 'cancel') throw new PaymentApiError('invalid_request_error', 'subscription_not_billed', `Subscription ${input.subscriptionId} has no running billing to ${input.action}`, { param: 'id' });
+    await cancelSubscription(deps.em, { subscriptionId: input.subscriptionId, reason: 'cancelled_by_merchant' });
+  }
+  let latest = current;
+  await pWaitFor(
+    async () => {
+      latest = (await findTenantSubscription(deps.em, input.tenantId, input.subscriptionId)) ?? latest;
+      return done[input.action](latest);
+    },
+    { interval: 50, timeout: { milliseconds: SETTLE_WAIT_MS, fallback: () => undefined } },
+  );
+  return latest;
+}

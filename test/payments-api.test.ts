@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { authorizationsFor, type MerchantTenant } from './support/payments.ts';
+import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
+
+let app: TestApp;
+let tenant: MerchantTenant;
+let document: Record<string, unknown>;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.startWorker();
+  tenant = await createPaymentsApiTenant(app);
+  document = (await (await fetch(`${app.baseUrl}/openapi.json`)).json()) as Record<string, unknown>;
+});
+afterAll(() => app?.close());
+
+const pay = (body: unknown, headers: Record<string, string> = {}, who: MerchantTenant = tenant) => call(app, 'POST', '/payments', who.apiKey, body, headers);
+const get = (path: string, who: MerchantTenant = tenant) => call(app, 'GET', path, who.apiKey);
+const orderOf = (id: string) => Number(id.slice('pay_'.length));
+
+/** The real answer is one the OpenAPI document describes for that operation and status. */
+function expectDocumented(pathName: string, method: string, status: number, body: unknown) {
+  const pointer = `#/paths/${pathName.replaceAll('~', '~0').replaceAll('/', '~1')}/${method}/responses/${status}/content/application~1json/schema`;
+  const ajv = new Ajv2020({ strict: false, validateSchema: false, validateFormats: false });
+  ajv.addSchema(document, 'openapi.json');
+  const validate = ajv.compile({ $ref: `openapi.json${pointer}` });
+  expect(validate(body) ? [] : validate.errors, `${method.toUpperCase()} ${pathName} ${status}`).toEqual([]);
+}
+
+describe('POST /payments', () => {
+  it('charges an approved card through the payment workflow and answers a Stripe-style payment', async () => {
+    const created = await pay(paymentBody('4242424242424242'));
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      id: expect.stringMatching(/^pay_\d+$/),
+      object: 'payment',
+      status: 'succeeded',
+      amount: 1999,
+      currency: 'USD',
+      amount_refunded: 0,
+      amount_refundable: 1999,
+      refunded: false,
+      status_id: 2636,
+      failure_code: null,
+      card: { brand: 'NetworkA', bin: '42424242', last4: '4242' },
+      next_action: null,
+    });
+    expect([tenant.mids['PA-1'], tenant.mids['PA-2']]).toContain(created.body.mid);
+    expect(JSON.stringify(created.body)).not.toContain('4242424242424242');
+    expectDocumented('/payments', 'post', 200, created.body);
+    expect(await authorizationsFor(orderOf(created.body.id))).toBe(1);
+
+    const fetched = await get(`/payments/${created.body.id}`);
+    expect(fetched).toEqual({ status: 200, body: created.body });
+    expectDocumented('/payments/{id}', 'get', 200, fetched.body);
+  });
+
+  it('answers a processed decline as a failed payment with its status code', async () => {
+    const declined = await pay(paymentBody('4000000000000002'));
+    expect(declined.status).toBe(200);
+    expect(declined.body).toMatchObject({ status: 'failed', status_id: 3617, failure_code: '3617', failure_message: 'Declined', amount_refundable: 0 });
+  });
+
+  it('cascades a decline to a second merchant account when asked, like the submit route', async () => {
+    const cascaded = await pay(paymentBody('4000000000000341', { cascade: true }));
+    expect(cascaded.body).toMatchObject({ status: 'succeeded', status_id: 2636 });
+    expect(await authorizationsFor(orderOf(cascaded.body.id))).toBe(2);
+  });
+
+  it('waits for 3-D Secure with a next_action the browser follows', async () => {
+    const pending = await pay(paymentBody('4000000000003220', { three_d_secure: { enabled: true } }));
+    expect(pending.body).toMatchObject({ status: 'requires_action', next_action: { type: 'three_d_secure', three_d_secure_id: expect.stringMatching(/^3ds_/) } });
+    const redirect = await fetch(pending.body.next_action.redirect_url, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expectDocumented('/payments', 'post', 200, pending.body);
+  });
+
+  it('refuses invalid cards before processing with a card_error naming the parameter, and creates nothing', async () => {
+    const before = await get('/payments?limit=100');
+    const invalid = await pay(paymentBody('4242424242424241'));
+    expect(invalid).toEqual({ status: 402, body: { error: { type: 'card_error', code: 'invalid_number', message: 'Invalid CC Number', param: 'card.number', status_id: 0 } } });
+    expectDocumented('/payments', 'post', 402, invalid.body);
+    const after = await get('/payments?limit=100');
+    expect(after.body.data).toEqual(before.body.data);
+  });
+
+  it('refuses malformed requests with invalid_request_error', async () => {
+    const fractional = await pay(paymentBody('4242424242424242', { amount: 19.99 }));
+    expect(fractional.status).toBe(400);
+    expect(fractional.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'amount' });
+    expectDocumented('/payments', 'post', 400, fractional.body);
+
+    const unknownField = await pay({ ...paymentBody('4242424242424242'), coupon: 'x' });
+    expect(unknownField.body.error).toMatchObject({ type: 'invalid_request_error', param: 'coupon' });
+
+    const notJson = await pay('{"amount":');
+    expect(notJson).toEqual({ status: 400, body: { error: { type: 'invalid_request_error', code: 'invalid_json', message: 'The body is not valid JSON' } } });
+
+    const nul = await pay(paymentBody('4242424242424242', { email: 'a\u0000@example.com' }));
+    expect(nul.status).toBe(400);
+    expect(nul.body.error).toMatchObject({ type: 'invalid_request_error', param: 'email' });
+
+    const unknownMid = await pay(paymentBody('4242424242424242', { mid: 'NO-SUCH-MID' }));
+    expect(unknownMid).toEqual({ status: 400, body: { error: { type: 'invalid_request_error', code: 'invalid_mid', message: 'Specified Mid not found', param: 'mid', status_id: 0 } } });
+
+    const noKey = await call(app, 'POST', '/payments', 'sk_test_unknown', paymentBody('4242424242424242'));
+    expect(noKey.status).toBe(401);
+    expect(noKey.body.error).toMatchObject({ type: 'authentication_error' });
+    expectDocumented('/payments', 'post', 401, noKey.body);
+  });
+
+  it('forces a merchant account given as mid', async () => {
+    const forced = await pay(paymentBody('4242424242424242', { mid: tenant.mids['PA-2'] }));
+    expect(forced.body).toMatchObject({ status: 'succeeded', mid: tenant.mids['PA-2'] });
+  });
+
+  it('answers a repeated Idempotency-Key with the first payment and never charges twice; another body is a conflict', async () => {
+    const body = paymentBody('4242424242424242');
+    const key = `key-${Date.now()}`;
+    const answers = await Promise.all(Array.from({ length: 5 }, () => pay(body, { 'Idempotency-Key': key })));
+    const ids = new Set(answers.filter((a) => a.status === 200).map((a) => a.body.id));
+    expect(ids.size).toBe(1);
+    const [id] = [...ids];
+    for (const answer of answers) if (answer.status !== 200) expect(answer.body.error.type).toBe('idempotency_error');
+    expect(await authorizationsFor(orderOf(id!))).toBe(1);
+    const again = await pay(body, { 'Idempotency-Key': key });
+    expect(again.body.id).toBe(id);
+
+    const other = await pay({ ...body, amount: 2999 }, { 'Idempotency-Key': key });
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused' });
+    expectDocumented('/payments', 'post', 409, other.body);
+  });
+});
+
+describe('GET /payments', () => {
+  it('filters by status, amount, e-mail, MID and creation time, and pages with starting_after', async () => {
+    const lister = await createPaymentsApiTenant(app);
+    const email = 'lister@example.com';
+    const made: string[] = [];
+    for (const [number, amount] of [['4242424242424242', 1000], ['4000000000000002', 2000], ['4242424242424242', 3000], ['4242424242424242', 4000]] as const) {
+      const created = await pay(paymentBody(number, { amount, email, mid: lister.mids['PA-1'] }), {}, lister);
+      made.push(created.body.id);
+    }
+    await pay(paymentBody('4242424242424242', { amount: 5000, mid: lister.mids['PA-2'] }), {}, lister);
+
+    const all = await get('/payments?limit=100', lister);
+    expect(all.body).toMatchObject({ object: 'list', url: '/payments', has_more: false });
+    expect(all.body.data).toHaveLength(5);
+    expectDocumented('/payments', 'get', 200, all.body);
+
+    const ids = (path: string) => get(path, lister).then((r) => r.body.data.map((p: { id: string }) => p.id));
+    expect(await ids('/payments?status=failed')).toEqual([made[1]]);
+    expect(await ids(`/payments?email=LISTER@example.com&status=succeeded`)).toEqual([made[3], made[2], made[0]]);
+    expect(await ids('/payments?amount[gte]=2000&amount[lte]=3000')).toEqual([made[2], made[1]]);
+    expect(await ids(`/payments?mid=${lister.mids['PA-2']}`)).toHaveLength(1);
+    const now = Math.floor(Date.now() / 1000);
+    expect(await ids(`/payments?created[gte]=${now - 600}&created[lte]=${now + 5}`)).toHaveLength(5);
+    expect(await ids(`/payments?created[gte]=${now + 600}`)).toEqual([]);
+
+    const first = await get('/payments?limit=2', lister);
+    expect(first.body.has_more).toBe(true);
+    const second = await get(`/payments?limit=2&starting_after=${first.body.data[1].id}`, lister);
+    const third = await get(`/payments?limit=2&starting_after=${second.body.data[1].id}`, lister);
+    expect(third.body.has_more).toBe(false);
+    expect([...first.body.data, ...second.body.data, ...third.body.data].map((p) => p.id)).toEqual(all.body.data.map((p: { id: string }) => p.id));
+
+    const bad = await get('/payments?limit=101', lister);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid' });
+    expectDocumented('/payments', 'get', 400, bad.body);
+  });
+
+  it("never shows or refunds another tenant's payment", async () => {
+    const other = await createPaymentsApiTenant(app);
+    const mine = await pay(paymentBody('4242424242424242'));
+    const peek = await get(`/payments/${mine.body.id}`, other);
+    expect(peek).toEqual({ status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment: '${mine.body.id}'`, param: 'id' } } });
+    expectDocumented('/payments/{id}', 'get', 404, peek.body);
+    const listed = await get('/payments?limit=100', other);
+    expect(listed.body.data.map((p: { id: string }) => p.id)).not.toContain(mine.body.id);
+    const refund = await call(app, 'POST', `/payments/${mine.body.id}/refund`, other.apiKey, {});
+    expect(refund.status).toBe(404);
+    const still = await get(`/payments/${mine.body.id}`);
+    expect(still.body).toMatchObject({ amount_refunded: 0, amount_refundable: 1999 });
+    expect((await get('/payments/not-an-id')).status).toBe(404);
+  });
+});

@@ -1,0 +1,234 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { findTenantSubscription, listRebills } from '../data/queries/rebills.ts';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
+import { parseFixture } from '../services/provisioning/parse-fixture.ts';
+import { provision } from '../services/provisioning/provision.ts';
+import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
+import { spawnEntry, stopChild } from '../scripts/child-process.ts';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { authorizationsFor, createMerchantTenant, merchantAccount, oneOffProduct, post, submitBody, type MerchantTenant } from './support/payments.ts';
+import { call } from './support/payments-api.ts';
+import { bearer, createLeadTenant, getLeads, graphql, newSessionId, postLead } from './support/leads.ts';
+import { randomUUID } from 'node:crypto';
+import { undocumentedParts } from './support/openapi-answers.ts';
+import { startWebhookReceiver } from './support/webhook-receiver.ts';
+
+/** Plans billing every second or two: periods and dunning delays are data of the plan, never constants. */
+function planProduct(slug: string, recurringAmount: string, extra: Record<string, unknown> = {}) {
+  return oneOffProduct(slug, '9.99', 'USD', { subscriptionPlan: { recurringAmount, intervalDays: 30, intervalSeconds: 2, trialSeconds: 0, ...extra } });
+}
+
+async function subscriptionTenant(app: TestApp, webhookUrl?: string, secret?: string): Promise<MerchantTenant> {
+  const tenant = await createMerchantTenant(app, {
+    products: [
+      planProduct('monthly', '4.99'),
+      // .35: the sandbox declines 3635 "Stop all recurring payments"; .12: 3512 Insufficient Funds.
+      planProduct('stop', '4.35'),
+      planProduct('broke', '4.12', { dunning: { insufficientFundsRetrySeconds: [1, 1], otherRetrySeconds: [1] } }),
+    ],
+    merchantAccounts: [merchantAccount('SUB-1', { acquiringBank: 'Bank 1' }), merchantAccount('SUB-2', { acquiringBank: 'Bank 2' })],
+  });
+  if (webhookUrl) {
+    await provision(
+      { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+      parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'Hooked', clientId: tenant.clientId, webhookEndpoints: [{ slug: 'subs', url: webhookUrl, secret }] }] }),
+    );
+  }
+  return tenant;
+}
+
+async function subscribe(app: TestApp, tenant: MerchantTenant, product: string): Promise<number> {
+  const { status, body } = await post(app, `/api/${tenant.products[product]}`, tenant.apiKey, submitBody('4242424242424242'));
+  expect(status).toBe(200);
+  expect(body).toMatchObject({ info: 'Success', chargeSuccess: true, subscribeSuccess: true });
+  return body.subscriptionId as number;
+}
+
+/** Read from the database while polling (the REST read counts against the key's rate limit of 100 a minute). */
+const subscription = async (app: TestApp, tenant: MerchantTenant, id: number) => {
+  const found = await findTenantSubscription(app.orm.em.fork(), tenant.id, id);
+  return { status: found?.state, billed_periods: found?.billedPeriods, cancel_reason: found?.cancelReason };
+};
+const rebillsOf = (app: TestApp, id: number) => listRebills(app.orm.em.fork(), id);
+const amountsOf = (app: TestApp, orderId: number) =>
+  app.orm.em.fork().execute<{ amount: string; success: boolean; kind: string }[]>(`select amount, success, kind from transactions where order_id = ?`, [orderId]);
+
+describe('recurring rebills (in-process worker)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+    await app.startWorker();
+  });
+  afterAll(() => app?.close());
+
+  it('bills three periods through the payment workflow with the stored card, then stops when cancelled; each step is a webhook', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      const id = await subscribe(app, tenant, 'monthly');
+      await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(3), { timeout: 20_000, interval: 200 });
+      const cancelled = await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body).toMatchObject({ object: 'subscription', status: 'cancelled', cancel_reason: 'cancelled_by_merchant', amount: 499 });
+
+      const rebills = await rebillsOf(app, id);
+      const paid = rebills.filter((r) => r.state === 'paid');
+      // The stored card is ciphertext without CVV; no history of the rebills holds the PAN (plain or base64).
+      const [stored] = await app.orm.em.fork().execute<{ sealed_card: string }[]>(`select sealed_card from subscriptions where id = ?`, [id]);
+      expect(stored!.sealed_card).toMatch(/^[\w-]+\.\.[\w-]+\.[\w-]+\.[\w-]+$/);
+      const opened = await app.cardVault.open(stored!.sealed_card as never);
+      expect(opened).toMatchObject({ pan: '4242424242424242', cvv: '' });
+      for (const workflowId of [workflowIds.subscription(tenant.id, id), workflowIds.payment(tenant.id, paid[0]!.orderId)]) {
+        const history = JSON.stringify(await app.temporal.client.workflow.getHandle(workflowId).fetchHistory());
+        expect(history).not.toContain('4242424242424242');
+        expect(history).not.toContain(Buffer.from('4242424242424242').toString('base64'));
+      }
+      expect(paid.map((r) => r.period).slice(0, 3)).toEqual([1, 2, 3]);
+      for (const rebill of paid) {
+        expect(rebill.attempt).toBe(0);
+        expect(await authorizationsFor(rebill.orderId)).toBe(1);
+        expect(await amountsOf(app, rebill.orderId)).toEqual([{ amount: '4.99', success: true, kind: 'authorization' }]);
+      }
+      // Cancelled: no charge follows, whatever the schedule said.
+      const count = (await rebillsOf(app, id)).length;
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect((await rebillsOf(app, id)).length).toBe(count);
+
+      await vi.waitFor(() => expect(receiver.received.some((r) => (r.payload as { type: string }).type === 'subscription.cancelled')).toBe(true), { timeout: 10_000, interval: 100 });
+      const types = receiver.received.map((r) => (r.payload as { type: string }).type);
+      expect(types.filter((t) => t === 'subscription.renewed').length).toBeGreaterThanOrEqual(3);
+      // Every rebill's own transaction webhook, plus the first payment's.
+      expect(types.filter((t) => t === 'transaction.completed').length).toBeGreaterThanOrEqual(4);
+      expect(receiver.received.every((r) => r.verified)).toBe(true);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("never overwrites a paid lead's first-payment identifiers with a rebill's", async () => {
+    const tenant = await createLeadTenant(app, {
+      extra: { products: [planProduct('monthly', '4.99')], merchantAccounts: [merchantAccount(`SUBLEAD-${randomUUID().slice(0, 8)}`)], webhookEndpoints: [] },
+    });
+    const productId = tenant.result.products[0]!.id;
+    const sessionId = newSessionId();
+    expect((await postLead(app.baseUrl, { email: 'buyer@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
+    const first = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+    expect(first.body).toMatchObject({ info: 'Success', subscribeSuccess: true });
+    const id = first.body.subscriptionId as number;
+    await vi.waitFor(async () => expect((await findTenantSubscription(app.orm.em.fork(), tenant.id, id))?.billedPeriods).toBeGreaterThanOrEqual(2), { timeout: 20_000, interval: 200 });
+    const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(lead).toMatchObject({ status: 'paid', transaction_id: first.body.transactionId, order_id: first.body.orderId, amount: '9.99', subscription_id: id });
+    await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+  });
+
+  it('stops at once on a hard decline (3635 Stop all recurring payments)', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await subscribe(app, tenant, 'stop');
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 15_000, interval: 200 });
+    expect(await subscription(app, tenant, id)).toMatchObject({ cancel_reason: 'hard_decline', billed_periods: 0 });
+    const rebills = await rebillsOf(app, id);
+    expect(rebills).toEqual([{ period: 1, attempt: 0, orderId: expect.any(Number), state: 'declined', statusId: 3635 }]);
+    // Rebills cascade like submits: the issuer decline may be tried once more on the other MID, never more.
+    expect(await authorizationsFor(rebills[0]!.orderId)).toBeGreaterThanOrEqual(1);
+    expect(await authorizationsFor(rebills[0]!.orderId)).toBeLessThanOrEqual(2);
+  });
+
+  it('retries an insufficient-funds decline on the plan’s dunning schedule, then cancels; each step is a webhook', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      const id = await subscribe(app, tenant, 'broke');
+      await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 20_000, interval: 200 });
+      expect(await subscription(app, tenant, id)).toMatchObject({ cancel_reason: 'retries_exhausted' });
+      const rebills = await rebillsOf(app, id);
+      expect(rebills.map((r) => [r.period, r.attempt, r.state, r.statusId])).toEqual([
+        [1, 0, 'declined', 3512],
+        [1, 1, 'declined', 3512],
+        [1, 2, 'declined', 3512],
+      ]);
+      const subscriptionEvents = () =>
+        receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> }).filter((p) => p.type.startsWith('subscription.'));
+      await vi.waitFor(() => expect(subscriptionEvents().map((p) => p.type)).toContain('subscription.cancelled'), { timeout: 10_000, interval: 100 });
+      const failed = subscriptionEvents().filter((p) => p.type === 'subscription.payment_failed');
+      expect(failed.map((p) => [p.data.attempt, p.data.statusId, p.data.retryAt === null])).toEqual([
+        [0, 3512, false],
+        [1, 3512, false],
+        [2, 3512, true],
+      ]);
+      expect(subscriptionEvents().find((p) => p.type === 'subscription.cancelled')?.data).toMatchObject({ subscriptionId: id, reason: 'retries_exhausted' });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('pauses (GraphQL) and resumes (REST) billing by signal; refuses another tenant', async () => {
+    const tenant = await subscriptionTenant(app);
+    const other = await subscriptionTenant(app);
+    const id = await subscribe(app, tenant, 'monthly');
+    const peek = await call(app, 'POST', `/subscriptions/${id}/pause`, other.apiKey);
+    expect(peek.status).toBe(404);
+    expect(await undocumentedParts(app.baseUrl, '/subscriptions/{id}/pause', 'post', 404, peek.body)).toEqual([]);
+    expect((await call(app, 'GET', `/subscriptions/${id}`, other.apiKey)).status).toBe(404);
+    const foreign = await graphql(app.baseUrl, other.apiKey, 'mutation($id: Int!) { pauseSubscription(id: $id) { id } }', { id });
+    expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const paused = await graphql(app.baseUrl, tenant.apiKey, 'mutation($id: Int!) { pauseSubscription(id: $id) { id state paused billedPeriods } }', { id });
+    expect(paused.data?.pauseSubscription).toMatchObject({ id, state: 'active', paused: true });
+    const read = await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey);
+    expect(read.body).toMatchObject({ object: 'subscription', status: 'active', paused: true, amount: 499, currency: 'USD' });
+    expect(await undocumentedParts(app.baseUrl, '/subscriptions/{id}', 'get', 200, read.body)).toEqual([]);
+    const before = (await rebillsOf(app, id)).length;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect((await rebillsOf(app, id)).length).toBe(before);
+    const resumed = await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey);
+    expect(resumed.body).toMatchObject({ paused: false });
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThan(before), { timeout: 10_000, interval: 200 });
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+    expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(400);
+  });
+});
+
+describe('recurring rebills survive a worker restart (worker processes)', () => {
+  let app: TestApp;
+  const workers: ChildProcess[] = [];
+  const startWorkerProcess = () => {
+    const worker = spawnEntry('worker/main.ts', app.workerProcessEnv(), 'pipe');
+    workers.push(worker);
+    return worker;
+  };
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(async () => {
+    for (const worker of workers) await stopChild(worker, 1_000);
+    await app?.close();
+  });
+
+  it('bills the period that fell due while no worker ran exactly once', async () => {
+    const tenant = await subscriptionTenant(app);
+    const first = startWorkerProcess();
+    const id = await subscribe(app, tenant, 'monthly');
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(1), { timeout: 90_000, interval: 250 });
+    first.kill('SIGKILL');
+    // With no worker, the next period falls due and nothing is charged.
+    const billedWhileDown = (await subscription(app, tenant, id)).billed_periods as number;
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect((await subscription(app, tenant, id)).billed_periods).toBe(billedWhileDown);
+
+    startWorkerProcess();
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(billedWhileDown + 2), { timeout: 90_000, interval: 250 });
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+    const rebills = await rebillsOf(app, id);
+    const periods = rebills.map((r) => r.period);
+    // One charge per period, no period twice, none skipped; one authorization per charge at the processor.
+    expect(periods).toEqual([...new Set(periods)]);
+    expect(periods).toEqual(periods.map((_, i) => i + 1));
+    for (const rebill of rebills) {
+      expect(rebill).toMatchObject({ attempt: 0, state: 'paid' });
+      expect(await authorizationsFor(rebill.orderId)).toBe(1);
+    }
+    // Worker processes start slowly on a busy machine (each bundles the workflows).
+  }, 240_000);
+});

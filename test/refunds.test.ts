@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseFixture } from '../services/provisioning/parse-fixture.ts';
+import { provision } from '../services/provisioning/provision.ts';
+import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import type { MerchantTenant } from './support/payments.ts';
+import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
+import { startWebhookReceiver } from './support/webhook-receiver.ts';
+import { undocumentedParts } from './support/openapi-answers.ts';
+
+let app: TestApp;
+let tenant: MerchantTenant;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await app.startWorker();
+  tenant = await createPaymentsApiTenant(app);
+});
+afterAll(() => app?.close());
+
+const pay = (body: unknown, who: MerchantTenant = tenant) => call(app, 'POST', '/payments', who.apiKey, body);
+const refund = (paymentId: string, body: unknown = {}, headers: Record<string, string> = {}, who: MerchantTenant = tenant) =>
+  call(app, 'POST', `/payments/${paymentId}/refund`, who.apiKey, body, headers);
+const get = (path: string) => call(app, 'GET', path, tenant.apiKey);
+
+interface TransactionRow {
+  id: string;
+  kind: string;
+  success: boolean;
+  amount: string;
+  refunded: boolean;
+  refundable: boolean;
+  refunded_amount: string;
+  refund_reserved_amount: string;
+  original_transaction_id: string | null;
+  status_id: number;
+}
+const transactionsOf = (paymentId: string) =>
+  app.orm.em.fork().execute<TransactionRow[]>(`select * from transactions where order_id = ? order by kind, sent_at`, [Number(paymentId.slice(4))]);
+
+describe('POST /payments/{id}/refund', () => {
+  it('refunds in full through the processor, records a refund transaction and marks the original refunded', async () => {
+    const payment = await pay(paymentBody('4242424242424242'));
+    const done = await refund(payment.body.id, { reason: 'requested_by_customer' });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({
+      id: expect.stringMatching(/^re_[0-9a-f]{32}$/),
+      object: 'refund',
+      payment: payment.body.id,
+      amount: 1999,
+      currency: 'USD',
+      status: 'succeeded',
+      status_id: 2636,
+      original_transaction_id: payment.body.transaction_id,
+      transaction_id: expect.any(String),
+      reason: 'requested_by_customer',
+    });
+    expect(await undocumentedParts(app.baseUrl, '/payments/{id}/refund', 'post', 200, done.body)).toEqual([]);
+    const rows = await transactionsOf(payment.body.id);
+    const original = rows.find((row) => row.kind === 'authorization')!;
+    const refundRow = rows.find((row) => row.kind === 'refund')!;
+    expect(original).toMatchObject({ refunded: true, refundable: false, refunded_amount: '19.99', refund_reserved_amount: '0.00' });
+    expect(refundRow).toMatchObject({ id: done.body.transaction_id, success: true, amount: '19.99', original_transaction_id: original.id, refundable: false, status_id: 2636 });
+    expect((await get(`/payments/${payment.body.id}`)).body).toMatchObject({ status: 'succeeded', amount_refunded: 1999, amount_refundable: 0, refunded: true });
+
+    const more = await refund(payment.body.id, { amount: 1 });
+    expect(more).toEqual({
+      status: 402,
+      body: { error: { type: 'invalid_request_error', code: 'credit_exceeds_original_amount', message: 'Credit Exceeds Original Amount: at most 0 can still be refunded', param: 'amount', status_id: 4313 } },
+    });
+    expect(await undocumentedParts(app.baseUrl, '/payments/{id}/refund', 'post', 402, more.body)).toEqual([]);
+    const listed = await get(`/payments/${payment.body.id}/refunds`);
+    expect(await undocumentedParts(app.baseUrl, '/payments/{id}/refunds', 'get', 200, listed.body)).toEqual([]);
+    expect(listed.body.data.map((r: { id: string }) => r.id)).toEqual([done.body.id]);
+  });
+
+  it('refunds in parts; the original stays refundable until the captured amount is reached', async () => {
+    const payment = await pay(paymentBody('4242424242424242', { amount: 1000 }));
+    expect((await refund(payment.body.id, { amount: 300 })).body).toMatchObject({ status: 'succeeded', amount: 300 });
+    let [original] = await transactionsOf(payment.body.id);
+    expect(original).toMatchObject({ refunded: true, refundable: true, refunded_amount: '3.00' });
+    expect((await refund(payment.body.id)).body).toMatchObject({ status: 'succeeded', amount: 700 });
+    [original] = await transactionsOf(payment.body.id);
+    expect(original).toMatchObject({ refunded: true, refundable: false, refunded_amount: '10.00' });
+  });
+
+  it('never refunds more than the captured amount, however many refunds arrive at once: the excess is declined with 4313', async () => {
+    const payment = await pay(paymentBody('4242424242424242', { amount: 1999 }));
+    const answers = await Promise.all(Array.from({ length: 12 }, () => refund(payment.body.id, { amount: 500 })));
+    const succeeded = answers.filter((answer) => answer.status === 200);
+    const declined = answers.filter((answer) => answer.status === 402);
+    expect(succeeded).toHaveLength(3);
+    expect(declined).toHaveLength(9);
+    for (const answer of succeeded) expect(answer.body.status).toBe('succeeded');
+    for (const answer of declined) expect(answer.body.error).toMatchObject({ code: 'credit_exceeds_original_amount', status_id: 4313 });
+    const rows = await transactionsOf(payment.body.id);
+    expect(rows.filter((row) => row.kind === 'refund' && row.success)).toHaveLength(3);
+    expect(rows.find((row) => row.kind === 'authorization')).toMatchObject({ refunded_amount: '15.00', refund_reserved_amount: '0.00', refundable: true });
+    // What is left is still refundable, to the cent.
+    expect((await refund(payment.body.id)).body).toMatchObject({ status: 'succeeded', amount: 499 });
+  });
+
+  it('asks the processor what became of a refund whose answer was lost, and refunds once', async () => {
+    // The sandbox answers amounts ending in .98 after 2.5 s, beyond the 1 s processor timeout of the tests.
+    const payment = await pay(paymentBody('4242424242424242', { amount: 1098 }));
+    expect(payment.body.status).toBe('succeeded');
+    const slow = await refund(payment.body.id, { amount: 598 });
+    expect(slow.body).toMatchObject({ status: 'succeeded', amount: 598 });
+    const rows = await transactionsOf(payment.body.id);
+    const refundRow = rows.find((row) => row.kind === 'refund') as TransactionRow & { gateway_response: { httpStatus: number; response: string } };
+    // Recorded from the inquiry's answer (GET /v1/refunds/:reference), not from a second refund.
+    expect(refundRow.gateway_response.httpStatus).toBe(200);
+    expect(JSON.parse(refundRow.gateway_response.response)).toMatchObject({ reference: slow.body.id, status: 'refunded', amount: '5.98' });
+    // The processor holds one refund of 5.98: the remaining 5.00 is all it still accepts.
+    expect((await refund(payment.body.id, { amount: 500 })).body).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('answers a repeated Idempotency-Key with the same refund; another amount is a conflict', async () => {
+    const payment = await pay(paymentBody('4242424242424242', { amount: 1000 }));
+    const key = `refund-${Date.now()}`;
+    const first = await refund(payment.body.id, { amount: 400 }, { 'Idempotency-Key': key });
+    const again = await refund(payment.body.id, { amount: 400 }, { 'Idempotency-Key': key });
+    expect(again.body).toEqual(first.body);
+    const other = await refund(payment.body.id, { amount: 300 }, { 'Idempotency-Key': key });
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused' });
+    expect((await get(`/payments/${payment.body.id}`)).body).toMatchObject({ amount_refunded: 400 });
+  });
+
+  it('refuses to refund a declined payment, an unknown payment and a bad amount, changing nothing', async () => {
+    const declined = await pay(paymentBody('4000000000000002'));
+    expect(await refund(declined.body.id)).toMatchObject({ status: 400, body: { error: { code: 'payment_not_refundable' } } });
+    expect((await refund('pay_999999999')).status).toBe(404);
+    const payment = await pay(paymentBody('4242424242424242'));
+    const zero = await refund(payment.body.id, { amount: 0 });
+    expect(zero.status).toBe(400);
+    expect(zero.body.error).toMatchObject({ type: 'invalid_request_error', param: 'amount' });
+    expect((await get(`/payments/${payment.body.id}`)).body).toMatchObject({ amount_refunded: 0, amount_refundable: 1999 });
+  });
+
+  it('sends a signed transaction webhook for the refund, referring to the original', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const hooked = await createPaymentsApiTenant(app);
+      await provision(
+        { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+        parseFixture({ tenants: [{ slug: hooked.result.slug, name: 'Hooked', clientId: hooked.clientId, webhookEndpoints: [{ slug: 'tx', url: receiver.url, secret }] }] }),
+      );
+      const payment = await pay(paymentBody('4242424242424242'), hooked);
+      const done = await refund(payment.body.id, { amount: 999 }, {}, hooked);
+      expect(done.body.status).toBe('succeeded');
+      await vi.waitFor(() => expect(receiver.received.filter((r) => (r.payload as { data: { kind?: string } }).data.kind === 'refund')).toHaveLength(1), { timeout: 10_000, interval: 50 });
+      const hook = receiver.received.find((r) => (r.payload as { data: { kind?: string } }).data.kind === 'refund')!;
+      expect(hook.verified).toBe(true);
+      expect(hook.payload).toMatchObject({
+        type: 'transaction.completed',
+        data: { kind: 'refund', refundId: done.body.id, paymentId: payment.body.id, success: true, amount: '9.99', currency: 'USD', transactionId: done.body.transaction_id, originalTransactionId: payment.body.transaction_id, refundable: true, last4: '4242' },
+      });
+    } finally {
+      await receiver.close();
+    }
+  });
+});

@@ -1,7 +1,5 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { spawnEntry, stopChild } from '../scripts/child-process.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { bearer, createLeadTenant, getLeads, newSessionId, postLead } from './support/leads.ts';
 import { merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
@@ -12,21 +10,11 @@ import { merchantAccount, oneOffProduct, post, submitBody } from './support/paym
  * finishes it.
  */
 let app: TestApp;
-const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
   app = await startTestApp();
 });
-afterAll(async () => {
-  for (const worker of workers) await stopChild(worker, 1_000);
-  await app?.close();
-});
-
-function startWorkerProcess(): ChildProcess {
-  const worker = spawnEntry('worker/main.ts', app.workerProcessEnv(), 'pipe');
-  workers.push(worker);
-  return worker;
-}
+afterAll(() => app?.close());
 
 it('a worker killed after the transaction is recorded and before the lead is marked: the lead still ends paid', async () => {
   const tenant = await createLeadTenant(app, {
@@ -41,7 +29,7 @@ it('a worker killed after the transaction is recorded and before the lead is mar
   let transactionId = '';
   await app.orm.em.fork().transactional(async (blocker) => {
     await blocker.execute(`select id from customer_leads where id = ? for update`, [created.body.data.id]);
-    const first = startWorkerProcess();
+    const first = app.spawnWorkerProcess();
     const submitted = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
     expect(submitted.body).toMatchObject({ info: 'Success', chargeSuccess: true });
     transactionId = submitted.body.transactionId;
@@ -57,7 +45,7 @@ it('a worker killed after the transaction is recorded and before the lead is mar
   const lead = async () => (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data[0];
   expect((await lead()).status).toBe('lead');
 
-  startWorkerProcess();
+  app.spawnWorkerProcess();
   const paid = await vi.waitFor(
     async () => {
       const current = await lead();

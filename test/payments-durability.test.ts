@@ -1,34 +1,21 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { stopChild } from '../scripts/child-process.ts';
-import { spawnEntry } from '../scripts/child-process.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createPaymentTenant, post, submitBody } from './support/payments.ts';
 
 let app: TestApp;
-const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
   app = await startTestApp();
 });
-afterAll(async () => {
-  for (const worker of workers) await stopChild(worker, 1_000);
-  await app?.close();
-});
-
-function startWorkerProcess(): ChildProcess {
-  const worker = spawnEntry('worker/main.ts', app.workerProcessEnv(), 'pipe');
-  workers.push(worker);
-  return worker;
-}
+afterAll(() => app?.close());
 
 describe('durability (real worker processes)', () => {
   it('a worker killed between authorization and recording: the payment completes once, one authorization', async () => {
     const tenant = await createPaymentTenant(app);
     // .98: the sandbox authorizes at once but answers only after 2.5 s, leaving time to kill the worker.
     await app.orm.em.fork().execute(`update products set price = '12.98' where id = ?`, [tenant.productId]);
-    const first = startWorkerProcess();
+    const first = app.spawnWorkerProcess();
 
     const submitted = post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4242424242424242'));
     // Wait until the sandbox has authorized the payment (its answer is still on the way).
@@ -45,7 +32,7 @@ describe('durability (real worker processes)', () => {
     first.kill('SIGKILL');
     const [before] = await app.orm.em.fork().execute(`select count(*)::int as n from transactions where order_id = ?`, [submitOrderId]);
     expect(before).toEqual({ n: 0 });
-    startWorkerProcess();
+    app.spawnWorkerProcess();
 
     const { status, body: result } = await submitted;
     expect(status).toBe(200);

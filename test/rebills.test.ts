@@ -1,11 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { findTenantSubscription, listRebills } from '../data/queries/rebills.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
-import { spawnEntry, stopChild } from '../scripts/child-process.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createMerchantTenant, merchantAccount, oneOffProduct, post, submitBody, type MerchantTenant } from './support/payments.ts';
 import { call } from './support/payments-api.ts';
@@ -192,23 +190,14 @@ describe('recurring rebills (in-process worker)', () => {
 
 describe('recurring rebills survive a worker restart (worker processes)', () => {
   let app: TestApp;
-  const workers: ChildProcess[] = [];
-  const startWorkerProcess = () => {
-    const worker = spawnEntry('worker/main.ts', app.workerProcessEnv(), 'pipe');
-    workers.push(worker);
-    return worker;
-  };
   beforeAll(async () => {
     app = await startTestApp();
   });
-  afterAll(async () => {
-    for (const worker of workers) await stopChild(worker, 1_000);
-    await app?.close();
-  });
+  afterAll(() => app?.close());
 
   it('bills the period that fell due while no worker ran exactly once', async () => {
     const tenant = await subscriptionTenant(app);
-    const first = startWorkerProcess();
+    const first = app.spawnWorkerProcess();
     const id = await subscribe(app, tenant, 'monthly');
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(1), { timeout: 90_000, interval: 250 });
     first.kill('SIGKILL');
@@ -217,7 +206,7 @@ describe('recurring rebills survive a worker restart (worker processes)', () => 
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect((await subscription(app, tenant, id)).billed_periods).toBe(billedWhileDown);
 
-    startWorkerProcess();
+    app.spawnWorkerProcess();
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(billedWhileDown + 2), { timeout: 90_000, interval: 250 });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
     const rebills = await rebillsOf(app, id);

@@ -8,7 +8,7 @@ import type { MailAddress, Mailer, MailerReceipt, RecipientRefusal } from '../..
 import type { EmailRenderer } from '../../domain/email/render-email.ts';
 import { classifySmtpFailure } from '../../domain/email/smtp-outcome.ts';
 import { isReactTemplateName } from '../../domain/email/templates/react-templates.ts';
-import { withPermanentFailures } from '../payments/permanent-failures.ts';
+import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export interface EmailActivityDeps {
   readonly orm: MikroORM;

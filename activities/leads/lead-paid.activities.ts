@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { markLeadPaid as markPaid } from '../../services/leads/mark-lead-paid.ts';
 import type { RecordedDelivery } from '../../services/webhooks/dispatch.ts';
-import { withPermanentFailures } from '../payments/permanent-failures.ts';
+import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 /** A successful charge, as the payment workflow knows it, to mark the lead of its session paid. */
 export interface LeadPaidInput {

@@ -4,7 +4,7 @@ import { holdAuthorization, markCaptured, recordVoid } from '../../data/queries/
 import type { Logger } from '../../domain/logger.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
-import { processorFailure, withPermanentFailures } from '../payments/permanent-failures.ts';
+import { processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export interface AuthorizationHoldActivityDeps {
   readonly orm: MikroORM;

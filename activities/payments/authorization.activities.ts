@@ -8,7 +8,7 @@ import type { Logger } from '../../domain/logger.ts';
 import { attemptReference, type AttemptOutcome, type AttemptResult, type ChallengeCompletion, type MerchantCandidate } from '../../domain/payments/attempts.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
-import { processorFailure, withPermanentFailures } from './permanent-failures.ts';
+import { processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export interface AuthorizationActivityDeps {
   readonly orm: MikroORM;

@@ -19,7 +19,7 @@ import type { MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { FORCED_ACCOUNT_REFUSALS, forcedAccountRefusal } from '../../domain/payments/forced-merchant-account.ts';
 import type { OrderDetails } from '../../domain/payments/payment-input.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
-import { withPermanentFailures } from './permanent-failures.ts';
+import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export interface PaymentOrderActivityDeps {
   readonly orm: MikroORM;

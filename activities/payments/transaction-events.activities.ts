@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
-import { withPermanentFailures } from './permanent-failures.ts';
+import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 /** The transaction webhook's `data`: the submit result without card-derived details beyond BIN and last 4. */
 export type TransactionEventData = Pick<

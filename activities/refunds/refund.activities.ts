@@ -5,7 +5,7 @@ import type { Logger } from '../../domain/logger.ts';
 import type { RefundCall, RefundCallOutcome, RefundSettlement } from '../../domain/payments-api/refund-outcome.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
-import { processorFailure, withPermanentFailures } from '../payments/permanent-failures.ts';
+import { processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
 import { ApplicationFailure } from '@temporalio/common';
 
 export interface RefundActivityDeps {

@@ -4,7 +4,7 @@ import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
-import { withPermanentFailures } from '../payments/permanent-failures.ts';
+import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export interface SubscriptionActivityDeps {
   readonly orm: MikroORM;

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
 import type { FastifyInstance } from 'fastify';
@@ -20,6 +21,7 @@ import { temporalDeliveryStarter } from '../../adapters/temporal/webhook-deliver
 import { temporalEmailDispatcher } from '../../adapters/temporal/email-dispatcher.ts';
 import { emailRendererFromConfig, mailerFromConfig } from '../../worker/mailer-from-config.ts';
 import { bundleWorkflows, createWorker } from '../../worker/create-worker.ts';
+import { spawnEntry, stopChild } from '../../scripts/child-process.ts';
 
 /** Every line the product logged during a test, for assertions (e.g. no PAN, no key). */
 export class CapturedLogs {
@@ -50,6 +52,8 @@ export interface TestApp {
   startWorker(): Promise<Worker>;
   /** Environment for running a worker as its own process against this app's servers and task queue. */
   workerProcessEnv(): NodeJS.ProcessEnv;
+  /** A real worker process (`worker/main.ts`) on this app's task queue, for tests that kill one; stopped by close(). */
+  spawnWorkerProcess(): ChildProcess;
   close(): Promise<void>;
 }
 
@@ -95,8 +99,9 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   });
   const address = await gateway.listen({ host: '127.0.0.1', port: 0 });
   const workers: { worker: Worker; done: Promise<void>; close: () => Promise<void> }[] = [];
+  const workerProcesses: ChildProcess[] = [];
 
-  return {
+  const app: TestApp = {
     config,
     orm,
     secretBox,
@@ -140,7 +145,13 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       });
       return worker;
     },
+    spawnWorkerProcess() {
+      const child = spawnEntry('worker/main.ts', app.workerProcessEnv(), 'pipe');
+      workerProcesses.push(child);
+      return child;
+    },
     async close() {
+      for (const child of workerProcesses) await stopChild(child, 1_000);
       for (const { worker, done, close } of workers) {
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await done;
@@ -151,4 +162,5 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       await orm.close();
     },
   };
+  return app;
 }

@@ -75,7 +75,7 @@ const childEnv = {
   DATA_ENCRYPTION_KEY: encryptionKey,
   SANDBOX_PROCESSOR_URL: `http://127.0.0.1:${sandboxPort}`,
   PORT: String(port),
-  LOG_LEVEL: 'warn',
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
 };
 const children = [
   spawnEntry('sandbox/main.ts', { ...childEnv, SANDBOX_PROCESSOR_PORT: String(sandboxPort) }, 'inherit'),

@@ -1,19 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import canonicalJson from 'safe-stable-stringify';
-import { reserveOrderId } from '../../data/queries/orders.ts';
 import { ensurePaymentsApiProduct } from '../../data/queries/payments-api.ts';
 import { findTenantProduct, type PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import { preProcessingError, resourceMissing } from '../../domain/payments-api/errors.ts';
 import { paymentId } from '../../domain/payments-api/ids.ts';
 import { fromMinorUnits } from '../../domain/payments-api/minor-units.ts';
-import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
-import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
-import { validateSubmit } from '../../domain/payments/pre-validation.ts';
-import type { ResultContext, SubmitResult } from '../../domain/payments/submit-result.ts';
-import { preProcessingResult } from '../../domain/payments/submit-result.ts';
-import { claimIdempotencyKey, rememberIdempotentResult } from '../payments/idempotency.ts';
-import { screenSubmit } from '../payments/screening.ts';
+import type { SubmitResult } from '../../domain/payments/submit-result.ts';
+import { runCardPayment, type CardPaymentDeps } from '../payments/card-payment.ts';
 
 /** The body of `POST /payments` (validated against its schema at the edge). */
 export interface CreatePaymentInput {
@@ -30,12 +24,7 @@ export interface CreatePaymentInput {
   readonly metadata?: Record<string, string>;
 }
 
-export interface CreatePaymentDeps {
-  readonly em: EntityManager;
-  readonly cardVault: CardVault;
-  readonly runner: PaymentRunner;
-  readonly settings: PaymentSettings;
-}
+export type CreatePaymentDeps = CardPaymentDeps;
 
 /**
  * `POST /payments`: the generic card API over the same durable payment as `POST /api/{productId}` (MID
@@ -47,75 +36,40 @@ export async function createPayment(deps: CreatePaymentDeps, input: { tenantId: 
   const body = input.body;
   const amount = fromMinorUnits(body.amount);
   const product = await productOf(deps.em, input.tenantId, body.product);
-
-  const keyed = input.idempotencyKey ? { tenantId: input.tenantId, key: input.idempotencyKey } : undefined;
-  const claim = keyed ? await claimIdempotencyKey(deps, { ...keyed, requestHash: requestHash(deps.cardVault, body) }) : { id: await reserveOrderId(deps.em) };
-  if ('replay' in claim) return processedOrderOf(claim.replay);
-  const submitOrderId = claim.id;
-  // The payment id doubles as the service session: the submit rules require a session, and this one names the payment.
-  const serviceSession = paymentId(submitOrderId);
-  const context: ResultContext = { serviceSession, partnerSession: body.partner_session, email: body.email, amount };
-  const answer = async (result: SubmitResult) => {
-    if (keyed) await rememberIdempotentResult(deps.em, keyed, result);
-    return processedOrderOf(result);
-  };
-
-  const validation = validateSubmit(
-    {
-      serviceSession,
-      email: body.email,
-      card: { pan: body.card.number, expiryMonth: body.card.exp_month, expiryYear: body.card.exp_year, cvv: body.card.cvc, name: body.card.name },
-    },
-    product.acceptedNetworks,
-    new Date(),
-  );
-  if (!validation.ok) return answer(preProcessingResult({ ...context, ...validation.card }, validation.info, validation.error));
-  const { card, email } = validation;
-  const fingerprint = deps.cardVault.fingerprint(card.pan);
-  const cardContext: ResultContext = { ...context, email, bin: card.bin, last4: card.last4, binCountry: card.binCountry };
-
-  const screening = await screenSubmit(deps.em, {
+  const result = await runCardPayment(deps, {
     tenantId: input.tenantId,
-    productId: product.id,
-    email,
-    cardFingerprint: fingerprint,
-    bin: card.bin,
-    binCountry: card.binCountry,
-    network: card.network,
-    mid: body.mid,
-    velocity: product.velocity,
-    hasSubscriptionPlan: false,
+    product,
+    amount,
+    currency: body.currency,
+    idempotency: input.idempotencyKey ? { key: input.idempotencyKey, requestHash: requestHash(deps.cardVault, body) } : undefined,
+    details: (submitOrderId) => {
+      // The payment id doubles as the service session: the submit rules require a session, and this one names the payment.
+      const serviceSession = paymentId(submitOrderId);
+      return {
+        context: { serviceSession, partnerSession: body.partner_session, email: body.email, amount },
+        submission: {
+          serviceSession,
+          email: body.email,
+          card: { pan: body.card.number, expiryMonth: body.card.exp_month, expiryYear: body.card.exp_year, cvv: body.card.cvc, name: body.card.name },
+        },
+        mid: body.mid,
+        order: (card) => ({
+          serviceSession,
+          partnerSession: body.partner_session,
+          props: body.metadata,
+          mobileWalletA: false,
+          firstName: card.holderName?.split(' ')[0],
+          lastName: card.holderName?.split(' ').slice(1).join(' ') || undefined,
+        }),
+        cascade: body.cascade ?? false,
+        threeDSecure: { enabled: body.three_d_secure?.enabled ?? false, cancelOnFail: body.three_d_secure?.cancel_on_fail ?? true },
+        ...(body.capture === false ? { capture: false as const } : {}),
+        // A generic payment is one charge: subscriptions start from a plan product's submit.
+        subscriptionPlan: null,
+      };
+    },
   });
-  if (!screening.ok) return answer(preProcessingResult(cardContext, screening.info, screening.error));
-
-  return answer(
-    await deps.runner.submit({
-      tenantId: input.tenantId,
-      productId: product.id,
-      submitOrderId,
-      amount,
-      currency: body.currency,
-      email,
-      sealedCard: await deps.cardVault.seal(card),
-      card: { bin: card.bin, last4: card.last4, network: card.network, binCountry: card.binCountry, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, fingerprint, holderName: card.holderName },
-      order: {
-        serviceSession,
-        partnerSession: body.partner_session,
-        props: body.metadata,
-        mobileWalletA: false,
-        firstName: card.holderName?.split(' ')[0],
-        lastName: card.holderName?.split(' ').slice(1).join(' ') || undefined,
-      },
-      forcedMerchantAccountId: screening.forcedMerchantAccountId,
-      cascade: body.cascade ?? false,
-      threeDSecure: { enabled: body.three_d_secure?.enabled ?? false, cancelOnFail: body.three_d_secure?.cancel_on_fail ?? true },
-      ...(body.capture === false ? { capture: false } : {}),
-      // A generic payment is one charge: subscriptions start from a plan product's submit.
-      subscriptionPlan: null,
-      resultContext: cardContext,
-      settings: deps.settings,
-    }),
-  );
+  return processedOrderOf(result);
 }
 
 /** The payment order a result belongs to; a result answered before processing is that refusal, as an error. */

@@ -1,26 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import canonicalJson from 'safe-stable-stringify';
-import { reserveOrderId } from '../../data/queries/orders.ts';
 import { findTenantProduct, type PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
-import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
-import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { openEncryptedCard } from './card-keys.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { toMoneyString } from '../../domain/money.ts';
-import { splitSubAffiliate, validateSubmit } from '../../domain/payments/pre-validation.ts';
-import { claimIdempotencyKey, rememberIdempotentResult } from './idempotency.ts';
-import { screenSubmit } from './screening.ts';
+import { splitSubAffiliate } from '../../domain/payments/pre-validation.ts';
+import { runCardPayment, type CardPaymentDeps } from './card-payment.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
-import { preProcessingResult, type ResultContext, type SubmitResult } from '../../domain/payments/submit-result.ts';
+import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 
-export interface SubmitDeps {
-  readonly em: EntityManager;
-  readonly cardVault: CardVault;
+/** The card payment's dependencies, and the secret box that opens client-encrypted cards. */
+export interface SubmitDeps extends CardPaymentDeps {
   readonly secretBox: SecretBox;
-  readonly runner: PaymentRunner;
-  readonly settings: PaymentSettings;
 }
 
 /**
@@ -37,76 +30,41 @@ export async function submitPayment(
     throw new DomainError('validation', `amount must equal the product price ${amount}`, { field: 'amount' });
   }
   const body = input.body;
-  const context: ResultContext = { serviceSession: body.serviceSession, partnerSession: body.partnerSession, email: body.email, amount, mobileWalletA: body.mobileWalletA };
-
-  const keyed = input.idempotencyKey ? { tenantId: input.tenantId, key: input.idempotencyKey } : undefined;
-  const claim = keyed
-    ? await claimIdempotencyKey(deps, { ...keyed, requestHash: requestHash(deps.cardVault, input.productId, body) })
-    : { id: await reserveOrderId(deps.em) };
-  if ('replay' in claim) return claim.replay;
-  const submitOrderId = claim.id;
-  // Every first answer is kept with its key, so repeats replay it even after Temporal has forgotten the workflow.
-  const answer = async (result: SubmitResult) => {
-    if (keyed) await rememberIdempotentResult(deps.em, keyed, result);
-    return result;
-  };
-
-  const validation = validateSubmit(await withDecryptedCard(deps, input.tenantId, body), product.acceptedNetworks, new Date());
-  if (!validation.ok) return answer(preProcessingResult({ ...context, ...validation.card }, validation.info, validation.error));
-  const { card, email } = validation;
-  const fingerprint = deps.cardVault.fingerprint(card.pan);
-  const cardContext: ResultContext = { ...context, email, bin: card.bin, last4: card.last4, binCountry: card.binCountry };
-
-  const screening = await screenSubmit(deps.em, {
-    tenantId: input.tenantId,
-    productId: product.id,
-    email,
-    cardFingerprint: fingerprint,
-    bin: card.bin,
-    binCountry: card.binCountry,
-    network: card.network,
-    mid: body.mid,
-    velocity: product.velocity,
-    hasSubscriptionPlan: product.subscriptionPlan !== null,
-  });
-  if (!screening.ok) return answer(preProcessingResult(cardContext, screening.info, screening.error));
-
   const subAffiliate = splitSubAffiliate(body.subAffiliate);
-  return answer(await deps.runner.submit({
+  return runCardPayment(deps, {
     tenantId: input.tenantId,
-    productId: product.id,
-    submitOrderId,
+    product,
     amount,
     currency: product.currency,
-    email,
-    sealedCard: await deps.cardVault.seal(card),
-    card: { bin: card.bin, last4: card.last4, network: card.network, binCountry: card.binCountry, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, fingerprint, holderName: card.holderName },
-    order: {
-      partnerSession: body.partnerSession,
-      serviceSession: body.serviceSession,
-      campaignName: body.campaignName?.trim() || undefined,
-      affiliateName: body.affiliateName?.trim() || undefined,
-      subAffiliatePrimary: subAffiliate.primary,
-      subAffiliateSecondary: subAffiliate.secondary,
-      trackerClickId: body.trackerClickId,
-      props: body.props,
-      userAgent: body.useragent,
-      ip: body.ip,
-      billingAddress: body.address,
-      shippingAddress: body.shippingAddress,
-      storefront: body.storefront,
-      phone: body.phone,
-      mobileWalletA: body.mobileWalletA ?? false,
-      firstName: body.address?.firstName,
-      lastName: body.address?.lastName,
-    },
-    forcedMerchantAccountId: screening.forcedMerchantAccountId,
-    cascade: body.cascade ?? false,
-    threeDSecure: { enabled: body.threeDSecure?.enabled ?? false, cancelOnFail: body.threeDSecure?.cancelOnFail ?? true },
-    subscriptionPlan: product.subscriptionPlan,
-    resultContext: cardContext,
-    settings: deps.settings,
-  }));
+    idempotency: input.idempotencyKey ? { key: input.idempotencyKey, requestHash: requestHash(deps.cardVault, input.productId, body) } : undefined,
+    details: async () => ({
+      context: { serviceSession: body.serviceSession, partnerSession: body.partnerSession, email: body.email, amount, mobileWalletA: body.mobileWalletA },
+      submission: await withDecryptedCard(deps, input.tenantId, body),
+      mid: body.mid,
+      order: () => ({
+        partnerSession: body.partnerSession,
+        serviceSession: body.serviceSession,
+        campaignName: body.campaignName?.trim() || undefined,
+        affiliateName: body.affiliateName?.trim() || undefined,
+        subAffiliatePrimary: subAffiliate.primary,
+        subAffiliateSecondary: subAffiliate.secondary,
+        trackerClickId: body.trackerClickId,
+        props: body.props,
+        userAgent: body.useragent,
+        ip: body.ip,
+        billingAddress: body.address,
+        shippingAddress: body.shippingAddress,
+        storefront: body.storefront,
+        phone: body.phone,
+        mobileWalletA: body.mobileWalletA ?? false,
+        firstName: body.address?.firstName,
+        lastName: body.address?.lastName,
+      }),
+      cascade: body.cascade ?? false,
+      threeDSecure: { enabled: body.threeDSecure?.enabled ?? false, cancelOnFail: body.threeDSecure?.cancelOnFail ?? true },
+      subscriptionPlan: product.subscriptionPlan,
+    }),
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, type MerchantTenant } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
@@ -55,6 +56,28 @@ describe('POST /payments', () => {
     const fetched = await get(`/payments/${created.body.id}`);
     expect(fetched).toEqual({ status: 200, body: created.body });
     expectDocumented('/payments/{id}', 'get', 200, fetched.body);
+  });
+
+  it('keeps the card number and CVC out of Temporal history, the logs and every table', async () => {
+    const pan = '4242424242424242';
+    const cvc = '987';
+    const created = await pay(paymentBody(pan, { card: { number: pan, exp_month: 12, exp_year: new Date().getFullYear() + 2, cvc, name: 'Ada Lovelace' } }));
+    expect(created.body.status).toBe('succeeded');
+    const handle = app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, orderOf(created.body.id)));
+    await handle.result();
+    const history = JSON.stringify(await handle.fetchHistory());
+    expect(history.length).toBeGreaterThan(1000);
+    expect(history).not.toContain(pan);
+    expect(history).not.toContain(Buffer.from(pan).toString('base64'));
+    expect(app.logs.text()).not.toContain(pan);
+
+    const em = app.orm.em.fork();
+    const tables = await em.execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
+    for (const { tablename } of tables) {
+      const dump = JSON.stringify(await em.execute(`select * from "${tablename}" where tenant_id = ?`, [tenant.id]).catch(() => em.execute(`select * from "${tablename}"`)));
+      expect(dump, tablename).not.toContain(pan);
+      expect(dump, tablename).not.toContain(`"${cvc}"`);
+    }
   });
 
   it('answers a processed decline as a failed payment with its status code', async () => {

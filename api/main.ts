@@ -5,23 +5,28 @@ import { temporalPaymentRunner } from '../adapters/temporal/payment-runner.ts';
 import { temporalRefundRunner } from '../adapters/temporal/refund-runner.ts';
 import { temporalSubscriptionController } from '../adapters/temporal/subscription-controller.ts';
 import { createLogger } from '../platform/logger.ts';
-import { openOrm } from '../data/orm.ts';
+import { openCounterOrm, openOrm } from '../data/orm.ts';
 import { createReadinessProbes } from './readiness-probes.ts';
 import { connectTemporal } from '../adapters/temporal/connection.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
 import { temporalEmailDispatcher } from '../adapters/temporal/email-dispatcher.ts';
 import { requireSetting } from '../platform/require-setting.ts';
 import { buildGateway } from './server.ts';
+import { openProductCache } from '../services/catalog/product-cache.ts';
 
 /** The gateway process: `npm run gateway` (production) or a child of `npm start`. */
 const config = loadConfig();
 const logger = createLogger({ level: config.logLevel, name: 'gateway' });
-const orm = await openOrm({ databaseUrl: requireSetting(config.databaseUrl, 'DATABASE_URL'), poolSize: config.databasePoolSize });
+const databaseUrl = requireSetting(config.databaseUrl, 'DATABASE_URL');
+const orm = await openOrm({ databaseUrl, poolSize: config.databasePoolSize });
+const counterOrm = await openCounterOrm({ databaseUrl, poolSize: config.databaseCounterPoolSize });
 const temporal = await connectTemporal({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS'), namespace: config.temporalNamespace });
 const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');
+const products = await openProductCache({ orm, logger });
 const app = await buildGateway({
   config,
   orm,
+  counterOrm,
   logger,
   secretBox: createSecretBox(dataEncryptionKey),
   cardVault: createCardVault(dataEncryptionKey),
@@ -36,6 +41,7 @@ const app = await buildGateway({
   }),
   emailDispatcher: temporalEmailDispatcher({ client: temporal.client, taskQueue: config.temporalTaskQueue, retrySchedule: config.emailRetrySchedule }),
   readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue }),
+  productCache: products.cache,
 });
 await app.listen({ host: config.host, port: config.port });
 logger.info({ url: gatewayBaseUrl(config) }, 'gateway listening');
@@ -46,8 +52,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     closing ??= (async () => {
       await app.close();
+      await products.close();
       await temporal.close();
       await orm.close();
+      await counterOrm.close();
       process.exit(0);
     })();
   });

@@ -68,7 +68,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   indexRoutes(api, { temporalUiUrl: config.temporalUiUrl });
   healthRoutes(api, deps.readiness);
-  const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()) };
+  const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()), counters: () => deps.counterOrm.em.fork() };
   statusRoutes(api, { rateLimit });
   adminRoutes(api, { rateLimit, secretBox: deps.secretBox });
   mitigationRoutes(api, { rateLimit });
@@ -80,6 +80,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     cardVault: deps.cardVault,
     secretBox: deps.secretBox,
     rateLimit,
+    products: deps.productCache,
     settings: {
       processorTimeoutMs: config.processorTimeoutMs,
       threeDSecureTimeoutSeconds: config.threeDSecureTimeoutSeconds,
@@ -92,6 +93,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     refundRunner: deps.refundRunner,
     cardVault: deps.cardVault,
     rateLimit,
+    products: deps.productCache,
     publicBaseUrl: config.publicBaseUrl,
     settings: {
       processorTimeoutMs: config.processorTimeoutMs,

@@ -5,7 +5,7 @@ import { createFloorActivities } from '../activities/floor/floor.activities.ts';
 import type { Activities } from '../activities/index.ts';
 import { floorAnswerUpdate } from '../workflows/contract/floor.ts';
 import type { floorWorkflow } from '../workflows/floor/floor.workflow.ts';
-import { bundleWorkflows } from '../worker/create-worker.ts';
+import { bundleWorkflows, limitWorkflowStackTraces } from '../worker/create-worker.ts';
 import { closedLoop } from './closed-loop.ts';
 
 /**
@@ -31,6 +31,7 @@ export async function measureFloors(options: {
   taskQueue: string;
   durationMs: number;
   concurrency: readonly number[];
+  workflowStackTraceFrames: number;
 }): Promise<FloorFigures[]> {
   const figures: FloorFigures[] = [];
   const connection = await Connection.connect({ address: options.temporalAddress });
@@ -49,6 +50,8 @@ export async function measureFloors(options: {
   }
   await connection.close();
 
+  // The product worker's settings: its workflow stack-trace depth too.
+  limitWorkflowStackTraces(options.workflowStackTraceFrames);
   const nativeConnection = await NativeConnection.connect({ address: options.temporalAddress });
   const eagerQueue = `${options.taskQueue}-eager-floor`;
   // Only the floor's activity runs here; the bundle is the product's, as in its worker.

@@ -5,6 +5,7 @@
  * limit, and drives load with autocannon. Prints p50/p99 latency and requests/s per scenario.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -21,9 +22,14 @@ import { APPROVED_CARD, benchSubmitBody, scenarios, THREE_DS_CARD, type Scenario
 import { closedLoop } from './closed-loop.ts';
 import { measureFloors, type FloorFigures } from './floor.ts';
 import { phaseBreakdown } from './phases.ts';
+import { cpuPerRequest, snapshotCpu } from './cpu-usage.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 
 const durationSeconds = Number(process.argv[process.argv.indexOf('--duration') + 1]) || 10;
+/** `--memory-run 60`: after the scenarios, approved submits at concurrency 64 for that long, with resident memory before and after. */
+/** `BENCH_PROCESSES=2`: that many gateway and worker processes (gateways on consecutive ports), for the scaling figure. */
+const processCount = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 1));
+const memoryRunSeconds = process.argv.includes('--memory-run') ? Number(process.argv[process.argv.indexOf('--memory-run') + 1]) || 60 : 0;
 const port = 3900;
 const config = loadConfig({
   ...process.env,
@@ -76,6 +82,8 @@ const childEnv = {
   SANDBOX_PROCESSOR_URL: `http://127.0.0.1:${sandboxPort}`,
   PORT: String(port),
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+  // BENCH_CPU_PROF=<dir>: gateway, worker and sandbox write V8 CPU profiles there when they exit (bench/profile-summary.ts reads them).
+  ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`.trim() } : {}),
 };
 const children = [
   spawnEntry('sandbox/main.ts', { ...childEnv, SANDBOX_PROCESSOR_PORT: String(sandboxPort) }, 'inherit'),
@@ -83,10 +91,20 @@ const children = [
 ];
 const gateway = spawnEntry('api/main.ts', childEnv, 'inherit');
 children.push(gateway);
+// More gateways and workers, as a load balancer would spread them: every one shares PostgreSQL and Temporal.
+const extraGatewayUrls: string[] = [];
+const extraProcessNames = new Map<number, string>();
+for (let index = 1; index < processCount; index++) {
+  const [extraWorker, extraGateway] = [spawnEntry('worker/main.ts', childEnv, 'inherit'), spawnEntry('api/main.ts', { ...childEnv, PORT: String(port + index) }, 'inherit')];
+  children.push(extraWorker, extraGateway);
+  extraProcessNames.set(extraWorker.pid!, 'worker').set(extraGateway.pid!, 'gateway');
+  extraGatewayUrls.push(`http://127.0.0.1:${port + index}`);
+}
 // A crash of the bench must not leave servers holding the ports for the next run.
 process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
 const baseUrl = `http://127.0.0.1:${port}`;
 await waitForHealth(`${baseUrl}/readyz`);
+for (const url of extraGatewayUrls) await waitForHealth(`${url}/readyz`);
 
 const probe = await fetch(`${baseUrl}/api/${productId}`, {
   method: 'POST',
@@ -115,22 +133,69 @@ const phaseRows = await phaseBreakdown({
 
 // The floor right before and after the submit scenarios: ratios to it are what count (absolute times drift).
 const measureFloorNow = () =>
-  measureFloors({ temporalAddress: servers.temporalAddress, namespace: config.temporalNamespace, taskQueue: childEnv.TEMPORAL_TASK_QUEUE, durationMs: durationSeconds * 1000, concurrency: [1, 64] });
+  measureFloors({ temporalAddress: servers.temporalAddress, namespace: config.temporalNamespace, taskQueue: childEnv.TEMPORAL_TASK_QUEUE, durationMs: durationSeconds * 1000, concurrency: [1, 64], workflowStackTraceFrames: config.workflowStackTraceFrames });
 const floorsBefore = process.env.BENCH_ONLY ? [] : await measureFloorNow();
 
 const auth = { authorization: `Bearer ${apiKey}`, clientid: clientId, useremail: 'bench@example.com' };
 const rows: string[] = [];
+const cpuRows: string[] = [];
+const processNames = new Map<number, string>([
+  [process.pid, 'bench (autocannon)'],
+  [gateway.pid!, 'gateway'],
+  [children[0]!.pid!, 'sandbox processor'],
+  [children[1]!.pid!, 'worker'],
+  ...extraProcessNames,
+]);
 const submitFigures = new Map<number, autocannon.Result>();
 for (const scenario of scenarios(auth, productId).filter((s) => !process.env.BENCH_ONLY || s.name.includes(process.env.BENCH_ONLY))) {
   for (const connections of scenario.concurrency) {
     await runOnce(scenario, 1, 2); // warm-up
+    const cpuBefore = snapshotCpu(processNames);
     const result = await runOnce(scenario, connections, durationSeconds);
-    if (scenario.name.includes('approved submit')) submitFigures.set(connections, result);
+    if (scenario.name.includes('approved submit')) {
+      submitFigures.set(connections, result);
+      const perRequest = cpuPerRequest(cpuBefore, snapshotCpu(processNames), result.requests.total);
+      const total = perRequest.reduce((sum, [, ms]) => sum + ms, 0);
+      cpuRows.push(`| ${connections} | ${total.toFixed(1)} | ${perRequest.map(([group, ms]) => `${group} ${ms.toFixed(1)}`).join(', ')} |`);
+    }
     process.stderr.write(`${scenario.name} c=${connections}: p50 ${result.latency.p50} ms, ${Math.round(result.requests.average)}/s\n`);
     rows.push(
       `| ${scenario.name} | ${connections} | ${result.latency.p50} | ${result.latency.p99} | ${Math.round(result.requests.average)} | ${result.non2xx + result.errors} |`,
     );
   }
+}
+
+// Approved submits spread over every gateway at once (one load generator per gateway, the concurrency split evenly).
+const spreadRows: string[] = [];
+if (extraGatewayUrls.length > 0) {
+  const submit = scenarios(auth, productId)[0]!;
+  for (const connections of [processCount, 64]) {
+    const results = await Promise.all(
+      [baseUrl, ...extraGatewayUrls].map((url) => autocannon({ url: `${url}${submit.path}`, method: submit.method, headers: submit.headers, body: submit.body, connections: Math.max(1, Math.round(connections / processCount)), duration: durationSeconds })),
+    );
+    const perSecond = results.reduce((sum, r) => sum + r.requests.average, 0);
+    const errors = results.reduce((sum, r) => sum + r.non2xx + r.errors, 0);
+    spreadRows.push(`| approved submit over ${processCount} gateways and ${processCount} workers | ${connections} | ${results.map((r) => r.latency.p50).join(' / ')} | ${results.map((r) => r.latency.p99).join(' / ')} | ${Math.round(perSecond)} | ${errors} |`);
+  }
+}
+
+const memoryRows: string[] = [];
+if (memoryRunSeconds > 0) {
+  const submit = scenarios(auth, productId)[0]!;
+  const before = [residentMiB(gateway.pid!), residentMiB(children[1]!.pid!)];
+  const result = await runOnce(submit, 64, memoryRunSeconds);
+  const after = [residentMiB(gateway.pid!), residentMiB(children[1]!.pid!)];
+  memoryRows.push(
+    `| gateway | ${before[0]} | ${after[0]} |`,
+    `| worker | ${before[1]} | ${after[1]} |`,
+    `| (${memoryRunSeconds} s at concurrency 64: ${result.requests.total} submits, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ${result.non2xx + result.errors} errors) | | |`,
+  );
+}
+
+/** Resident memory of a process in MiB, from /proc (Linux). */
+function residentMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }
 
 const flowRows: string[] = [];
@@ -162,10 +227,18 @@ process.stdout.write(
     '| scenario | concurrency | p50 ms | p99 ms | requests/s | errors |',
     '| --- | --- | --- | --- | --- | --- |',
     ...rows,
+    ...spreadRows,
     ...flowRows,
     ...[...floorsBefore, ...floorsAfter].map((f) => `| ${f.name} | ${f.concurrency} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${f.perSecond.toFixed(0)} | ${f.errors} |`),
     '',
     ...floorRatios(floorsBefore, floorsAfter),
+    '',
+    ...(memoryRows.length > 0 ? ['Resident memory (MiB) around the memory run:', '', '| process | before | after |', '| --- | --- | --- |', ...memoryRows, ''] : []),
+    'CPU per approved submit (ms of CPU time per request, from /proc, every process on the machine):',
+    '',
+    '| concurrency | total | by process |',
+    '| --- | --- | --- |',
+    ...cpuRows,
     '',
     'One warm approved submit, from its workflow history:',
     '',

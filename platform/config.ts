@@ -37,6 +37,15 @@ export const SETTINGS = {
   logLevel: setting('LOG_LEVEL', Type.Unsafe<string>({ type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'pino log level.' })),
   databaseUrl: setting('DATABASE_URL', url('PostgreSQL connection URL. Unset: `npm start` runs an embedded PostgreSQL under DATA_DIR.')),
   databasePoolSize: setting('DATABASE_POOL_SIZE', Type.Integer({ minimum: 1, maximum: 200, default: 10, description: 'Connections per process.' })),
+  databaseCounterPoolSize: setting(
+    'DATABASE_COUNTER_POOL_SIZE',
+    Type.Integer({
+      minimum: 1,
+      maximum: 50,
+      default: 4,
+      description: 'Connections of the gateway kept apart for rate-limit counting (asynchronous commit), in addition to DATABASE_POOL_SIZE.',
+    }),
+  ),
   dataDir: setting('DATA_DIR', Type.String({ default: '.data', description: 'Where embedded PostgreSQL and the Temporal dev server keep their data.' })),
   embeddedPostgresPort: setting('EMBEDDED_POSTGRES_PORT', port(54329, 'Port of the embedded PostgreSQL.')),
   temporalAddress: setting(
@@ -46,6 +55,16 @@ export const SETTINGS = {
   ),
   temporalNamespace: setting('TEMPORAL_NAMESPACE', Type.String({ minLength: 1, default: 'default', description: 'Temporal namespace.' })),
   temporalTaskQueue: setting('TEMPORAL_TASK_QUEUE', Type.String({ minLength: 1, default: 'payments', description: 'Task queue shared by gateway and worker.' })),
+  workflowStackTraceFrames: setting(
+    'WORKFLOW_STACK_TRACE_FRAMES',
+    Type.Integer({
+      minimum: 0,
+      maximum: 50,
+      default: 0,
+      description:
+        "Frames the worker keeps of stack traces made inside workflow code (the Temporal UI's stack trace, failures thrown by workflows). The SDK takes one for every promise a workflow creates, which cost a third of the worker's CPU per payment at 10; set 10 to debug a stuck workflow.",
+    }),
+  ),
   temporalCliPath: setting('TEMPORAL_CLI_PATH', Type.Optional(Type.String({ description: 'Path of the `temporal` binary; default: found on PATH.' }))),
   temporalDevPort: setting('TEMPORAL_DEV_PORT', port(7233, 'Frontend port of the embedded Temporal dev server.')),
   temporalUiPort: setting('TEMPORAL_UI_PORT', port(8233, 'Web UI port of the embedded Temporal dev server.')),

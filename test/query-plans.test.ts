@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { openOrm, type MikroORM } from '../data/orm.ts';
-import { findPrincipalByKeyHash } from '../data/queries/api-keys.ts';
+import { findPrincipalAndAdmit } from '../data/queries/api-keys.ts';
 import { ensureCampaign } from '../data/queries/attribution.ts';
 import { upsertCustomer } from '../data/queries/customers.ts';
 import { findIdempotencyKey, insertIdempotencyKey, storeIdempotentResult } from '../data/queries/idempotency-keys.ts';
-import { findLeadKeyByHash, isLeadOriginAllowed } from '../data/queries/lead-keys.ts';
+import { findLeadKeyAndAdmit, findLeadKeyByHash, isLeadOriginAllowed } from '../data/queries/lead-keys.ts';
 import { findLeadPaidBy, listLeads, markLeadPaidIfUnpaid, upsertLead } from '../data/queries/leads.ts';
 import { addApprovedVolume, findEligibleMerchantAccounts,
   findForcedMerchantAccount, findMerchantAccountByMid, findSealedCredentials } from '../data/queries/merchant-accounts.ts';
@@ -135,7 +135,8 @@ const since = (minutes: number) => new Date(Date.now() - minutes * 60_000);
 const card = { bin: '42424242', last4: '4242', network: 'NetworkA', expiryMonth: 12, expiryYear: 2030, fingerprint: 'e3'.repeat(32) };
 
 const HOT_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
-  'API key lookup (findPrincipalByKeyHash)': (em) => findPrincipalByKeyHash(em, 'a'.repeat(64)),
+  'API key lookup and admission (findPrincipalAndAdmit)': (em) =>
+    findPrincipalAndAdmit(em, { keyHash: 'a'.repeat(64), defaultLimit: 100, window: { windowStart: new Date(), previousWindowStart: new Date(Date.now() - 60_000), previousWeight: 0.5 } }),
   'rate limit admission (admitRequest)': (em) =>
     admitRequest(em, { subject: 'api-key:65', windowStart: new Date(), previousWindowStart: new Date(Date.now() - 60_000), previousWeight: 0.5, limit: 100 }),
   'rate limit cleanup (deleteWindowsBefore)': (em) => deleteWindowsBefore(em, 'api-key:65', new Date()),
@@ -199,6 +200,11 @@ const PURGES: Record<string, (em: EntityManager) => Promise<unknown>> = {
 const leadPayment = { transactionId: 'tx-new', orderId: 160, amount: '19.99', currency: 'USD', subscriptionId: null, paidAt: new Date() };
 const LEAD_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
   'lead key (findLeadKeyByHash)': (em) => findLeadKeyByHash(em, 'secret', 'b'.repeat(64)),
+  'lead key and admission (findLeadKeyAndAdmit)': (em) =>
+    findLeadKeyAndAdmit(em, {
+      kind: 'publishable', keyHash: 'b'.repeat(64), clientAddress: '127.0.0.1', origin: 'https://shop77.example', defaultLimit: 100,
+      window: { windowStart: new Date(), previousWindowStart: new Date(Date.now() - 60_000), previousWeight: 0.5 },
+    }),
   'lead preflight origin (isLeadOriginAllowed)': (em) => isLeadOriginAllowed(em, 'https://shop77.example'),
   'lead upsert (upsertLead)': (em) =>
     upsertLead(em, { id: randomUUID(), tenantId: TENANT, applicationId: TENANT, environment: 'test', lead: { sessionId: 's-77', email: 'a@example.com', trackingFields: {} } }),

@@ -34,7 +34,14 @@ const activities = createActivities({
   renderEmail: emailRendererFromConfig(),
 });
 if (!config.smtpUrl) logger.warn('SMTP_URL is not set: e-mails stay queued until a worker with SMTP_URL runs');
-const { worker, connection } = await createWorker({ address, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue, activities, logger });
+const { worker, connection } = await createWorker({
+  address,
+  namespace: config.temporalNamespace,
+  taskQueue: config.temporalTaskQueue,
+  activities,
+  logger,
+  workflowStackTraceFrames: config.workflowStackTraceFrames,
+});
 logger.info({ taskQueue: config.temporalTaskQueue }, 'worker polling');
 // A terminal's Ctrl-C and a supervisor's SIGTERM can both arrive: the worker drains once, and later signals wait for it.
 let shuttingDown = false;

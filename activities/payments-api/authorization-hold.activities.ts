@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { ProcessorGateway } from '../../adapters/processors/processor-gateway.ts';
-import { holdAuthorization, markCaptured, recordVoid } from '../../data/queries/authorization-holds.ts';
+import { endHold, heldAuthorizationReference, holdAuthorization, markCaptured, recordVoid } from '../../data/queries/authorization-holds.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
@@ -22,6 +22,18 @@ interface Held {
 
 const VOIDED = 4166;
 const ALREADY_CAPTURED = 4175;
+/** What the processor answers for an authorization made with `capture: false` that is still waiting (spec 7.5). */
+const PREAUTHORIZED = 3367;
+const TRANSACTION_NOT_FOUND = 4264;
+
+/** Where a held authorization stands at the processor, by its status inquiry. */
+export type HeldAtProcessor =
+  | { readonly state: 'held' | 'captured' | 'voided'; readonly statusId: number }
+  /** The processor does not know the authorization (any more): nothing is held. */
+  | { readonly state: 'missing'; readonly statusId: number };
+
+/** How a held authorization ends on this side; `approved` is a capture. */
+export type HoldEnd = 'approved' | 'voided' | 'expired' | 'failed';
 
 /** An authorization made with `capture: false`: hold it, then capture or void it at the processor. */
 export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivityDeps) {
@@ -55,8 +67,38 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
     return { voided, statusId };
   }
 
-  /** `transaction.updated`: the held authorization was captured or voided; one event per change however often recorded. */
-  async function recordAuthorizationChange(input: { tenantId: number; submitOrderId: number; change: 'captured' | 'voided'; statusId: number; amount: string; currency: string; occurredAt: string }): Promise<RecordedDelivery[]> {
+  /**
+   * Asks the processor where a held authorization stands, after a capture or void it refused or never answered.
+   * An approval still preauthorized is held, any other approval was captured, a decline (4166 voided) was released.
+   * No answer throws (retried); a refused inquiry is not something retrying fixes.
+   */
+  async function inquireHeldAuthorization(input: Held & { timeoutMs: number }): Promise<HeldAtProcessor> {
+    const reference = await heldAuthorizationReference(fork(), { orderId: input.submitOrderId, transactionId: input.transactionId });
+    if (reference === undefined) return { state: 'missing', statusId: TRANSACTION_NOT_FOUND };
+    const result = await deps.processors.get(input.gateway).inquire(reference, input.timeoutMs);
+    const outcome = result.outcome;
+    if (outcome === null) return { state: 'missing', statusId: TRANSACTION_NOT_FOUND };
+    if (outcome.kind === 'unknown') throw processorFailure(`Inquiry of held authorization ${reference} failed: ${outcome.reason}`, result.exchange);
+    const found: HeldAtProcessor =
+      outcome.kind === 'approved'
+        ? { state: outcome.statusId === PREAUTHORIZED ? 'held' : 'captured', statusId: outcome.statusId }
+        : outcome.kind === 'declined'
+          ? { state: 'voided', statusId: outcome.statusId }
+          : { state: 'missing', statusId: TRANSACTION_NOT_FOUND };
+    deps.logger.info({ submitOrderId: input.submitOrderId, found: found.state, statusId: found.statusId }, 'held authorization inquiry');
+    return found;
+  }
+
+  /** Ends a held authorization as the processor's answers decide: captured (refundable), voided, expired or failed. */
+  async function endHeldAuthorization(input: { submitOrderId: number; transactionId: string; end: HoldEnd }): Promise<void> {
+    await fork().transactional((tx) =>
+      input.end === 'approved' ? markCaptured(tx, { orderId: input.submitOrderId, transactionId: input.transactionId }) : endHold(tx, { orderId: input.submitOrderId, state: input.end }),
+    );
+    deps.logger.info({ submitOrderId: input.submitOrderId, end: input.end }, 'held authorization ended');
+  }
+
+  /** `transaction.updated`: the held authorization was captured, voided, expired or failed; one event per change however often recorded. */
+  async function recordAuthorizationChange(input: { tenantId: number; submitOrderId: number; change: 'captured' | 'voided' | 'expired' | 'failed'; statusId: number; amount: string; currency: string; occurredAt: string }): Promise<RecordedDelivery[]> {
     return recordWebhookDeliveries(fork(), {
       tenantId: input.tenantId,
       event: {
@@ -68,5 +110,5 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
     });
   }
 
-  return withPermanentFailures({ holdApprovedAuthorization, captureHeldAuthorization, voidHeldAuthorization, recordAuthorizationChange });
+  return withPermanentFailures({ holdApprovedAuthorization, captureHeldAuthorization, voidHeldAuthorization, inquireHeldAuthorization, endHeldAuthorization, recordAuthorizationChange });
 }

@@ -28,6 +28,32 @@ export interface PaymentOrderActivityDeps {
 /** The merchant account an attempt goes to; `refusal` is the status a forced account declines with unsent. */
 export type MerchantAccountChoice = { account: MerchantCandidate; refusal?: number } | { account?: undefined };
 
+export interface OpenPaymentOrderInput {
+  tenantId: number;
+  productId: number;
+  submitOrderId: number;
+  workflowId: string;
+  email: string;
+  amount: string;
+  currency: string;
+  order: OrderDetails;
+  subscription?: { recurringAmount: string };
+}
+
+export interface ReserveMerchantAccountInput {
+  tenantId: number;
+  submitOrderId: number;
+  amount: string;
+  currency: string;
+  network: string;
+  forcedMerchantAccountId?: number;
+  triedMerchantAccountIds: number[];
+  preferAnotherBankThan?: string;
+}
+
+/** An opened order: already subscribed (nothing reserved), or the first attempt's account choice. */
+export type OpenedPaymentOrder = { alreadySubscribed: true } | { alreadySubscribed: false; firstAccount: MerchantAccountChoice };
+
 const DAY_MS = 86_400_000;
 /** States after which the payment holds nothing any more: no cap reservation, no unconfirmed subscription. */
 const FINAL_STATES: readonly OrderState[] = ['approved', 'declined', 'failed', 'expired'];
@@ -41,17 +67,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
    * for a product with a plan, claims the e-mail's one live subscription to it as `pending`, before any
    * processor call. `alreadySubscribed` when another payment or subscription holds it. Idempotent on replay.
    */
-  async function openPaymentOrder(input: {
-    tenantId: number;
-    productId: number;
-    submitOrderId: number;
-    workflowId: string;
-    email: string;
-    amount: string;
-    currency: string;
-    order: OrderDetails;
-    subscription?: { recurringAmount: string };
-  }): Promise<{ alreadySubscribed: boolean }> {
+  async function openPaymentOrder(input: OpenPaymentOrderInput): Promise<{ alreadySubscribed: boolean }> {
     return fork().transactional(async (tx) => {
       const o = input.order;
       const customerId = await upsertCustomer(tx, { tenantId: input.tenantId, email: input.email, firstName: o.firstName, lastName: o.lastName, phone: o.phone });
@@ -87,16 +103,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
    * least used eligible account not tried yet, preferring another acquiring bank for a cascade. A candidate
    * whose cap a concurrent payment used up meanwhile is passed over. A replay finds its own reservation.
    */
-  async function reserveMerchantAccount(input: {
-    tenantId: number;
-    submitOrderId: number;
-    amount: string;
-    currency: string;
-    network: string;
-    forcedMerchantAccountId?: number;
-    triedMerchantAccountIds: number[];
-    preferAnotherBankThan?: string;
-  }): Promise<MerchantAccountChoice> {
+  async function reserveMerchantAccount(input: ReserveMerchantAccountInput): Promise<MerchantAccountChoice> {
     const em = fork();
     const reserved = await findReservedMerchantAccount(em, input.submitOrderId);
     // An earlier attempt's reservation is released when its outcome is recorded, so one found here is this attempt's.
@@ -118,6 +125,18 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
       if (await reserve(candidate)) return { account: candidate };
     }
     return {};
+  }
+
+  /**
+   * The first step of a payment as one local activity: opens the order, then (unless the e-mail is already
+   * subscribed) reserves the first attempt's merchant account. One step instead of two spares the workflow an
+   * activation before its answer; both halves are idempotent, so a replay after a crash is as safe as before.
+   */
+  async function openOrderAndReserveAccount(input: OpenPaymentOrderInput & { firstAccount: ReserveMerchantAccountInput }): Promise<OpenedPaymentOrder> {
+    const { firstAccount, ...order } = input;
+    const opened = await openPaymentOrder(order);
+    if (opened.alreadySubscribed) return { alreadySubscribed: true };
+    return { alreadySubscribed: false, firstAccount: await reserveMerchantAccount(firstAccount) };
   }
 
   /**
@@ -163,7 +182,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     });
   }
 
-  return withPermanentFailures({ openPaymentOrder, reserveMerchantAccount, settlePaymentOrder });
+  return withPermanentFailures({ openPaymentOrder, reserveMerchantAccount, openOrderAndReserveAccount, settlePaymentOrder });
 }
 
 /** A cascade retries at another acquiring bank where one is eligible; the order is otherwise kept. */

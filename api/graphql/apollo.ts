@@ -40,7 +40,7 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
       httpGraphQLRequest: { method: request.method.toUpperCase(), headers, search: request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '', body: request.body },
       context: async () => {
         try {
-          const caller = await resolveCaller(request.em, services, request.headers.authorization);
+          const caller = await resolveCaller(services, request.headers.authorization);
           return { em: request.em, services, caller, loaders: createLoaders(request.em) };
         } catch (error) {
           throw contextError(error);

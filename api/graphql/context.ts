@@ -3,7 +3,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticateApiKey } from '../../services/auth/authenticate-api-key.ts';
 import { type ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { consumeRateLimit } from '../../services/rate-limit/rate-limiter.ts';
 import type { GatewayServices } from '../gateway-deps.ts';
 import type { GraphQLLoaders } from './loaders.ts';
 
@@ -26,16 +25,11 @@ function sameSecret(a: string, b: string): boolean {
  * Who is calling: the operator token (provisioning), a tenant API key (scoped to that tenant and
  * rate-limited like REST), or nobody (`__typename` only).
  */
-export async function resolveCaller(
-  em: EntityManager,
-  services: GatewayServices,
-  authorization: string | undefined,
-): Promise<GraphQLCaller> {
+export async function resolveCaller(services: GatewayServices, authorization: string | undefined): Promise<GraphQLCaller> {
   if (!authorization) return { kind: 'anonymous' };
   const token = authorization.replace(/^bearer\s+/i, '').trim();
   if (services.operatorToken && sameSecret(token, services.operatorToken)) return { kind: 'operator' };
-  const principal = await authenticateApiKey(em, authorization);
-  await consumeRateLimit(em, `api-key:${principal.apiKeyId}`, principal.rateLimitPerMinute ?? services.rateLimit.defaultPerMinute, services.rateLimit.now());
+  const principal = await authenticateApiKey(authorization, services.rateLimit);
   return { kind: 'tenant', principal };
 }
 

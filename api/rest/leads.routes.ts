@@ -81,7 +81,7 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
         response: { 200: LeadWriteAnswer, 201: LeadWriteAnswer, ...leadErrorResponses(400, 401, 403, 422, 429, 500) },
       },
       onRequest: async (request, reply) => {
-        const principal = await authenticateLeadWrite(request.em, credentialsOf(request), deps.rateLimit);
+        const principal = await authenticateLeadWrite(credentialsOf(request), deps.rateLimit);
         // From here on the browser may read the answer, failures included (422 names its fields).
         if (principal.kind === 'publishable') reply.header('access-control-allow-origin', headerValue(request.headers.origin)!);
         request.leadPrincipal = principal;
@@ -105,7 +105,7 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
         response: { 200: LeadListAnswer, ...leadErrorResponses(400, 401, 403, 429, 500) },
       },
       handler: async (request) => {
-        const principal = await authenticateLeadRead(request.em, credentialsOf(request), deps.rateLimit);
+        const principal = await authenticateLeadRead(credentialsOf(request), deps.rateLimit);
         const { filter, limit } = parseLeadQuery(request.query as Record<string, unknown>);
         const leads = await listLeads(request.em, { tenantId: principal.tenantId, filter, limit });
         return { ok: true as const, data: leads.map(leadJson) };

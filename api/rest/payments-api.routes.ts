@@ -12,6 +12,7 @@ import type { RefundRunner } from '../../domain/payments-api/refund-outcome.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { createPayment } from '../../services/payments-api/create-payment.ts';
+import type { ProductLookup } from '../../services/catalog/product-cache.ts';
 import { decideAuthorization } from '../../services/payments-api/decide-authorization.ts';
 import { requestRefund } from '../../services/refunds/request-refund.ts';
 import { authenticateCaller, type RateLimitPolicy } from '../http/authentication.ts';
@@ -27,6 +28,8 @@ export interface PaymentsApiRouteDeps {
   readonly cardVault: CardVault;
   readonly settings: PaymentSettings;
   readonly rateLimit: RateLimitPolicy;
+  /** Where payments find their product (the gateway's product cache). */
+  readonly products: ProductLookup;
   /** Where browsers reach the gateway (3-D Secure redirects); default the address the request came to. */
   readonly publicBaseUrl?: string;
 }
@@ -98,7 +101,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
       async handler(request) {
         const principal = await authenticateCaller(request, deps.rateLimit);
         const orderId = await createPayment(
-          { em: request.em, cardVault: deps.cardVault, runner: deps.runner, settings: deps.settings },
+          { em: request.em, cardVault: deps.cardVault, runner: deps.runner, settings: deps.settings, products: deps.products },
           { tenantId: principal.tenantId, body: request.body, idempotencyKey: idempotencyKeyOf(request) },
         );
         return loadPayment(request, principal.tenantId, `pay_${orderId}`);

@@ -3,6 +3,7 @@ import { completeThreeDSecure } from '../../services/payments/complete-three-d-s
 import { SUBMIT_INFOS } from '../../domain/payments/submit-result.ts';
 import { findChallengeRedirect } from '../../data/queries/three-d-secure.ts';
 import { submitPayment } from '../../services/payments/submit-payment.ts';
+import type { ProductLookup } from '../../services/catalog/product-cache.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { SubmitRequest, ThreeDSecureRequest } from '../../domain/payments/submit-request.schema.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -69,6 +70,8 @@ export interface PaymentRouteDeps {
   readonly secretBox: SecretBox;
   readonly settings: PaymentSettings;
   readonly rateLimit: RateLimitPolicy;
+  /** Where submits find their product (the gateway's product cache). */
+  readonly products: ProductLookup;
 }
 
 export function paymentRoutes(app: TypedApp, deps: PaymentRouteDeps): void {
@@ -92,7 +95,7 @@ export function paymentRoutes(app: TypedApp, deps: PaymentRouteDeps): void {
         throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
       }
       return submitPayment(
-        { em: request.em, cardVault: deps.cardVault, secretBox: deps.secretBox, runner: deps.runner, settings: deps.settings },
+        { em: request.em, cardVault: deps.cardVault, secretBox: deps.secretBox, runner: deps.runner, settings: deps.settings, products: deps.products },
         { tenantId: principal.tenantId, productId: request.params.productId, body: request.body, idempotencyKey },
       );
     },

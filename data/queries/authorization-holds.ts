@@ -36,3 +36,18 @@ export async function recordVoid(
   );
   if (input.voided) await em.execute(`update orders set state = 'voided', updated_at = now() where id = ? and state = 'authorized'`, [input.orderId]);
 }
+
+/** The processor's reference of a held authorization's attempt: the key of its status inquiry. */
+export async function heldAuthorizationReference(em: EntityManager, hold: { orderId: number; transactionId: string }): Promise<string | undefined> {
+  const [row] = await em.execute<{ reference: string }[]>(`select reference from transactions where id = ? and order_id = ?`, [hold.transactionId, hold.orderId]);
+  return row?.reference;
+}
+
+/**
+ * Ends a held authorization that was neither captured nor voided by this gateway: `voided` (the processor says it was
+ * released), `expired` (the processor refuses it or no longer knows it) or `failed` (nothing could be learnt). Only a
+ * still-held order moves, so a replayed activity changes nothing twice.
+ */
+export async function endHold(em: EntityManager, end: { orderId: number; state: 'voided' | 'expired' | 'failed' }): Promise<void> {
+  await em.execute(`update orders set state = ?, updated_at = now() where id = ? and state = 'authorized'`, [end.state, end.orderId]);
+}

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LeadEnvironment, LeadKeyKind } from '../../domain/leads/lead-keys.ts';
+import { admitCaller, type Admission, type AdmissionWindow, type CountedCaller } from './rate-limits.ts';
 
 /** Who a lead key speaks for: one application of one tenant, in one environment. */
 export interface LeadKeyPrincipal {
@@ -21,28 +22,55 @@ interface LeadKeyRow {
   rate_limit_per_minute: number | null;
 }
 
+const hashColumn = (kind: LeadKeyKind) => (kind === 'publishable' ? 'publishable_key_hash' : 'secret_key_hash');
+
+/** The key set holding a hash as its `kind` key, its application and tenant; the hash is the last parameter. */
+const keySetOf = (kind: LeadKeyKind, extraColumns = '') =>
+  `select k.id, k.tenant_id, k.application_id, k.environment, a.lead_allowed_origins, t.rate_limit_per_minute${extraColumns}
+     from lead_key_sets k
+     join applications a on a.id = k.application_id
+     join tenants t on t.id = k.tenant_id
+    where k.${hashColumn(kind)} = ?`;
+
+const principalOf = (kind: LeadKeyKind, row: LeadKeyRow): LeadKeyPrincipal => ({
+  keySetId: row.id,
+  kind,
+  tenantId: row.tenant_id,
+  applicationId: row.application_id,
+  environment: row.environment,
+  allowedOrigins: row.lead_allowed_origins,
+  rateLimitPerMinute: row.rate_limit_per_minute,
+});
+
 /** The key set holding this hash as its publishable or secret key (keys are never stored). */
 export async function findLeadKeyByHash(em: EntityManager, kind: LeadKeyKind, keyHash: string): Promise<LeadKeyPrincipal | undefined> {
-  const column = kind === 'publishable' ? 'publishable_key_hash' : 'secret_key_hash';
-  const [row] = await em.execute<LeadKeyRow[]>(
-    `select k.id, k.tenant_id, k.application_id, k.environment, a.lead_allowed_origins, t.rate_limit_per_minute
-       from lead_key_sets k
-       join applications a on a.id = k.application_id
-       join tenants t on t.id = k.tenant_id
-      where k.${column} = ?`,
-    [keyHash],
-  );
-  return (
-    row && {
-      keySetId: row.id,
-      kind,
-      tenantId: row.tenant_id,
-      applicationId: row.application_id,
-      environment: row.environment,
-      allowedOrigins: row.lead_allowed_origins,
-      rateLimitPerMinute: row.rate_limit_per_minute,
-    }
-  );
+  const [row] = await em.execute<LeadKeyRow[]>(keySetOf(kind), [keyHash]);
+  return row && principalOf(kind, row);
+}
+
+/**
+ * The key set holding this hash, with the request counted against its rate limit in the same statement: a secret
+ * key per key set (`lead-sk:<id>`), a publishable key per key set and caller address (`lead-pk:<id>:<address>`,
+ * since every browser shares it), and only when the browser's `origin` is exactly one of the application's allowed
+ * origins (`counted` false otherwise: the caller answers 403 and nothing is counted). Undefined for an unknown key.
+ */
+export async function findLeadKeyAndAdmit(
+  em: EntityManager,
+  input: { kind: LeadKeyKind; keyHash: string; clientAddress: string; origin: string | undefined; defaultLimit: number; window: AdmissionWindow },
+): Promise<Admission<LeadKeyPrincipal> | undefined> {
+  const caller: CountedCaller =
+    input.kind === 'secret'
+      ? { sql: keySetOf('secret', `, 'lead-sk:' || k.id as subject, coalesce(t.rate_limit_per_minute, ?) as rate_limit, true as counted`), params: [input.defaultLimit, input.keyHash] }
+      : {
+          sql: keySetOf(
+            'publishable',
+            `, 'lead-pk:' || k.id || ':' || cast(? as text) as subject, coalesce(t.rate_limit_per_minute, ?) as rate_limit,
+               coalesce(cast(? as text) = any(a.lead_allowed_origins), false) as counted`,
+          ),
+          params: [input.clientAddress, input.defaultLimit, input.origin ?? null, input.keyHash],
+        };
+  const admission = await admitCaller<LeadKeyRow>(em, caller, input.window);
+  return admission && { ...admission, row: principalOf(input.kind, admission.row) };
 }
 
 /**

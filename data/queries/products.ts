@@ -8,12 +8,12 @@ interface ProductRow {
   currency: string;
   accepted_networks: string[];
   subscription_plan: SubscriptionPlan | null;
-  card_submit_limit: number;
-  card_submit_window_seconds: number;
-  email_submit_limit: number;
 }
 
-/** What a submit needs to know about the product it pays for. */
+/**
+ * What a submit needs to know about the product it pays for, before screening. The gateway caches it
+ * (services/catalog/product-cache.ts): velocity limits are not part of it, screening reads them as committed.
+ */
 export interface PayableProduct {
   readonly id: number;
   readonly tenantId: number;
@@ -22,14 +22,12 @@ export interface PayableProduct {
   readonly currency: string;
   readonly acceptedNetworks: readonly string[];
   readonly subscriptionPlan: SubscriptionPlan | null;
-  readonly velocity: { readonly cardSubmitLimit: number; readonly cardSubmitWindowSeconds: number; readonly emailSubmitLimit: number };
 }
 
 /** The tenant's product by id; another tenant's product is not found, exactly like a missing one. */
 export async function findTenantProduct(em: EntityManager, tenantId: number, productId: number): Promise<PayableProduct | undefined> {
   const [row] = await em.execute<ProductRow[]>(
-    `select id, tenant_id, price, currency, accepted_networks, subscription_plan, card_submit_limit, card_submit_window_seconds, email_submit_limit
-       from products where id = ? and tenant_id = ?`,
+    `select id, tenant_id, price, currency, accepted_networks, subscription_plan from products where id = ? and tenant_id = ?`,
     [productId, tenantId],
   );
   return (
@@ -40,7 +38,6 @@ export async function findTenantProduct(em: EntityManager, tenantId: number, pro
       currency: row.currency,
       acceptedNetworks: row.accepted_networks,
       subscriptionPlan: row.subscription_plan,
-      velocity: { cardSubmitLimit: row.card_submit_limit, cardSubmitWindowSeconds: row.card_submit_window_seconds, emailSubmitLimit: row.email_submit_limit },
     }
   );
 }

@@ -17,6 +17,8 @@ export interface RefundRecord {
   readonly reason: string | null;
   readonly idempotencyKey: string | null;
   readonly createdAt: Date;
+  /** Set when its workflow could not learn the processor's answer: pending and held until an operator settles it. */
+  readonly reviewRequiredAt: Date | null;
 }
 
 interface RefundRow {
@@ -33,6 +35,7 @@ interface RefundRow {
   reason: string | null;
   idempotency_key: string | null;
   created_at: Date;
+  review_required_at: Date | null;
 }
 
 const toRecord = (row: RefundRow): RefundRecord => ({
@@ -49,6 +52,7 @@ const toRecord = (row: RefundRow): RefundRecord => ({
   reason: row.reason,
   idempotencyKey: row.idempotency_key,
   createdAt: new Date(row.created_at),
+  reviewRequiredAt: row.review_required_at === null ? null : new Date(row.review_required_at),
 });
 
 export async function findRefund(em: EntityManager, tenantId: number, refundId: string): Promise<RefundRecord | undefined> {
@@ -86,21 +90,35 @@ class Rollback extends Error {
  * Opens a pending refund of a payment's approved authorization, holding its amount on that transaction with one
  * conditional update: concurrent refunds queue on the row lock and each re-checks the sum, so together they never
  * exceed the captured amount. `amount` undefined refunds what is left. Nothing is written unless it is reserved.
+ *
+ * A known idempotency key answers its refund before anything else (whatever is left now: a replayed full refund
+ * finds nothing left, yet must answer the first). A refusal looks the key up once more, as a request with the same
+ * key may have committed since; a race of first uses is settled by the insert's conflict, which waits for the other.
  */
 export async function reserveRefund(
   em: EntityManager,
   input: { tenantId: number; orderId: number; amount?: string; reason?: string; idempotencyKey?: string },
 ): Promise<RefundReservation> {
+  const underKey = async (tx: EntityManager): Promise<RefundReservation | undefined> => {
+    const refund = input.idempotencyKey === undefined ? undefined : await findRefundByKey(tx, input.tenantId, input.idempotencyKey);
+    return refund && { kind: 'duplicate', refund };
+  };
   try {
     return await em.transactional(async (tx) => {
-      const [original] = await tx.execute<{ id: string; amount: string; currency: string; available: string }[]>(
-        `select t.id, t.amount, t.currency, t.amount - t.refunded_amount - t.refund_reserved_amount as available
+      const earlier = await underKey(tx);
+      if (earlier) return earlier;
+      const [original] = await tx.execute<{ id: string; amount: string; currency: string; available: string; nothing_left: boolean }[]>(
+        `select t.id, t.amount, t.currency, t.amount - t.refunded_amount - t.refund_reserved_amount as available,
+                t.amount - t.refunded_amount - t.refund_reserved_amount <= 0 as nothing_left
            from transactions t join orders o on o.id = t.order_id
           where t.order_id = ? and t.tenant_id = ? and t.kind = 'authorization' and t.success and o.state = 'approved'
           order by t.attempt_number desc limit 1`,
         [input.orderId, input.tenantId],
       );
-      if (!original) return { kind: 'not_refundable' } as const;
+      if (!original) return (await underKey(tx)) ?? ({ kind: 'not_refundable' } as const);
+      // "What is left" of nothing is refused here: a refund of 0 would break refunds_amount_positive (a 500), and
+      // PostgreSQL checks that constraint before it looks for the key's conflict.
+      if (input.amount === undefined && original.nothing_left) return (await underKey(tx)) ?? ({ kind: 'exceeds', available: original.available } as const);
       const refundId = `re_${randomUUID().replaceAll('-', '')}`;
       const [inserted] = await tx.execute<RefundRow[]>(
         `insert into refunds (id, tenant_id, order_id, original_transaction_id, amount, currency, state, reason, idempotency_key, created_at, updated_at)
@@ -127,6 +145,49 @@ export async function reserveRefund(
     if (error instanceof Rollback) return error.result;
     throw error;
   }
+}
+
+/**
+ * The refund workflow's first step: marks the refund as gone to the processor (once; a restarted workflow finds it
+ * so again) and answers its state. Not `pending` (settled, or withdrawn by a request that could not start its
+ * workflow: undefined) means nothing is to be sent. Conditional on `pending`, so it and `withdrawUnstartedRefund`
+ * are ordered by the row lock: exactly one of them wins.
+ */
+export async function claimRefundForSending(em: EntityManager, refundId: string): Promise<RefundState | undefined> {
+  const [claimed] = await em.execute<{ state: RefundState }[]>(
+    `update refunds set submitted_at = coalesce(submitted_at, now()) where id = ? and state = 'pending' and review_required_at is null returning state`,
+    [refundId],
+  );
+  if (claimed) return claimed.state;
+  const [row] = await em.execute<{ state: RefundState }[]>(`select state from refunds where id = ?`, [refundId]);
+  return row && (row.state === 'pending' ? undefined : row.state);
+}
+
+/**
+ * Undoes a refund whose workflow could not be started, as if it had never been asked: deletes the row and
+ * releases its hold, only while no workflow has claimed it (`submitted_at` null). True when undone.
+ */
+export async function withdrawUnstartedRefund(em: EntityManager, tenantId: number, refundId: string): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const [withdrawn] = await tx.execute<{ amount: string; original_transaction_id: string }[]>(
+      `delete from refunds where id = ? and tenant_id = ? and state = 'pending' and submitted_at is null returning amount, original_transaction_id`,
+      [refundId, tenantId],
+    );
+    if (!withdrawn) return false;
+    await tx.execute(`update transactions set refund_reserved_amount = refund_reserved_amount - ? where id = ?`, [withdrawn.amount, withdrawn.original_transaction_id]);
+    return true;
+  });
+}
+
+/**
+ * Leaves a refund whose processor answer cannot be learnt `pending` with its amount held (the money may have
+ * moved), marked for an operator with the reason. A settled refund is left as it is.
+ */
+export async function requireRefundReview(em: EntityManager, input: { refundId: string; reason: string }): Promise<void> {
+  await em.execute(
+    `update refunds set review_required_at = coalesce(review_required_at, now()), failure_message = ?, updated_at = now() where id = ? and state = 'pending'`,
+    [input.reason.slice(0, 255), input.refundId],
+  );
 }
 
 /** What a refund workflow needs to call the processor: the original approval's gateway and processor id. */

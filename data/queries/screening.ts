@@ -8,6 +8,12 @@ export interface BlocklistHit {
   readonly platformWide: boolean;
 }
 
+/*
+ * The statements of `routines.screen_submit` (migration 000014) one by one. Submits do not run them (they call
+ * `screenSubmitInDatabase`, below): they are here so test/query-plans.test.ts proves the index each statement of
+ * the function finds its rows with. A change to one belongs in the function too.
+ */
+
 /**
  * The platform's and the tenant's blocklist entries that match the submit's e-mail, card fingerprint, BIN prefix or
  * BIN country. A BIN entry blocks every card starting with it: the card's own prefixes are looked up by equality,
@@ -34,19 +40,6 @@ function binPrefixes(bin: string): string[] {
 /** A PostgreSQL array literal of digit strings (a BIN's prefixes: nothing to quote). */
 const textArray = (values: readonly string[]) => `{${values.filter((value) => /^\d+$/.test(value)).join(',')}}`;
 
-/**
- * Serializes the velocity checks of one card (per tenant) and one e-mail (per product) until the calling
- * transaction ends, so that counting recent submits and recording this one is a single step: concurrent
- * submits of a card are counted one after another, and no more than the limit pass. Always card, then
- * e-mail, so two submits never wait on each other's locks.
- */
-export async function lockVelocitySubjects(em: EntityManager, submit: { tenantId: number; productId: number; cardFingerprint: string; email: string }): Promise<void> {
-  await em.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0)), pg_advisory_xact_lock(hashtextextended(?, 0))`, [
-    `velocity/card/${submit.tenantId}/${submit.cardFingerprint}`,
-    `velocity/email/${submit.productId}/${submit.email}`,
-  ]);
-}
-
 export interface RecentSubmits {
   /** Submits with this card in the tenant since `cardSince`. */
   readonly byCard: number;
@@ -54,7 +47,7 @@ export interface RecentSubmits {
   readonly byEmail: number;
 }
 
-/** The velocity counts of a submit, in one round trip. */
+/** The velocity counts of a submit, as `screen_submit` counts them under its locks. */
 export async function countRecentSubmits(
   em: EntityManager,
   submit: { tenantId: number; productId: number; cardFingerprint: string; email: string; cardSince: Date; emailSince: Date },
@@ -68,7 +61,7 @@ export async function countRecentSubmits(
   return { byCard: Number(row?.card_count ?? 0), byEmail: Number(row?.email_count ?? 0) };
 }
 
-/** Records a submit that passed screening, for later velocity counts. */
+/** Records a submit attempt, as `screen_submit` does when a submit passes. */
 export async function recordSubmitAttempt(
   em: EntityManager,
   submit: { tenantId: number; productId: number; cardFingerprint: string; email: string; at: Date },
@@ -80,4 +73,99 @@ export async function recordSubmitAttempt(
     submit.email,
     submit.at,
   ]);
+}
+
+/** What `screen_submit` found, in the order it looks: blocklists, a live subscription, then velocity. */
+export interface SubmitScreening {
+  readonly blocks: BlocklistHit[];
+  /** A live subscription of the e-mail to the product; only looked for when asked, and after no block. */
+  readonly subscribed: boolean;
+  /** The velocity step ran: no block, no subscription, and the product still exists. */
+  readonly velocity?: {
+    readonly recent: RecentSubmits;
+    /** The product's limits as committed when the submit was counted. */
+    readonly limits: { readonly card: number; readonly email: number };
+    /** This submit was recorded: it is under both limits and now counts against them. */
+    readonly recorded: boolean;
+  };
+  /** The submit order id reserved for a recorded submit, when `reserveOrderId` asked for one. */
+  readonly orderId?: number;
+  /** The product is gone (deleted since the caller read it); nothing was recorded. */
+  readonly productMissing: boolean;
+}
+
+/**
+ * The database checks of a submit in one round trip (`routines.screen_submit`, migration 000014): blocklist hits of the
+ * e-mail, card fingerprint, BIN prefixes and BIN country; then, if none, a live subscription of the e-mail
+ * when `checkSubscription`; then, if none, the velocity claim: locks on the card (per tenant) and the e-mail
+ * (per product) held until the call commits, so concurrent submits of one card are counted one after another,
+ * the counts of the card's submits in the product's window and the e-mail's in `emailWindowSeconds`, and this
+ * submit recorded when it is under both of the product's limits; a recorded submit gets its order id when
+ * `reserveOrderId` (no round trip of its own). It stops at the first step that finds something.
+ */
+export async function screenSubmitInDatabase(
+  em: EntityManager,
+  submit: {
+    tenantId: number;
+    productId: number;
+    email: string;
+    cardFingerprint: string;
+    bin: string;
+    binCountry?: string;
+    checkSubscription: boolean;
+    emailWindowSeconds: number;
+    now: Date;
+    reserveOrderId: boolean;
+  },
+): Promise<SubmitScreening> {
+  const [row] = await em.execute<ScreeningRow[]>(
+    `select * from routines.screen_submit(?::int, ?::int, ?::text, ?::text, ?::text[], ?::text, ?::boolean, ?::text, ?::text, ?::timestamptz, ?::int, ?::boolean)`,
+    [
+      submit.tenantId,
+      submit.productId,
+      submit.email,
+      submit.cardFingerprint,
+      textArray(binPrefixes(submit.bin)),
+      submit.binCountry ?? '',
+      submit.checkSubscription,
+      `velocity/card/${submit.tenantId}/${submit.cardFingerprint}`,
+      `velocity/email/${submit.productId}/${submit.email}`,
+      submit.now,
+      submit.emailWindowSeconds,
+      submit.reserveOrderId,
+    ],
+  );
+  const blocks = [
+    ...row!.tenant_blocks.map((kind) => ({ kind, platformWide: false })),
+    ...row!.platform_blocks.map((kind) => ({ kind, platformWide: true })),
+  ];
+  const counted = row!.card_count !== null && row!.email_count !== null && row!.card_limit !== null && row!.email_limit !== null;
+  return {
+    blocks,
+    subscribed: row!.subscribed === true,
+    productMissing: row!.product_found === false,
+    ...(row!.order_id === null ? {} : { orderId: Number(row!.order_id) }),
+    ...(counted
+      ? {
+          velocity: {
+            recent: { byCard: row!.card_count!, byEmail: row!.email_count! },
+            limits: { card: row!.card_limit!, email: row!.email_limit! },
+            recorded: row!.recorded,
+          },
+        }
+      : {}),
+  };
+}
+
+interface ScreeningRow {
+  tenant_blocks: BlockKind[];
+  platform_blocks: BlockKind[];
+  subscribed: boolean | null;
+  product_found: boolean | null;
+  card_count: number | null;
+  card_limit: number | null;
+  email_count: number | null;
+  email_limit: number | null;
+  recorded: boolean;
+  order_id: string | null;
 }

@@ -13,11 +13,15 @@ export interface RefundCall {
   readonly exchange: RawExchange;
 }
 
-/** What the refund workflow ends with (also the answer `POST /payments/{id}/refund` waits for). */
+/**
+ * What the refund workflow ends with (also the answer `POST /payments/{id}/refund` waits for): settled, still
+ * `pending` (its processor answer could not be learnt: marked for review, amount held), or `withdrawn` (the request
+ * that opened it could not start the workflow and undid it first: nothing was sent).
+ */
 export interface RefundSettlement {
   readonly refundId: string;
-  readonly state: 'succeeded' | 'failed';
-  readonly statusId: number;
+  readonly state: 'succeeded' | 'failed' | 'pending' | 'withdrawn';
+  readonly statusId: number | null;
 }
 
 export interface RefundWorkflowInput {

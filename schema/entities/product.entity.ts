@@ -28,6 +28,15 @@ const ProductSchema = defineEntity({
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
   uniques: [{ properties: ['tenant', 'slug'] }],
+  // Gateways cache products and drop them on this notification (migration 000014, services/catalog/product-cache.ts).
+  triggers: [
+    {
+      name: 'products_notify_catalog_change',
+      timing: 'after',
+      events: ['insert', 'update', 'delete'],
+      expression: `create trigger "products_notify_catalog_change" after insert or update or delete on "products" for each row execute function "notify_catalog_change"()`,
+    },
+  ],
 });
 export class Product extends ProductSchema.class {}
 ProductSchema.setClass(Product);

@@ -1,15 +1,22 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { apiKeyFromAuthorization, type ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { hashSecret } from '../../domain/crypto/secret-box.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { findPrincipalByKeyHash } from '../../data/queries/api-keys.ts';
+import { findPrincipalAndAdmit } from '../../data/queries/api-keys.ts';
+import { settleAdmission, slidingWindowAt, type RateLimitPolicy } from '../rate-limit/rate-limiter.ts';
 
-/** Who the `Authorization` header speaks for; 401 for a missing, over-long or unknown key. */
-export async function authenticateApiKey(em: EntityManager, authorization: string | undefined): Promise<ApiPrincipal> {
+/**
+ * Who the `Authorization` header speaks for, after counting the call against the key's rate limit: 401 for a
+ * missing, over-long or unknown key, 429 over the limit. The key is found and counted by one statement on the
+ * counter pool.
+ */
+export async function authenticateApiKey(authorization: string | undefined, rateLimit: RateLimitPolicy): Promise<ApiPrincipal> {
   const key = apiKeyFromAuthorization(authorization);
   if (!key) throw new DomainError('unauthenticated', 'Missing API key in the Authorization header');
   if (key.length > 512) throw new DomainError('unauthenticated', 'Invalid API key');
-  const principal = await findPrincipalByKeyHash(em, hashSecret(key));
-  if (!principal) throw new DomainError('unauthenticated', 'Invalid API key');
-  return principal;
+  const counters = rateLimit.counters();
+  const window = slidingWindowAt(rateLimit.now());
+  const admission = await findPrincipalAndAdmit(counters, { keyHash: hashSecret(key), defaultLimit: rateLimit.defaultPerMinute, window });
+  if (!admission) throw new DomainError('unauthenticated', 'Invalid API key');
+  await settleAdmission(counters, admission, window);
+  return admission.row;
 }

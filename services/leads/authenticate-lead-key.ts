@@ -1,9 +1,8 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { findLeadKeyByHash, type LeadKeyPrincipal } from '../../data/queries/lead-keys.ts';
+import { findLeadKeyAndAdmit, findLeadKeyByHash, type LeadKeyPrincipal } from '../../data/queries/lead-keys.ts';
 import { hashSecret } from '../../domain/crypto/secret-box.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { parseLeadKey, type LeadKeyKind } from '../../domain/leads/lead-keys.ts';
-import { consumeRateLimit } from '../rate-limit/rate-limiter.ts';
+import { settleAdmission, slidingWindowAt, type RateLimitPolicy } from '../rate-limit/rate-limiter.ts';
 
 /** The credentials a lead request may carry (spec 5.3). */
 export interface LeadCredentials {
@@ -17,19 +16,14 @@ export interface LeadCredentials {
   readonly clientAddress: string;
 }
 
-export interface LeadRateLimit {
-  readonly defaultPerMinute: number;
-  readonly now: () => Date;
-}
-
 const unauthorized = (message: string) => new DomainError('unauthenticated', message);
+const invalidKey = (kind: LeadKeyKind) => unauthorized(kind === 'secret' ? 'Invalid secret lead key' : 'Invalid publishable lead key');
 
-async function lookUp(em: EntityManager, kind: LeadKeyKind, key: string): Promise<LeadKeyPrincipal> {
+/** The key's hash, once it has the shape of a `kind` key (401 otherwise, without asking the database). */
+function hashOf(kind: LeadKeyKind, key: string): string {
   const parsed = parseLeadKey(key);
-  if (!parsed || parsed.kind !== kind) throw unauthorized(kind === 'secret' ? 'Invalid secret lead key' : 'Invalid publishable lead key');
-  const principal = await findLeadKeyByHash(em, kind, hashSecret(key));
-  if (!principal) throw unauthorized(kind === 'secret' ? 'Invalid secret lead key' : 'Invalid publishable lead key');
-  return principal;
+  if (!parsed || parsed.kind !== kind) throw invalidKey(kind);
+  return hashSecret(key);
 }
 
 function secretKeyOf(authorization: string): string {
@@ -38,41 +32,48 @@ function secretKeyOf(authorization: string): string {
   return match[1]!;
 }
 
-async function countRequest(em: EntityManager, principal: LeadKeyPrincipal, credentials: LeadCredentials, rateLimit: LeadRateLimit): Promise<void> {
-  const subject = principal.kind === 'secret' ? `lead-sk:${principal.keySetId}` : `lead-pk:${principal.keySetId}:${credentials.clientAddress}`;
-  await consumeRateLimit(em, subject, principal.rateLimitPerMinute ?? rateLimit.defaultPerMinute, rateLimit.now());
+/**
+ * Finds the key and counts the request in one statement on the counter pool: 401 for an unknown key, 403 for a
+ * publishable key from an origin its application does not allow (not counted), 429 over the limit.
+ */
+async function admit(kind: LeadKeyKind, key: string, credentials: LeadCredentials, rateLimit: RateLimitPolicy): Promise<LeadKeyPrincipal> {
+  const keyHash = hashOf(kind, key);
+  const counters = rateLimit.counters();
+  const window = slidingWindowAt(rateLimit.now());
+  const admission = await findLeadKeyAndAdmit(counters, {
+    kind,
+    keyHash,
+    clientAddress: credentials.clientAddress,
+    origin: credentials.origin,
+    defaultLimit: rateLimit.defaultPerMinute,
+    window,
+  });
+  if (!admission) throw invalidKey(kind);
+  if (!admission.counted) throw new DomainError('forbidden', `Origin ${credentials.origin ?? '(none)'} is not an allowed origin of this lead key`);
+  await settleAdmission(counters, admission, window);
+  return admission.row;
 }
 
 /**
  * Who may write a lead: a server with the secret key, or a browser with the publishable key whose `Origin` is
  * exactly one of the application's allowed origins (403 otherwise). The secret key wins when both are sent.
  */
-export async function authenticateLeadWrite(em: EntityManager, credentials: LeadCredentials, rateLimit: LeadRateLimit): Promise<LeadKeyPrincipal> {
-  let principal: LeadKeyPrincipal;
-  if (credentials.authorization) {
-    principal = await lookUp(em, 'secret', secretKeyOf(credentials.authorization));
-  } else if (credentials.publishableKey) {
-    principal = await lookUp(em, 'publishable', credentials.publishableKey);
-    if (!credentials.origin || !principal.allowedOrigins.includes(credentials.origin)) {
-      throw new DomainError('forbidden', `Origin ${credentials.origin ?? '(none)'} is not an allowed origin of this lead key`);
-    }
-  } else {
-    throw unauthorized('Send the publishable key in X-Service-Lead-Key or the secret key as Authorization: Bearer');
-  }
-  await countRequest(em, principal, credentials, rateLimit);
-  return principal;
+export async function authenticateLeadWrite(credentials: LeadCredentials, rateLimit: RateLimitPolicy): Promise<LeadKeyPrincipal> {
+  if (credentials.authorization) return admit('secret', secretKeyOf(credentials.authorization), credentials, rateLimit);
+  if (credentials.publishableKey) return admit('publishable', credentials.publishableKey, credentials, rateLimit);
+  throw unauthorized('Send the publishable key in X-Service-Lead-Key or the secret key as Authorization: Bearer');
 }
 
 /** Who may read leads: the secret key only; a valid publishable key is refused with 403 (it cannot read). */
-export async function authenticateLeadRead(em: EntityManager, credentials: LeadCredentials, rateLimit: LeadRateLimit): Promise<LeadKeyPrincipal> {
+export async function authenticateLeadRead(credentials: LeadCredentials, rateLimit: RateLimitPolicy): Promise<LeadKeyPrincipal> {
   if (!credentials.authorization) {
     if (credentials.publishableKey) {
-      await lookUp(em, 'publishable', credentials.publishableKey);
+      // Not counted, as before: a publishable key never reads, so it only learns whether it is valid.
+      const known = await findLeadKeyByHash(rateLimit.counters(), 'publishable', hashOf('publishable', credentials.publishableKey));
+      if (!known) throw invalidKey('publishable');
       throw new DomainError('forbidden', 'Publishable lead keys cannot read leads; use the secret key from a server');
     }
     throw unauthorized('Send the secret lead key as Authorization: Bearer');
   }
-  const principal = await lookUp(em, 'secret', secretKeyOf(credentials.authorization));
-  await countRequest(em, principal, credentials, rateLimit);
-  return principal;
+  return admit('secret', secretKeyOf(credentials.authorization), credentials, rateLimit);
 }

@@ -1,13 +1,13 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import canonicalJson from 'safe-stable-stringify';
 import { ensurePaymentsApiProduct } from '../../data/queries/payments-api.ts';
-import { findTenantProduct, type PayableProduct } from '../../data/queries/products.ts';
+import type { PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import { preProcessingError, resourceMissing } from '../../domain/payments-api/errors.ts';
 import { paymentId } from '../../domain/payments-api/ids.ts';
 import { fromMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { runCardPayment, type CardPaymentDeps } from '../payments/card-payment.ts';
+import type { ProductLookup } from '../catalog/product-cache.ts';
 
 /** The body of `POST /payments` (validated against its schema at the edge). */
 export interface CreatePaymentInput {
@@ -24,7 +24,9 @@ export interface CreatePaymentInput {
   readonly metadata?: Record<string, string>;
 }
 
-export type CreatePaymentDeps = CardPaymentDeps;
+export interface CreatePaymentDeps extends CardPaymentDeps {
+  readonly products: ProductLookup;
+}
 
 /**
  * `POST /payments`: the generic card API over the same durable payment as `POST /api/{productId}` (MID
@@ -35,13 +37,14 @@ export type CreatePaymentDeps = CardPaymentDeps;
 export async function createPayment(deps: CreatePaymentDeps, input: { tenantId: number; body: CreatePaymentInput; idempotencyKey?: string }): Promise<number> {
   const body = input.body;
   const amount = fromMinorUnits(body.amount);
-  const product = await productOf(deps.em, input.tenantId, body.product);
+  const product = await productOf(deps, input.tenantId, body.product);
   const result = await runCardPayment(deps, {
     tenantId: input.tenantId,
     product,
     amount,
     currency: body.currency,
     idempotency: input.idempotencyKey ? { key: input.idempotencyKey, requestHash: requestHash(deps.cardVault, body) } : undefined,
+    namedAfterOrderId: true,
     details: (submitOrderId) => {
       // The payment id doubles as the service session: the submit rules require a session, and this one names the payment.
       const serviceSession = paymentId(submitOrderId);
@@ -78,9 +81,9 @@ function processedOrderOf(result: SubmitResult): number {
   throw preProcessingError(result.info, result.error);
 }
 
-async function productOf(em: EntityManager, tenantId: number, productId: number | undefined): Promise<PayableProduct> {
-  const id = productId ?? (await ensurePaymentsApiProduct(em, tenantId));
-  const product = await findTenantProduct(em, tenantId, id);
+async function productOf(deps: CreatePaymentDeps, tenantId: number, productId: number | undefined): Promise<PayableProduct> {
+  const id = productId ?? (await ensurePaymentsApiProduct(deps.em, tenantId));
+  const product = await deps.products.find(deps.em, tenantId, id);
   if (!product) throw resourceMissing('product', String(productId), 'product');
   return product;
 }

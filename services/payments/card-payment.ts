@@ -17,7 +17,7 @@ export interface CardPaymentDeps {
   readonly settings: PaymentSettings;
 }
 
-/** What a route knows of a card payment once its order id is reserved (the generic API names the payment after it). */
+/** What a route knows of a card payment (the generic API knows it once the order id names the payment). */
 export interface CardPaymentDetails {
   /** Who the result is for, before the card is known. */
   readonly context: ResultContext;
@@ -32,28 +32,42 @@ export interface CardPaymentDetails {
   readonly subscriptionPlan: PaymentWorkflowInput['subscriptionPlan'];
 }
 
-export interface CardPaymentRequest {
+interface CardPaymentRequestBase {
   readonly tenantId: number;
   readonly product: PayableProduct;
   readonly amount: string;
   readonly currency: string;
   /** The caller's Idempotency-Key and the keyed digest of the request it is bound to. */
   readonly idempotency?: { readonly key: string; readonly requestHash: string };
-  readonly details: (submitOrderId: number) => CardPaymentDetails | Promise<CardPaymentDetails>;
 }
+
+/**
+ * Where the details come from. The generic API names its payment after the order id, so it needs the id
+ * before the checks (`namedAfterOrderId`: reserved first, one round trip). The submit route does not: without
+ * an Idempotency-Key its id comes with screening, in the same round trip, and only for a submit that passes.
+ */
+type CardPaymentDetailsSource =
+  | { readonly namedAfterOrderId: true; readonly details: (submitOrderId: number) => CardPaymentDetails | Promise<CardPaymentDetails> }
+  | { readonly namedAfterOrderId?: false; readonly details: () => CardPaymentDetails | Promise<CardPaymentDetails> };
+
+export type CardPaymentRequest = CardPaymentRequestBase & CardPaymentDetailsSource;
 
 /**
  * One card payment, whichever route asked for it (`POST /api/{productId}`, `POST /payments`): claim the
  * Idempotency-Key (a repeat replays the first answer), run the pre-processing checks and screening of spec 7.1
- * (answered without a transaction), then hand the card, sealed, to the durable payment workflow. Every first
+ * (answered without a transaction; a submit without a key gets its order id there), then hand the card,
+ * sealed, to the durable payment workflow. Every first
  * answer is kept with its key, so repeats replay it even after Temporal has forgotten the workflow.
  */
 export async function runCardPayment(deps: CardPaymentDeps, request: CardPaymentRequest): Promise<SubmitResult> {
   const keyed = request.idempotency ? { tenantId: request.tenantId, key: request.idempotency.key } : undefined;
-  const claim = keyed ? await claimIdempotencyKey(deps, { ...keyed, requestHash: request.idempotency!.requestHash }) : { id: await reserveOrderId(deps.em) };
-  if ('replay' in claim) return claim.replay;
-  const submitOrderId = claim.id;
-  const details = await request.details(submitOrderId);
+  const claim = keyed
+    ? await claimIdempotencyKey(deps, { ...keyed, requestHash: request.idempotency!.requestHash })
+    : request.namedAfterOrderId
+      ? { id: await reserveOrderId(deps.em) }
+      : undefined;
+  if (claim && 'replay' in claim) return claim.replay;
+  const details = await (request.namedAfterOrderId ? request.details(claim!.id) : request.details());
   const answer = async (result: SubmitResult) => {
     if (keyed) await rememberIdempotentResult(deps.em, keyed, result);
     return result;
@@ -75,10 +89,11 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     binCountry: card.binCountry,
     network: card.network,
     mid: details.mid,
-    velocity: product.velocity,
     hasSubscriptionPlan: details.subscriptionPlan !== null,
+    reserveOrderId: claim === undefined,
   });
   if (!screening.ok) return answer(preProcessingResult(cardContext, screening.info, screening.error));
+  const submitOrderId = claim?.id ?? screening.submitOrderId!;
 
   return answer(
     await deps.runner.submit({

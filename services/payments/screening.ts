@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CardNetwork } from '../../domain/catalog/product.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { findMerchantAccountByMid } from '../../data/queries/merchant-accounts.ts';
-import { countRecentSubmits, findBlocklistHits, lockVelocitySubjects, recordSubmitAttempt } from '../../data/queries/screening.ts';
-import { hasLiveSubscription } from '../../data/queries/subscriptions.ts';
+import { screenSubmitInDatabase, type SubmitScreening } from '../../data/queries/screening.ts';
 import type { SubmitInfo } from '../../domain/payments/submit-result.ts';
 
 export interface ScreeningInput {
@@ -14,20 +14,24 @@ export interface ScreeningInput {
   readonly binCountry?: string;
   readonly network: CardNetwork;
   readonly mid?: string;
-  readonly velocity: { readonly cardSubmitLimit: number; readonly cardSubmitWindowSeconds: number; readonly emailSubmitLimit: number };
   readonly hasSubscriptionPlan: boolean;
+  /** The submit has no order id yet: a submit that passes gets one from the same round trip. */
+  readonly reserveOrderId: boolean;
 }
 
-export type Screening = { readonly ok: true; readonly forcedMerchantAccountId?: number } | { readonly ok: false; readonly info: SubmitInfo; readonly error: string };
+export type Screening =
+  | { readonly ok: true; readonly forcedMerchantAccountId?: number; /** When `reserveOrderId` asked for one. */ readonly submitOrderId?: number }
+  | { readonly ok: false; readonly info: SubmitInfo; readonly error: string };
 
 /** E-mail velocity counts submits of the last 24 hours for the product. */
 const EMAIL_WINDOW_SECONDS = 24 * 60 * 60;
 
 /**
  * The database checks of a submit, after validation and before any money moves: the `mid` override (its
- * tenant; whether it may take the payment is decided with selection, in the payment), platform and tenant
- * blocklists, an existing subscription, and velocity limits. A submit that passes is recorded for later
- * velocity checks, in the same locked step as the count.
+ * tenant; whether it may take the payment is decided with selection, in the payment), then in one round trip
+ * (`screenSubmitInDatabase`) platform and tenant blocklists, an existing subscription, and velocity limits.
+ * A submit that passes is recorded for later velocity counts, in the same locked step as the count; the limits
+ * are the product's as committed at that moment (never a cached copy).
  */
 export async function screenSubmit(em: EntityManager, input: ScreeningInput, now = new Date()): Promise<Screening> {
   let forcedMerchantAccountId: number | undefined;
@@ -38,26 +42,31 @@ export async function screenSubmit(em: EntityManager, input: ScreeningInput, now
     forcedMerchantAccountId = account.id;
   }
 
-  const blocks = await findBlocklistHits(em, input);
+  const found = await screenSubmitInDatabase(em, {
+    ...input,
+    // An early answer only: the payment claims the subscription under a unique index before charging.
+    checkSubscription: input.hasSubscriptionPlan,
+    emailWindowSeconds: EMAIL_WINDOW_SECONDS,
+    now,
+  });
+  const refusal = refusalOf(found);
+  if (refusal) return refusal;
+  if (found.productMissing) throw new DomainError('not_found', `Product ${input.productId} not found`);
+  return { ok: true, forcedMerchantAccountId, ...(found.orderId === undefined ? {} : { submitOrderId: found.orderId }) };
+}
+
+/** The answer a screening finding gives, in the order the checks run; undefined when the submit passed. */
+function refusalOf(found: SubmitScreening): Exclude<Screening, { ok: true }> | undefined {
+  const { blocks } = found;
   if (blocks.some((block) => block.platformWide)) return { ok: false, info: 'Failed', error: 'Blocked' };
   if (blocks.some((block) => block.kind !== 'bin_country')) return { ok: false, info: 'UserBlocked', error: 'Blocked' };
   if (blocks.length > 0) return { ok: false, info: 'UserBlocked', error: 'Blocked card' };
+  if (found.subscribed) return { ok: false, info: 'AlreadySubscribed', error: 'Already subscribed' };
 
-  // An early answer only: the payment claims the subscription under a unique index before charging.
-  if (input.hasSubscriptionPlan && (await hasLiveSubscription(em, input))) return { ok: false, info: 'AlreadySubscribed', error: 'Already subscribed' };
-
-  const limit = await em.transactional(async (tx) => {
-    await lockVelocitySubjects(tx, input);
-    const recent = await countRecentSubmits(tx, {
-      ...input,
-      cardSince: new Date(now.getTime() - input.velocity.cardSubmitWindowSeconds * 1000),
-      emailSince: new Date(now.getTime() - EMAIL_WINDOW_SECONDS * 1000),
-    });
-    if (recent.byCard >= input.velocity.cardSubmitLimit) return 'CC entered too many times in quick succession';
-    if (recent.byEmail >= input.velocity.emailSubmitLimit) return 'Email entered too many times for this product';
-    await recordSubmitAttempt(tx, { ...input, at: now });
-    return undefined;
-  });
-  if (limit) return { ok: false, info: 'LimitReached', error: limit };
-  return { ok: true, forcedMerchantAccountId };
+  const velocity = found.velocity;
+  if (!velocity || velocity.recorded) return undefined;
+  if (velocity.recent.byCard >= velocity.limits.card) return { ok: false, info: 'LimitReached', error: 'CC entered too many times in quick succession' };
+  if (velocity.recent.byEmail >= velocity.limits.email) return { ok: false, info: 'LimitReached', error: 'Email entered too many times for this product' };
+  // Not recorded, yet under both limits: the database and this rule disagree, which must never pass silently.
+  throw new Error('screen_submit did not record a submit under both velocity limits');
 }

@@ -1,7 +1,7 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import canonicalJson from 'safe-stable-stringify';
-import { findTenantProduct, type PayableProduct } from '../../data/queries/products.ts';
+import type { PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
+import type { ProductLookup } from '../catalog/product-cache.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { openEncryptedCard } from './card-keys.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
@@ -11,9 +11,10 @@ import { runCardPayment, type CardPaymentDeps } from './card-payment.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 
-/** The card payment's dependencies, and the secret box that opens client-encrypted cards. */
+/** The card payment's dependencies, the secret box that opens client-encrypted cards, and where products are found. */
 export interface SubmitDeps extends CardPaymentDeps {
   readonly secretBox: SecretBox;
+  readonly products: ProductLookup;
 }
 
 /**
@@ -24,7 +25,7 @@ export async function submitPayment(
   deps: SubmitDeps,
   input: { tenantId: number; productId: string; body: SubmitRequest; idempotencyKey?: string },
 ): Promise<SubmitResult> {
-  const product = await findProduct(deps.em, input.tenantId, input.productId);
+  const product = await findProduct(deps, input.tenantId, input.productId);
   const amount = product.price;
   if (input.body.amount !== undefined && toMoneyString(input.body.amount, 'amount') !== amount) {
     throw new DomainError('validation', `amount must equal the product price ${amount}`, { field: 'amount' });
@@ -37,6 +38,7 @@ export async function submitPayment(
     amount,
     currency: product.currency,
     idempotency: input.idempotencyKey ? { key: input.idempotencyKey, requestHash: requestHash(deps.cardVault, input.productId, body) } : undefined,
+    // Nothing here depends on the order id: it is reserved by screening (or claimed with the Idempotency-Key).
     details: async () => ({
       context: { serviceSession: body.serviceSession, partnerSession: body.partnerSession, email: body.email, amount, mobileWalletA: body.mobileWalletA },
       submission: await withDecryptedCard(deps, input.tenantId, body),
@@ -89,9 +91,9 @@ async function withDecryptedCard(deps: SubmitDeps, tenantId: number, body: Submi
   };
 }
 
-async function findProduct(em: EntityManager, tenantId: number, productId: string): Promise<PayableProduct> {
+async function findProduct(deps: SubmitDeps, tenantId: number, productId: string): Promise<PayableProduct> {
   const id = /^\d{1,9}$/.test(productId) ? Number(productId) : NaN;
-  const product = Number.isNaN(id) ? undefined : await findTenantProduct(em, tenantId, id);
+  const product = Number.isNaN(id) ? undefined : await deps.products.find(deps.em, tenantId, id);
   if (!product) throw new DomainError('not_found', `Product ${productId} not found`);
   return product;
 }

@@ -1,10 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { setTimeout as delay } from 'node:timers/promises';
 import pWaitFor from 'p-wait-for';
 import { cancelSubscription, findTenantSubscription, type SubscriptionView } from '../../data/queries/rebills.ts';
 import { PaymentApiError } from '../../domain/payments-api/errors.ts';
 import type { SubscriptionAction, SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
 
 const SETTLE_WAIT_MS = 5_000;
+/**
+ * A subscription's billing workflow starts right after the answer of the payment that created it (the card kept
+ * first), so a signal sent at once may find none yet: it is sent again for this long before "not running" is
+ * believed.
+ */
+const BILLING_START_WAIT_MS = 2_000;
+const BILLING_START_POLL_MS = 100;
 
 /** Whether the subscription shows the action's effect. */
 const done: Record<SubscriptionAction, (s: SubscriptionView) => boolean> = {
@@ -35,7 +43,7 @@ export async function controlSubscription(
     throw new PaymentApiError('invalid_request_error', 'subscription_not_active', `Subscription ${input.subscriptionId} is ${current.state}`, { param: 'id' });
   }
   if (done[input.action](current)) return current;
-  const sent = await deps.controller.signal(input);
+  const sent = await signalBilling(deps.controller, input);
   if (sent === 'not_running') {
     if (input.action !== 'cancel') throw new PaymentApiError('invalid_request_error', 'subscription_not_billed', `Subscription ${input.subscriptionId} has no running billing to ${input.action}`, { param: 'id' });
     await cancelSubscription(deps.em, { subscriptionId: input.subscriptionId, reason: 'cancelled_by_merchant' });
@@ -49,4 +57,14 @@ export async function controlSubscription(
     { interval: 50, timeout: { milliseconds: SETTLE_WAIT_MS, fallback: () => undefined } },
   );
   return latest;
+}
+
+/** Signals the billing workflow, waiting briefly for one that is still being started. */
+async function signalBilling(controller: SubscriptionController, input: { tenantId: number; subscriptionId: number; action: SubscriptionAction }) {
+  const deadline = Date.now() + BILLING_START_WAIT_MS;
+  for (;;) {
+    const sent = await controller.signal(input);
+    if (sent !== 'not_running' || Date.now() >= deadline) return sent;
+    await delay(BILLING_START_POLL_MS);
+  }
 }

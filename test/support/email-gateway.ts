@@ -12,10 +12,11 @@ import type { TestApp } from './harness.ts';
  * dispatcher is the one given: how a test makes the start of a delivery fail the way an outage would.
  */
 export async function startGatewayWith(app: TestApp, emailDispatcher: EmailDispatcher): Promise<{ url: string; close: () => Promise<void> }> {
-  const { config, orm, logger, secretBox, cardVault, temporal, taskQueue } = app;
+  const { config, orm, counterOrm, logger, secretBox, cardVault, temporal, taskQueue } = app;
   const gateway = await buildGateway({
     config,
     orm,
+    counterOrm,
     logger,
     secretBox,
     cardVault,
@@ -25,6 +26,7 @@ export async function startGatewayWith(app: TestApp, emailDispatcher: EmailDispa
     deliveryStarter: temporalDeliveryStarter({ client: temporal.client, taskQueue, schedule: config.webhookRetrySchedule, attemptTimeoutMs: config.webhookTimeoutMs }),
     emailDispatcher,
     readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue }),
+    productCache: app.productCache,
   });
   const url = await gateway.listen({ host: '127.0.0.1', port: 0 });
   return { url, close: () => gateway.close() };

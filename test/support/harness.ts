@@ -14,13 +14,14 @@ import { temporalPaymentRunner } from '../../adapters/temporal/payment-runner.ts
 import { temporalRefundRunner } from '../../adapters/temporal/refund-runner.ts';
 import { temporalSubscriptionController } from '../../adapters/temporal/subscription-controller.ts';
 import { createLogger, type Logger } from '../../platform/logger.ts';
-import { openOrm, type MikroORM } from '../../data/orm.ts';
+import { openCounterOrm, openOrm, type MikroORM } from '../../data/orm.ts';
 import { createReadinessProbes } from '../../api/readiness-probes.ts';
 import { connectTemporal, type TemporalHandle } from '../../adapters/temporal/connection.ts';
 import { temporalDeliveryStarter } from '../../adapters/temporal/webhook-delivery-starter.ts';
 import { temporalEmailDispatcher } from '../../adapters/temporal/email-dispatcher.ts';
 import { emailRendererFromConfig, mailerFromConfig } from '../../worker/mailer-from-config.ts';
 import { bundleWorkflows, createWorker } from '../../worker/create-worker.ts';
+import { openProductCache, type ProductCache } from '../../services/catalog/product-cache.ts';
 import { spawnEntry, stopChild } from '../../scripts/child-process.ts';
 
 /** Every line the product logged during a test, for assertions (e.g. no PAN, no key). */
@@ -40,6 +41,8 @@ export class CapturedLogs {
 export interface TestApp {
   readonly config: Config;
   readonly orm: MikroORM;
+  /** The gateway's rate-limit counter pool (asynchronous commit). */
+  readonly counterOrm: MikroORM;
   readonly secretBox: SecretBox;
   readonly cardVault: CardVault;
   readonly logs: CapturedLogs;
@@ -47,6 +50,8 @@ export interface TestApp {
   readonly temporal: TemporalHandle;
   readonly taskQueue: string;
   readonly gateway: FastifyInstance;
+  /** The gateway's product cache: `nextChange` lets a test wait for a product's change notification. */
+  readonly productCache: ProductCache;
   /** Base URL of the gateway listening on a real port. */
   readonly baseUrl: string;
   startWorker(): Promise<Worker>;
@@ -80,12 +85,15 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const logs = new CapturedLogs();
   const logger = createLogger({ level: config.logLevel, destination: logs.stream });
   const orm = await openOrm({ databaseUrl: config.databaseUrl!, poolSize: 5 });
+  const counterOrm = await openCounterOrm({ databaseUrl: config.databaseUrl!, poolSize: 2 });
   const secretBox = createSecretBox(config.dataEncryptionKey!);
   const temporal = await connectTemporal({ address: config.temporalAddress!, namespace: config.temporalNamespace });
   const cardVault = createCardVault(config.dataEncryptionKey!);
+  const products = await openProductCache({ orm, logger });
   const gateway = await buildGateway({
     config,
     orm,
+    counterOrm,
     logger,
     secretBox,
     cardVault,
@@ -95,6 +103,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     deliveryStarter: temporalDeliveryStarter({ client: temporal.client, taskQueue, schedule: config.webhookRetrySchedule, attemptTimeoutMs: config.webhookTimeoutMs }),
     emailDispatcher: temporalEmailDispatcher({ client: temporal.client, taskQueue, retrySchedule: config.emailRetrySchedule }),
     readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue }),
+    productCache: products.cache,
     now: options.now,
   });
   const address = await gateway.listen({ host: '127.0.0.1', port: 0 });
@@ -104,6 +113,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const app: TestApp = {
     config,
     orm,
+    counterOrm,
     secretBox,
     cardVault,
     logs,
@@ -111,6 +121,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     temporal,
     taskQueue,
     gateway,
+    productCache: products.cache,
     baseUrl: address,
     workerProcessEnv() {
       return {
@@ -158,8 +169,10 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
         await close();
       }
       await gateway.close();
+      await products.close();
       await temporal.close();
       await orm.close();
+      await counterOrm.close();
     },
   };
   return app;

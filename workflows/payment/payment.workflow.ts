@@ -6,6 +6,7 @@ import {
   allHandlersFinished,
   condition,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -44,11 +45,25 @@ import { NOT_AUTHORIZED, capturePaymentUpdate, completeThreeDSecureUpdate, submi
  * retried for minutes, since a payment must not fail because the database was briefly away, but not forever:
  * a step still failing then, or failing in a way no retry fixes (text PostgreSQL refuses), ends the payment.
  */
-const { openPaymentOrder, reserveMerchantAccount, settlePaymentOrder, recordUnsentAttempt, recordTransactionEvent, markLeadPaid } = proxyLocalActivities<Activities>({
+const databaseStepOptions = {
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '5 minutes',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds' },
-});
+} as const;
+const { openOrderAndReserveAccount, openPaymentOrder, reserveMerchantAccount, settlePaymentOrder, recordUnsentAttempt, recordTransactionEvent, markLeadPaid } =
+  proxyLocalActivities<Activities>(databaseStepOptions);
+
+/**
+ * What the payment records after its answer is an ordinary activity: a local activity would keep the workflow
+ * task, and with it the answer, open until it finished. Same timeouts and retries as the database steps.
+ */
+const { recordPaymentOutcome } = proxyActivities<Activities>(databaseStepOptions);
+
+/**
+ * Payments started by an older worker replay the steps they recorded: the order opened and the account reserved
+ * as two local activities, and the webhook and lead as local activities before the workflow task completed.
+ */
+const FEWER_STEPS_BEFORE_THE_ANSWER = 'fewer-steps-before-the-answer';
 
 /** Keeps the card of a new subscription for its rebills (re-sealed without CVV). */
 const { keepCardForRebills } = proxyActivities<Activities>({
@@ -187,20 +202,10 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   return result;
 
   async function pay(): Promise<SubmitResult> {
-    const opened = await openPaymentOrder({
-      tenantId: input.tenantId,
-      productId: input.productId,
-      submitOrderId: input.submitOrderId,
-      workflowId: workflowInfo().workflowId,
-      email: input.email,
-      amount: input.amount,
-      currency: input.currency,
-      order: input.order,
-      subscription: input.subscriptionPlan ? { recurringAmount: input.subscriptionPlan.recurringAmount } : undefined,
-    });
+    const opened = await openOrder();
     if (opened.alreadySubscribed) return endUnprocessed(alreadySubscribedResult(payment), 'AlreadySubscribed');
 
-    const first = await chooseAccount([]);
+    const first = opened.firstAccount;
     if (!first.account) return endUnprocessed(noMerchantAccountResult(payment), 'NoMerchantAccount');
     let account = first.account;
     let attemptNumber = 1;
@@ -241,9 +246,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       state: approved ? 'approved' : 'declined',
       subscription: plan && (approved || salvage) ? { ...plan, state: approved ? 'active' : 'grace' } : undefined,
     });
-    const result = await endProcessed(buildProcessedResult(payment, account, attempts, settlement, { salvage }));
-    if (plan && settlement.subscriptionId > 0) await startRebills(plan, settlement.subscriptionId, approved ? undefined : statusId);
-    return result;
+    const subscriptionId = settlement.subscriptionId;
+    const billing = plan && subscriptionId > 0 ? () => startRebills(plan, subscriptionId, approved ? undefined : statusId) : undefined;
+    return endProcessed(buildProcessedResult(payment, account, attempts, settlement, { salvage }), undefined, billing);
   }
 
   /**
@@ -269,13 +274,20 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     });
   }
 
-  /** The final result: the caller's answer unless one was given (a Pending), the outcome to search by, the tenant told. */
-  async function endProcessed(result: SubmitResult, outcome: string = result.info): Promise<SubmitResult> {
+  /**
+   * The final result: the caller's answer unless one was given (a Pending), the outcome to search by, the tenant
+   * told, and a new subscription's billing started alongside (so it can be paused soon after the answer).
+   */
+  async function endProcessed(result: SubmitResult, outcome: string = result.info, startBilling?: () => Promise<void>): Promise<SubmitResult> {
     finalResult = result;
     answer ??= result;
     upsertSearchAttributes([{ key: OutcomeAttribute, value: outcome }]);
-    await notify(result);
-    await markPaidLead(result);
+    if (patched(FEWER_STEPS_BEFORE_THE_ANSWER)) {
+      await Promise.all([tellTheTenant(result), startBilling?.()]);
+    } else {
+      await tellTheTenant(result);
+      await startBilling?.();
+    }
     return result;
   }
 
@@ -287,13 +299,14 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     await holdApprovedAuthorization({ submitOrderId: input.submitOrderId, transactionId: attempt.transactionId });
     const settlement: Settlement = { orderId: input.submitOrderId, subscriptionId: 0 };
     const authorized: SubmitResult = { ...buildProcessedResult(payment, account, attempts, settlement, { salvage: false }), chargeSuccess: false };
+    // Held before the caller hears of it: a capture or void may follow the answer at once.
+    const held: Hold = { transactionId: attempt.transactionId, account, processorTransactionId };
+    hold = held;
     finalResult = authorized;
     answer ??= authorized;
     upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Authorized' }]);
-    await notify(authorized);
+    await tellTheTenant(authorized);
 
-    const held: Hold = { transactionId: attempt.transactionId, account, processorTransactionId };
-    hold = held;
     const holdSeconds = input.settings.authorizationVoidAfterSeconds ?? DEFAULT_AUTHORIZATION_HOLD_SECONDS;
     await condition(() => held.decision !== undefined, holdSeconds * 1000);
     held.decision ??= 'void';
@@ -329,9 +342,31 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     return change === 'captured' ? { ...authorized, chargeSuccess: true } : authorized;
   }
 
+  /** Opens the order (claiming the plan's subscription) and reserves the first attempt's account on its monthly cap. */
+  async function openOrder() {
+    const order = {
+      tenantId: input.tenantId,
+      productId: input.productId,
+      submitOrderId: input.submitOrderId,
+      workflowId: workflowInfo().workflowId,
+      email: input.email,
+      amount: input.amount,
+      currency: input.currency,
+      order: input.order,
+      subscription: input.subscriptionPlan ? { recurringAmount: input.subscriptionPlan.recurringAmount } : undefined,
+    };
+    if (patched(FEWER_STEPS_BEFORE_THE_ANSWER)) return openOrderAndReserveAccount({ ...order, firstAccount: accountRequest([]) });
+    const { alreadySubscribed } = await openPaymentOrder(order);
+    return alreadySubscribed ? { alreadySubscribed } : { alreadySubscribed, firstAccount: await chooseAccount([]) };
+  }
+
   /** The account of the next attempt, its amount reserved on the account's monthly cap. */
   function chooseAccount(triedMerchantAccountIds: number[], preferAnotherBankThan?: string) {
-    return reserveMerchantAccount({
+    return reserveMerchantAccount(accountRequest(triedMerchantAccountIds, preferAnotherBankThan));
+  }
+
+  function accountRequest(triedMerchantAccountIds: number[], preferAnotherBankThan?: string) {
+    return {
       tenantId: input.tenantId,
       submitOrderId: input.submitOrderId,
       amount: input.amount,
@@ -340,7 +375,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       forcedMerchantAccountId: input.forcedMerchantAccountId,
       triedMerchantAccountIds,
       preferAnotherBankThan,
-    });
+    };
   }
 
   /** Nothing was sent to a processor (already subscribed, no eligible account): fail the order and answer. */
@@ -510,47 +545,84 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   }
 
   /**
-   * The transaction webhook, one durable delivery per endpoint; they outlive this workflow. The outcome is
-   * settled by then: a webhook that cannot be recorded is logged, and never undoes the payment.
+   * After the answer: the transaction webhook and, for a charge of a checkout session, its paid lead with
+   * `customer_lead.paid`, each one durable delivery per endpoint that outlives this workflow. The outcome is
+   * settled by then: what cannot be recorded is logged, and never undoes the payment.
    */
-  async function notify(result: SubmitResult): Promise<void> {
-    const deliveries = await recordTransactionEvent({
+  async function tellTheTenant(result: SubmitResult): Promise<void> {
+    if (!patched(FEWER_STEPS_BEFORE_THE_ANSWER)) {
+      await notify(result);
+      await markPaidLead(result);
+      return;
+    }
+    const paidLead = paidLeadOf(result);
+    const deliveries = await recordPaymentOutcome({
       tenantId: input.tenantId,
       occurredAt: new Date().toISOString(),
-      data: {
-        info: result.info,
-        statusId: result.statusId,
-        error: result.error,
-        chargeSuccess: result.chargeSuccess,
-        subscribeSuccess: result.subscribeSuccess,
-        declineSalvage: result.declineSalvage,
-        amount: result.amount,
-        currency: input.currency,
-        productId: input.productId,
-        transactionId: result.transactionId,
-        orderId: result.orderId,
-        submitOrderId: result.submitOrderId,
-        subscriptionId: result.subscriptionId,
-        mid: result.mid,
-        email: result.email,
-        partnerSession: persistedPartnerSession(input.order.partnerSession) ?? '',
-        serviceSession: result.serviceSession,
-        bin: result.bin,
-        last4: result.last4,
-      },
+      transaction: transactionEventOf(result),
+      ...(paidLead ? { paidLead } : {}),
     }).catch((error: unknown) => {
       if (!isActivityFailure(error)) throw error;
-      log.error('Transaction webhook not recorded', { reason: reasonOf(error) });
+      log.error('Transaction webhook or paid lead not recorded', { reason: reasonOf(error) });
       return [];
     });
     await startDeliveries(deliveries);
   }
 
-  /** A successful charge makes the lead of its checkout session paid (spec 3.2) and sends `customer_lead.paid`. Like `notify`, it runs after the answer and never undoes the payment. */
+  /** The transaction webhook alone, as a local activity: how payments started by an older worker replay it. */
+  async function notify(result: SubmitResult): Promise<void> {
+    const deliveries = await recordTransactionEvent({ tenantId: input.tenantId, occurredAt: new Date().toISOString(), data: transactionEventOf(result) }).catch(
+      (error: unknown) => {
+        if (!isActivityFailure(error)) throw error;
+        log.error('Transaction webhook not recorded', { reason: reasonOf(error) });
+        return [];
+      },
+    );
+    await startDeliveries(deliveries);
+  }
+
+  /** The paid lead alone, as a local activity: a captured authorization (its webhook went with the change). */
   async function markPaidLead(result: SubmitResult): Promise<void> {
+    const paidLead = paidLeadOf(result);
+    if (!paidLead) return;
+    const deliveries = await markLeadPaid(paidLead).catch((error: unknown) => {
+      if (!isActivityFailure(error)) throw error;
+      log.error('Lead not marked paid', { reason: reasonOf(error) });
+      return [];
+    });
+    await startDeliveries(deliveries);
+  }
+
+  /** The `transaction.completed` data: the result, with no card detail beyond BIN and last 4. */
+  function transactionEventOf(result: SubmitResult) {
+    return {
+      info: result.info,
+      statusId: result.statusId,
+      error: result.error,
+      chargeSuccess: result.chargeSuccess,
+      subscribeSuccess: result.subscribeSuccess,
+      declineSalvage: result.declineSalvage,
+      amount: result.amount,
+      currency: input.currency,
+      productId: input.productId,
+      transactionId: result.transactionId,
+      orderId: result.orderId,
+      submitOrderId: result.submitOrderId,
+      subscriptionId: result.subscriptionId,
+      mid: result.mid,
+      email: result.email,
+      partnerSession: persistedPartnerSession(input.order.partnerSession) ?? '',
+      serviceSession: result.serviceSession,
+      bin: result.bin,
+      last4: result.last4,
+    };
+  }
+
+  /** A successful charge makes the lead of its checkout session paid (spec 3.2); nothing else does. */
+  function paidLeadOf(result: SubmitResult) {
     const sessionId = persistedPartnerSession(input.order.partnerSession);
-    if (!result.chargeSuccess || !sessionId) return;
-    const deliveries = await markLeadPaid({
+    if (!result.chargeSuccess || !sessionId) return undefined;
+    return {
       tenantId: input.tenantId,
       productId: input.productId,
       merchantAccountId: result.merchantAccountId,
@@ -561,12 +633,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       currency: input.currency,
       subscriptionId: result.subscriptionId,
       paidAt: new Date().toISOString(),
-    }).catch((error: unknown) => {
-      if (!isActivityFailure(error)) throw error;
-      log.error('Lead not marked paid', { reason: reasonOf(error) });
-      return [];
-    });
-    await startDeliveries(deliveries);
+    };
   }
 
   /** One durable delivery workflow per recorded delivery; they outlive this workflow. */

@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { temporal } from '@temporalio/proto';
+import { Worker, type WorkflowBundle } from '@temporalio/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleWorkflows } from '../worker/create-worker.ts';
+
+/**
+ * Payments outlive deploys: a held authorization waits up to a week, a 3-D Secure challenge minutes. Histories
+ * recorded by the worker before the payment workflow took fewer steps before its answer (`test/fixtures/
+ * payment-histories/`: the client's `fetchHistory()` of real payments, encoded as binary protobuf; read one with
+ * `temporal.api.history.v1.History.decode`) must replay on today's workflow code without a nondeterminism error:
+ * the `fewer-steps-before-the-answer` patch keeps their old steps.
+ */
+let workflowBundle: WorkflowBundle;
+beforeAll(async () => {
+  workflowBundle = await bundleWorkflows();
+}, 60_000);
+
+const history = (name: string) => temporal.api.history.v1.History.decode(readFileSync(new URL(`./fixtures/payment-histories/${name}.binpb`, import.meta.url)));
+
+describe('payments recorded by the previous worker', () => {
+  it('an approved submit (order, account, authorization, settlement, webhook and lead as local activities) replays', async () => {
+    await expect(Worker.runReplayHistory({ workflowBundle }, history('approved-submit'), 'payment/replay-approved')).resolves.toBeUndefined();
+  });
+
+  it('an authorization held for capture replays up to its wait', async () => {
+    await expect(Worker.runReplayHistory({ workflowBundle }, history('held-authorization'), 'payment/replay-held')).resolves.toBeUndefined();
+  });
+});

@@ -1,7 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import type { MerchantTenant } from './support/payments.ts';
+import { merchantAccount, oneOffProduct } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
+import { createTestTenant } from './support/tenants.ts';
+import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
 let app: TestApp;
 let tenant: MerchantTenant;
@@ -78,5 +83,81 @@ describe('authorization only (capture: false)', () => {
     const charged = await pay(paymentBody('4242424242424242'));
     expect((await post(`/payments/${charged.body.id}/void`)).body.error).toMatchObject({ code: 'payment_not_authorized' });
     expect((await post('/payments/pay_999999999/capture')).status).toBe(404);
+  });
+});
+
+/**
+ * The processor may refuse a decision: the authorization expired or was voided there (capture answers 409), or it
+ * was captured there (void answers 409). Here the sandbox is told directly, as another system of the merchant
+ * (or the processor's own expiry) would. The hold must still end, as the processor says, and the tenant hear of it.
+ */
+describe('a held authorization whose capture or void the processor refuses', () => {
+  const secret = generateWebhookSecret();
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  let apiKey: string;
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+    const unique = randomUUID().slice(0, 8);
+    const hooked = await createTestTenant(app, {
+      products: [oneOffProduct('payments-api', '0.00')],
+      merchantAccounts: [merchantAccount(`PAR-${unique}`, { monthlyCap: 1_000_000 })],
+      webhookEndpoints: [{ slug: 'updates', url: receiver.url, secret, eventTypes: ['transaction.updated'] }],
+    });
+    apiKey = hooked.apiKey;
+  });
+  afterAll(() => receiver?.close());
+
+  const hookedCall = (method: 'GET' | 'POST', path: string, body?: unknown) => call(app, method, path, apiKey, body);
+  /** Asks the sandbox processor itself, behind the gateway's back. */
+  const atProcessor = async (paymentId: string, action: 'capture' | 'void') => {
+    const [row] = await app.orm.em
+      .fork()
+      .execute<{ gateway_transaction_id: string }[]>(`select gateway_transaction_id from transactions where order_id = ? and kind = 'authorization'`, [Number(paymentId.slice(4))]);
+    const response = await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${row!.gateway_transaction_id}/${action}`, { method: 'POST' });
+    expect(response.status).toBe(200);
+  };
+  const updatesOf = (paymentId: string) =>
+    receiver.received.map((hook) => hook.payload as { type: string; data: { paymentId: string; change: string; statusId: number } }).filter((hook) => hook.data.paymentId === paymentId);
+
+  it('a capture refused (voided at the processor) answers 402 capture_declined and ends the payment canceled, with transaction.updated', async () => {
+    const held = await hookedCall('POST', '/payments', paymentBody('4242424242424242', { capture: false }));
+    expect(held.body.status).toBe('requires_capture');
+    await atProcessor(held.body.id, 'void');
+
+    const refused = await hookedCall('POST', `/payments/${held.body.id}/capture`);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error).toMatchObject({ type: 'card_error', code: 'capture_declined', status_id: 4175 });
+    expect((await hookedCall('GET', `/payments/${held.body.id}`)).body).toMatchObject({ status: 'canceled', amount_refundable: 0 });
+    expect((await hookedCall('GET', '/payments?status=requires_capture&limit=100')).body.data.map((p: { id: string }) => p.id)).not.toContain(held.body.id);
+    await vi.waitFor(() => expect(updatesOf(held.body.id)).toEqual([expect.objectContaining({ type: 'transaction.updated', data: expect.objectContaining({ change: 'voided', statusId: 4175 }) })]), {
+      timeout: 15_000,
+      interval: 250,
+    });
+    // Decided for good: a capture asked again is refused as for any payment with nothing held.
+    expect((await hookedCall('POST', `/payments/${held.body.id}/capture`)).body.error).toMatchObject({ code: 'payment_not_authorized' });
+  });
+
+  it('a void refused (captured at the processor) answers 402 void_declined, and the payment shows the charge as refundable', async () => {
+    const held = await hookedCall('POST', '/payments', paymentBody('4242424242424242', { capture: false }));
+    await atProcessor(held.body.id, 'capture');
+
+    const refused = await hookedCall('POST', `/payments/${held.body.id}/void`);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error).toMatchObject({ type: 'card_error', code: 'void_declined', status_id: 4175 });
+    expect((await hookedCall('GET', `/payments/${held.body.id}`)).body).toMatchObject({ status: 'succeeded', amount_refundable: 1999 });
+    await vi.waitFor(() => expect(updatesOf(held.body.id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ change: 'captured' }) })]), { timeout: 15_000, interval: 250 });
+    expect((await hookedCall('POST', `/payments/${held.body.id}/refund`, { amount: 500 })).body).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('the hold-period void refused (captured at the processor) still ends the payment, as the processor says', async () => {
+    const held = await hookedCall('POST', '/payments', paymentBody('4242424242424242', { capture: false }));
+    await atProcessor(held.body.id, 'capture');
+    await vi.waitFor(async () => expect((await hookedCall('GET', `/payments/${held.body.id}`)).body.status).toBe('succeeded'), { timeout: 15_000, interval: 250 });
+    const rows = await transactionsOf(held.body.id);
+    // The refused void is on record, as the processor answered it.
+    expect(rows.map((row) => [row.kind, row.success])).toEqual([
+      ['authorization', true],
+      ['void', false],
+    ]);
   });
 });

@@ -211,3 +211,16 @@ describe('GET /payments', () => {
     expect((await get('/payments/not-an-id')).status).toBe(404);
   });
 });
+
+describe('GET /payments with dates no calendar holds', () => {
+  it('answers 400 on the date filter, never 500, for a date past year 9999; 9999-12-31 itself is accepted', async () => {
+    for (const query of ['created[gte]=10000000000000', 'created[lte]=10000000000000', 'created[gte]=8640000000001', 'created[gte]=253402300800']) {
+      const answer = await get(`/payments?${query}`);
+      expect(answer.status, query).toBe(400);
+      expect(answer.body.error, query).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: query.slice(0, query.indexOf('=')) });
+      expectDocumented('/payments', 'get', 400, answer.body);
+    }
+    const latest = await get('/payments?created[gte]=253402300799&created[lte]=253402300799');
+    expect(latest).toMatchObject({ status: 200, body: { data: [], has_more: false } });
+  });
+});

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { findTenantSubscription, listRebills } from '../data/queries/rebills.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
+import { subscriptionProgressQuery } from '../workflows/contract/subscription-signals.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
@@ -220,4 +221,89 @@ describe('recurring rebills survive a worker restart (worker processes)', () => 
     }
     // Worker processes start slowly on a busy machine (each bundles the workflows).
   }, 240_000);
+});
+
+/**
+ * A billing step that fails must not end a subscription that lives for months. PostgreSQL itself refuses the step here
+ * (a trigger on this one subscription's rows raises a check violation, SQLSTATE 23514, which Temporal does not retry);
+ * dropping the trigger is the fix being deployed.
+ */
+describe('recurring rebills outlast a failing step', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+    await app.startWorker();
+  });
+  afterAll(() => app?.close());
+
+  /** Makes PostgreSQL refuse `event` on `table` for the rows `when` selects, until the returned function is called. */
+  async function refuse(table: string, event: string, when: string): Promise<() => Promise<void>> {
+    const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
+    const em = app.orm.em.fork();
+    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
+    await em.execute(`create trigger ${name} before ${event} on ${table} for each row when (${when}) execute function ${name}()`);
+    return async () => {
+      await em.execute(`drop trigger if exists ${name} on ${table}`);
+      await em.execute(`drop function if exists ${name}()`);
+    };
+  }
+  const progressOf = (tenant: MerchantTenant, id: number) => app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id)).query(subscriptionProgressQuery);
+
+  it('a rebill that cannot be opened leaves the subscription visibly stalled and billing resumes once the step succeeds', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await subscribe(app, tenant, 'monthly');
+    const allow = await refuse('rebills', 'insert', `new.subscription_id = ${id}`);
+    try {
+      await vi.waitFor(async () => expect((await progressOf(tenant, id)).stalled).toMatchObject({ step: 'prepareRebill', reason: expect.stringContaining('23514') }), {
+        timeout: 20_000,
+        interval: 250,
+      });
+      expect(await subscription(app, tenant, id)).toMatchObject({ status: 'active', billed_periods: 0 });
+    } finally {
+      await allow();
+    }
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(1), { timeout: 30_000, interval: 250 });
+    expect((await progressOf(tenant, id)).stalled).toBeUndefined();
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
+  it('a charge whose outcome cannot be recorded is recorded once the step succeeds, never charged twice', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await subscribe(app, tenant, 'monthly');
+    const allow = await refuse('rebills', 'update', `new.subscription_id = ${id} and new.state = 'paid'`);
+    let charged: { orderId: number } | undefined;
+    try {
+      await vi.waitFor(async () => expect((await progressOf(tenant, id)).stalled).toMatchObject({ step: 'recordRebill' }), { timeout: 20_000, interval: 250 });
+      // The customer was charged for period 1, which is not recorded yet.
+      [charged] = await rebillsOf(app, id);
+      expect(charged).toMatchObject({ period: 1, state: 'processing' });
+      expect(await amountsOf(app, charged!.orderId)).toEqual([expect.objectContaining({ kind: 'authorization', success: true })]);
+    } finally {
+      await allow();
+    }
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 250 });
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+    const rebills = await rebillsOf(app, id);
+    expect(rebills[0]).toMatchObject({ period: 1, attempt: 0, orderId: charged!.orderId, state: 'paid' });
+    expect(await authorizationsFor(charged!.orderId)).toBe(1);
+  });
+
+  it('a webhook that cannot be recorded never stops billing', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      const allow = await refuse('webhook_deliveries', 'insert', `new.tenant_id = ${tenant.id}`);
+      try {
+        const id = await subscribe(app, tenant, 'monthly');
+        await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(3), { timeout: 30_000, interval: 250 });
+        expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+      } finally {
+        await allow();
+      }
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
 });

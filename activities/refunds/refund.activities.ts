@@ -1,8 +1,17 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { ProcessorGateway, RefundOutcome } from '../../adapters/processors/processor-gateway.ts';
-import { findRefundEvent, findRefundInstruction, recordRefundTransaction, settleRefund, type RefundInstruction } from '../../data/queries/refunds.ts';
+import {
+  claimRefundForSending,
+  findRefundEvent,
+  findRefundInstruction,
+  recordRefundTransaction,
+  requireRefundReview,
+  settleRefund,
+  type RefundClaim,
+  type RefundInstruction,
+} from '../../data/queries/refunds.ts';
 import type { Logger } from '../../domain/logger.ts';
-import type { RefundCall, RefundCallOutcome, RefundSettlement } from '../../domain/payments-api/refund-outcome.ts';
+import { REFUND_NOT_SENDABLE, type RefundCall, type RefundCallOutcome, type RefundSettlement } from '../../domain/payments-api/refund-outcome.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
@@ -18,18 +27,34 @@ export interface RefundActivityDeps {
 export function createRefundActivities(deps: RefundActivityDeps) {
   const fork = (): EntityManager => deps.orm.em.fork() as EntityManager;
 
-  async function instruction(refundId: string): Promise<RefundInstruction> {
-    const found = await findRefundInstruction(fork(), refundId);
+  async function instruction(refundId: string): Promise<{ refund: RefundInstruction; processor: ProcessorGateway }> {
+    const refund = await findRefundInstruction(fork(), refundId);
     // A refund row is written before its workflow starts; without one (or without a processor id) nothing can be sent.
-    if (!found) throw ApplicationFailure.nonRetryable(`Refund ${refundId} has no refundable original`, 'RefundUnknown');
-    return found;
+    if (!refund) throw ApplicationFailure.nonRetryable(`Refund ${refundId} has no refundable original`, REFUND_NOT_SENDABLE);
+    let processor: ProcessorGateway;
+    try {
+      processor = deps.processors.get(refund.gateway);
+    } catch {
+      // Configuration does not change between retries: retrying only delays the refund's end.
+      throw ApplicationFailure.nonRetryable(`Refund ${refundId}: processor ${refund.gateway} is not configured`, REFUND_NOT_SENDABLE);
+    }
+    return { refund, processor };
+  }
+
+  /** Marks the refund as going to the processor, or says why it must not be sent (see `claimRefundForSending`). */
+  async function claimRefund(input: { refundId: string }): Promise<RefundClaim> {
+    return claimRefundForSending(fork(), input.refundId);
+  }
+
+  /** Keeps a refund whose outcome cannot be learnt pending and held, marked for an operator. */
+  async function markRefundForReview(input: { refundId: string; reason: string }): Promise<void> {
+    await requireRefundReview(fork(), input);
   }
 
   /** Sends the refund under its own id as reference: the processor deduplicates a resend. */
   async function sendRefund(input: { refundId: string; timeoutMs: number }): Promise<RefundCall> {
-    const refund = await instruction(input.refundId);
-    const result = await deps.processors
-      .get(refund.gateway)
+    const { refund, processor } = await instruction(input.refundId);
+    const result = await processor
       .refund({ reference: refund.refundId, processorTransactionId: refund.processorTransactionId, amount: refund.amount }, input.timeoutMs);
     deps.logger.info({ refundId: refund.refundId, outcome: result.outcome.kind }, 'refund sent');
     return { outcome: result.outcome, exchange: result.exchange };
@@ -37,8 +62,8 @@ export function createRefundActivities(deps: RefundActivityDeps) {
 
   /** Asks what became of a refund whose answer was lost; a processor that does not answer is asked again (retried). */
   async function inquireRefund(input: { refundId: string; timeoutMs: number }): Promise<RefundCall> {
-    const refund = await instruction(input.refundId);
-    const result = await deps.processors.get(refund.gateway).inquireRefund(refund.refundId, input.timeoutMs);
+    const { refund, processor } = await instruction(input.refundId);
+    const result = await processor.inquireRefund(refund.refundId, input.timeoutMs);
     if (result.outcome === null) return { outcome: { kind: 'not_found' }, exchange: result.exchange };
     if (result.outcome.kind === 'unknown') throw processorFailure(`Refund inquiry of ${refund.refundId} failed: ${result.outcome.reason}`, result.exchange);
     return { outcome: result.outcome as Exclude<RefundOutcome, { kind: 'unknown' }>, exchange: result.exchange };
@@ -65,7 +90,7 @@ export function createRefundActivities(deps: RefundActivityDeps) {
           : undefined;
       return settleRefund(tx, { refundId: input.refundId, succeeded, statusId: input.statusId, failureMessage: input.message, refundTransactionId });
     });
-    return { refundId: settled.id, state: settled.state === 'succeeded' ? 'succeeded' : 'failed', statusId: settled.statusId ?? input.statusId };
+    return { refundId: settled.id, state: settled.state, statusId: settled.statusId ?? input.statusId };
   }
 
   /** Records the `transaction.completed` deliveries of the refund transaction; one event per refund, however often recorded. */
@@ -80,7 +105,7 @@ export function createRefundActivities(deps: RefundActivityDeps) {
     });
   }
 
-  return withPermanentFailures({ sendRefund, inquireRefund, settleRefundCall, recordRefundEvent });
+  return withPermanentFailures({ claimRefund, markRefundForReview, sendRefund, inquireRefund, settleRefundCall, recordRefundEvent });
 }
 
 /** PostgreSQL cannot hold a NUL even escaped in JSON; a processor answer with one keeps U+FFFD instead. */

@@ -18,7 +18,9 @@ export function temporalRefundRunner(options: { client: Client; taskQueue: strin
         taskQueue: options.taskQueue,
         args: [input],
         workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // A failed run (a database step refused for days) may be started again by a retry with the same key: the claim
+        // and the processor's deduplication on the refund id make a second run safe. A completed run is never repeated.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
         typedSearchAttributes: new TypedSearchAttributes([{ key: TenantIdAttribute, value: String(input.tenantId) }]),
       });
       const signal = AbortSignal.timeout(options.answerTimeoutMs);

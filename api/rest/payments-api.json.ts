@@ -49,13 +49,19 @@ export function paymentJson(payment: PaymentRecord, publicUrl: string): Payment 
     transaction_id: attempt?.transactionId ?? null,
     status_id: attempt?.statusId ?? null,
     failure_code: status === 'failed' ? String(attempt?.statusId ?? 0) : null,
-    failure_message: status === 'failed' ? (attempt?.status ?? 'No merchant account could take the payment') : status === 'canceled' ? (payment.state === 'voided' ? 'The authorization was voided before capture' : '3DS Failed: the challenge expired') : null,
+    failure_message: status === 'failed' ? (attempt?.status ?? 'No merchant account could take the payment') : status === 'canceled' ? canceledMessage(payment) : null,
     card: attempt ? { brand: attempt.brand, bin: attempt.bin, last4: attempt.last4, exp_month: attempt.expiryMonth, exp_year: attempt.expiryYear } : null,
     next_action:
       status === 'requires_action' && payment.threeDSecureId
         ? { type: 'three_d_secure', three_d_secure_id: payment.threeDSecureId, redirect_url: `${publicUrl}/3ds/${payment.threeDSecureId}` }
         : null,
   };
+}
+
+/** Why a payment is `canceled`: voided, its held authorization expired at the processor, or its 3-D Secure challenge expired. */
+function canceledMessage(payment: PaymentRecord): string {
+  if (payment.state === 'voided') return 'The authorization was voided before capture';
+  return payment.attempt?.success ? 'The authorization expired at the processor before capture' : '3DS Failed: the challenge expired';
 }
 
 export function refundJson(refund: RefundRecord): Refund {

@@ -39,7 +39,7 @@ const errors = (...statuses: number[]) =>
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Invalid request (`invalid_request_error`); `param` names the parameter',
   401: 'Missing or unknown API key',
-  402: 'Refused for the card (`card_error`: invalid card, blocked, velocity) or a refund over the captured amount (`status_id` 4313)',
+  402: 'Refused for the card (`card_error`: invalid card, blocked, velocity; a capture or void the processor refused, with its `status_id`) or a refund over the captured amount (`status_id` 4313)',
   404: 'No such payment for this key (`resource_missing`)',
   409: 'Idempotency-Key reused with another request, or its first request is still running',
   413: 'Request body too large',
@@ -186,11 +186,12 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
             decision === 'capture'
               ? 'Captures an authorization made with `capture: false` (status `requires_capture` → `succeeded`)'
               : 'Voids an authorization made with `capture: false` before capture (status `requires_capture` → `canceled`)',
-          description: 'A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.',
+          description:
+            'A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.',
           tags: ['payments'],
           security: API_KEY_REQUIRED,
           params: PaymentParams,
-          response: { 200: ref(Payment), ...errors(400, 401, 404, 429, 500, 503) },
+          response: { 200: ref(Payment), ...errors(400, 401, 402, 404, 429, 500, 503) },
         },
         async handler(request) {
           const principal = await authenticateCaller(request, deps.rateLimit);
@@ -207,6 +208,13 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         tags: ['payments'],
         security: API_KEY_REQUIRED,
         params: PaymentParams,
+        querystring: Type.Object(
+          {
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
+            starting_after: Type.Optional(Type.String({ pattern: '^re_[0-9a-f]{32}$', description: 'Cursor: the last refund id of the previous page' })),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: Type.Object({ object: Type.Literal('list'), has_more: Type.Boolean(), data: Type.Array(ref(Refund)) }), ...errors(400, 401, 404, 429, 500) },
       },
       async handler(request) {
@@ -214,8 +222,11 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         const orderId = orderIdOf(request.params.id);
         const payment = orderId === undefined ? undefined : await findPayment(request.em, principal.tenantId, orderId);
         if (!payment || orderId === undefined) throw resourceMissing('payment', request.params.id);
-        const refunds = await listRefundsOfOrder(request.em, principal.tenantId, orderId);
-        return { object: 'list' as const, has_more: false, data: refunds.map(refundJson) };
+        const { limit = 10, starting_after: startingAfter } = request.query;
+        const page = await listRefundsOfOrder(request.em, principal.tenantId, orderId, { limit, startingAfter });
+        // A cursor that names none of this payment's refunds is refused: read as "from the start" it would loop a client.
+        if (!page) throw resourceMissing('refund', startingAfter!, 'starting_after');
+        return { object: 'list' as const, has_more: page.hasMore, data: page.refunds.map(refundJson) };
       },
     });
   });

@@ -98,11 +98,14 @@ export const PaymentList = Type.Object(
   { $id: 'PaymentList', description: 'Payments matching every filter, newest first' },
 );
 
+/** 9999-12-31T23:59:59Z: a later date has no ISO form PostgreSQL reads (and past 8.64e12 s none in JavaScript). */
+const LATEST_UNIX_SECOND = 253_402_300_799;
+
 export const PaymentListQuery = Type.Object(
   {
     status: Type.Optional(Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)))),
-    'created[gte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Created at or after (Unix seconds)' })),
-    'created[lte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Created at or before (Unix seconds)' })),
+    'created[gte]': Type.Optional(Type.Integer({ minimum: 0, maximum: LATEST_UNIX_SECOND, description: 'Created at or after (Unix seconds)' })),
+    'created[lte]': Type.Optional(Type.Integer({ minimum: 0, maximum: LATEST_UNIX_SECOND, description: 'Created at or before (Unix seconds)' })),
     'amount[gte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Minor units' })),
     'amount[lte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Minor units' })),
     email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),

@@ -9,6 +9,8 @@ export interface RefundRecord {
   readonly orderId: number;
   readonly originalTransactionId: string;
   readonly amount: string;
+  /** The amount the request named; null when it asked for what was left. */
+  readonly requestedAmount: string | null;
   readonly currency: string;
   readonly state: RefundState;
   readonly statusId: number | null;
@@ -27,6 +29,7 @@ interface RefundRow {
   order_id: number;
   original_transaction_id: string;
   amount: string;
+  requested_amount: string | null;
   currency: string;
   state: RefundState;
   status_id: number | null;
@@ -44,6 +47,7 @@ const toRecord = (row: RefundRow): RefundRecord => ({
   orderId: row.order_id,
   originalTransactionId: row.original_transaction_id,
   amount: row.amount,
+  requestedAmount: row.requested_amount,
   currency: row.currency,
   state: row.state,
   statusId: row.status_id,
@@ -65,10 +69,33 @@ export async function findRefundByKey(em: EntityManager, tenantId: number, idemp
   return row && toRecord(row);
 }
 
-/** A payment's refunds, oldest first. */
-export async function listRefundsOfOrder(em: EntityManager, tenantId: number, orderId: number): Promise<RefundRecord[]> {
-  const rows = await em.execute<RefundRow[]>(`select * from refunds where tenant_id = ? and order_id = ? order by created_at, id`, [tenantId, orderId]);
-  return rows.map(toRecord);
+export interface RefundPage {
+  readonly refunds: RefundRecord[];
+  readonly hasMore: boolean;
+}
+
+/**
+ * A page of a payment's refunds, oldest first, after the refund `startingAfter` (of the same payment; undefined
+ * when there is no such refund, so a forged cursor is refused rather than read as "from the start").
+ */
+export async function listRefundsOfOrder(
+  em: EntityManager,
+  tenantId: number,
+  orderId: number,
+  page: { limit: number; startingAfter?: string } = { limit: 100 },
+): Promise<RefundPage | undefined> {
+  if (page.startingAfter !== undefined) {
+    const [cursor] = await em.execute<{ id: string }[]>(`select id from refunds where id = ? and tenant_id = ? and order_id = ?`, [page.startingAfter, tenantId, orderId]);
+    if (!cursor) return undefined;
+  }
+  // Compared in SQL: the cursor's created_at keeps its microseconds, which a JavaScript Date would round off.
+  const rows = await em.execute<RefundRow[]>(
+    `select * from refunds where tenant_id = ? and order_id = ?
+        and (?::text is null or (created_at, id) > (select created_at, id from refunds where id = ?))
+      order by created_at, id limit ?`,
+    [tenantId, orderId, page.startingAfter ?? null, page.startingAfter ?? null, page.limit + 1],
+  );
+  return { refunds: rows.slice(0, page.limit).map(toRecord), hasMore: rows.length > page.limit };
 }
 
 export type RefundReservation =
@@ -121,10 +148,10 @@ export async function reserveRefund(
       if (input.amount === undefined && original.nothing_left) return (await underKey(tx)) ?? ({ kind: 'exceeds', available: original.available } as const);
       const refundId = `re_${randomUUID().replaceAll('-', '')}`;
       const [inserted] = await tx.execute<RefundRow[]>(
-        `insert into refunds (id, tenant_id, order_id, original_transaction_id, amount, currency, state, reason, idempotency_key, created_at, updated_at)
-         values (?, ?, ?, ?, coalesce(?::numeric, ?::numeric), ?, 'pending', ?, ?, now(), now())
+        `insert into refunds (id, tenant_id, order_id, original_transaction_id, amount, requested_amount, currency, state, reason, idempotency_key, created_at, updated_at)
+         values (?, ?, ?, ?, coalesce(?::numeric, ?::numeric), ?::numeric, ?, 'pending', ?, ?, now(), now())
          on conflict (tenant_id, idempotency_key) do nothing returning *`,
-        [refundId, input.tenantId, input.orderId, original.id, input.amount ?? null, original.available, original.currency, input.reason ?? null, input.idempotencyKey ?? null],
+        [refundId, input.tenantId, input.orderId, original.id, input.amount ?? null, original.available, input.amount ?? null, original.currency, input.reason ?? null, input.idempotencyKey ?? null],
       );
       if (!inserted) {
         const existing = await findRefundByKey(tx, input.tenantId, input.idempotencyKey!);
@@ -147,20 +174,23 @@ export async function reserveRefund(
   }
 }
 
+/** What the refund workflow may do with a refund: send it (`claimed`), or nothing (the rest say why). */
+export type RefundClaim = 'claimed' | 'succeeded' | 'failed' | 'under_review' | 'withdrawn';
+
 /**
- * The refund workflow's first step: marks the refund as gone to the processor (once; a restarted workflow finds it
- * so again) and answers its state. Not `pending` (settled, or withdrawn by a request that could not start its
- * workflow: undefined) means nothing is to be sent. Conditional on `pending`, so it and `withdrawUnstartedRefund`
- * are ordered by the row lock: exactly one of them wins.
+ * The refund workflow's first step: marks a pending refund as going to the processor (once; a restarted workflow
+ * claims it again). Conditional on `pending`, so it and `withdrawUnstartedRefund` are ordered by the row lock:
+ * exactly one of them wins, and a workflow started after the withdrawal sends nothing.
  */
-export async function claimRefundForSending(em: EntityManager, refundId: string): Promise<RefundState | undefined> {
-  const [claimed] = await em.execute<{ state: RefundState }[]>(
-    `update refunds set submitted_at = coalesce(submitted_at, now()) where id = ? and state = 'pending' and review_required_at is null returning state`,
+export async function claimRefundForSending(em: EntityManager, refundId: string): Promise<RefundClaim> {
+  const [claimed] = await em.execute<{ id: string }[]>(
+    `update refunds set submitted_at = coalesce(submitted_at, now()) where id = ? and state = 'pending' and review_required_at is null returning id`,
     [refundId],
   );
-  if (claimed) return claimed.state;
+  if (claimed) return 'claimed';
   const [row] = await em.execute<{ state: RefundState }[]>(`select state from refunds where id = ?`, [refundId]);
-  return row && (row.state === 'pending' ? undefined : row.state);
+  if (!row) return 'withdrawn';
+  return row.state === 'pending' ? 'under_review' : row.state;
 }
 
 /**
@@ -179,14 +209,17 @@ export async function withdrawUnstartedRefund(em: EntityManager, tenantId: numbe
   });
 }
 
+/** Spec 7.5 "Transaction Under Review": the status of a refund kept for an operator. */
+const TRANSACTION_UNDER_REVIEW = 4283;
+
 /**
  * Leaves a refund whose processor answer cannot be learnt `pending` with its amount held (the money may have
- * moved), marked for an operator with the reason. A settled refund is left as it is.
+ * moved), marked for an operator (status 4283) with the reason. A settled refund is left as it is.
  */
 export async function requireRefundReview(em: EntityManager, input: { refundId: string; reason: string }): Promise<void> {
   await em.execute(
-    `update refunds set review_required_at = coalesce(review_required_at, now()), failure_message = ?, updated_at = now() where id = ? and state = 'pending'`,
-    [input.reason.slice(0, 255), input.refundId],
+    `update refunds set review_required_at = coalesce(review_required_at, now()), status_id = ?, failure_message = ?, updated_at = now() where id = ? and state = 'pending'`,
+    [TRANSACTION_UNDER_REVIEW, input.reason.slice(0, 255), input.refundId],
   );
 }
 

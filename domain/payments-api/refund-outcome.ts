@@ -8,6 +8,12 @@ export type RefundCallOutcome =
   /** Inquiry only: the processor never saw the refund, so sending it again cannot refund twice. */
   | { readonly kind: 'not_found' };
 
+/**
+ * The failure type of a refund that cannot be sent at all: no original with a processor id, or its processor is
+ * no longer configured. Thrown before any call, so the refund workflow knows that attempt reached no processor.
+ */
+export const REFUND_NOT_SENDABLE = 'RefundNotSendable';
+
 export interface RefundCall {
   readonly outcome: RefundCallOutcome;
   readonly exchange: RawExchange;

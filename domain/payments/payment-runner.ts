@@ -22,7 +22,7 @@ export interface ThreeDSecureRunner {
  * How a capture or void of a held authorization ends: `decided` with the payment's new state (the same answer to a
  * repeat), `refused` when no authorization waits for that decision (captured, voided, never held), `not_found`.
  */
-export type AuthorizationDecisionResult = { kind: 'decided'; state: 'approved' | 'voided' | 'failed'; statusId: number } | { kind: 'refused' } | { kind: 'not_found' };
+export type AuthorizationDecisionResult = { kind: 'decided'; state: 'approved' | 'voided' | 'expired' | 'failed'; statusId: number } | { kind: 'refused' } | { kind: 'not_found' };
 
 /** Runs a payment durably and answers with the submit result (port; the Temporal adapter implements it with Update-With-Start). */
 export interface PaymentRunner extends ThreeDSecureRunner {

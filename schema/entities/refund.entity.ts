@@ -29,6 +29,12 @@ const RefundSchema = defineEntity({
     idempotencyKey: p.string().length(255).nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
+    /** The amount its request named; null: what was left (an Idempotency-Key replay must ask the same). */
+    requestedAmount: p.decimal('string').precision(14).scale(2).nullable(),
+    /** When its workflow first went to send it; until then a request that could not start the workflow undoes it. */
+    submittedAt: p.datetime().nullable(),
+    /** Its workflow could not learn the processor's answer: still pending and held, for an operator to settle. */
+    reviewRequiredAt: p.datetime().nullable(),
   },
   uniques: [{ properties: ['tenant', 'idempotencyKey'] }],
   checks: [{ name: 'refunds_amount_positive', expression: '"amount" > 0' }],

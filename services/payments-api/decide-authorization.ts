@@ -2,13 +2,16 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { findPayment } from '../../data/queries/payments-api.ts';
 import { PaymentApiError, resourceMissing } from '../../domain/payments-api/errors.ts';
 import { orderIdOf } from '../../domain/payments-api/ids.ts';
+import { statusById } from '../../domain/statuses/status-codes.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 
 /**
  * `POST /payments/{id}/capture` and `/void`: asks the payment's workflow, which alone holds the authorization, to
  * capture or void it. Answers the payment's order id; a payment with no authorization waiting for that decision
  * (declined, failed, voided when a capture is asked) is refused and nothing changes; asking again what is done
- * (capturing a charged payment, voiding a voided one) answers the payment as it is.
+ * (capturing a charged payment, voiding a voided one) answers the payment as it is. A decision the processor refuses
+ * (the authorization expired, was voided or captured there) is a 402 `card_error` `capture_declined` / `void_declined`
+ * with its `status_id`; the payment has then ended as the processor said.
  */
 export async function decideAuthorization(
   deps: { em: EntityManager; runner: Pick<PaymentRunner, 'decideAuthorization'> },
@@ -24,8 +27,14 @@ export async function decideAuthorization(
     const now = payment.state === 'authorized' ? 'is being decided' : payment.state === 'voided' ? 'was voided' : 'has no authorization waiting for capture';
     throw new PaymentApiError('invalid_request_error', 'payment_not_authorized', `Payment ${input.paymentId} ${now}; it cannot be ${input.decision === 'capture' ? 'captured' : 'voided'}`, { param: 'id' });
   }
+  if (decided.state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
   if (decided.state === 'failed') {
     throw new PaymentApiError('api_error', `${input.decision}_failed`, `The processor did not ${input.decision} payment ${input.paymentId}`, { statusId: decided.statusId });
   }
-  return orderId;
+  // The processor refused the decision; the payment ended as the processor said (expired, voided or captured there).
+  const status = statusById(decided.statusId)?.status ?? 'refused';
+  const now = decided.state === 'approved' ? 'was already captured' : decided.state === 'voided' ? 'was voided' : 'expired';
+  throw new PaymentApiError('card_error', `${input.decision}_declined`, `The processor refused to ${input.decision} payment ${input.paymentId} (${status}): its authorization ${now}`, {
+    statusId: decided.statusId,
+  });
 }

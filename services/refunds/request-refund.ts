@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { findPayment } from '../../data/queries/payments-api.ts';
-import { findRefund, reserveRefund, type RefundRecord } from '../../data/queries/refunds.ts';
+import { findRefund, reserveRefund, withdrawUnstartedRefund, type RefundRecord } from '../../data/queries/refunds.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { PaymentApiError, resourceMissing } from '../../domain/payments-api/errors.ts';
 import { orderIdOf } from '../../domain/payments-api/ids.ts';
@@ -19,7 +19,7 @@ export interface RefundDeps {
  * `POST /payments/{id}/refund`: holds the amount on the payment's approved authorization (declined with 4313 when it
  * would exceed what is left of the captured amount, however many refunds race), then runs the refund workflow and
  * answers its settlement, or the refund still `pending` when the processor is slow. The same Idempotency-Key
- * answers the same refund; with another payment or amount it is a conflict.
+ * answers the same refund; with another payment, amount (named or omitted) or reason it is a conflict.
  */
 export async function requestRefund(
   deps: RefundDeps,
@@ -42,7 +42,9 @@ export async function requestRefund(
         { param: 'amount', statusId: CREDIT_EXCEEDS_ORIGINAL_AMOUNT },
       );
     case 'duplicate': {
-      const same = reservation.refund.orderId === orderId && (amount === undefined || reservation.refund.amount === amount);
+      const earlier = reservation.refund;
+      // The same request: payment, amount as asked (named, or "what is left") and reason.
+      const same = earlier.orderId === orderId && earlier.requestedAmount === (amount ?? null) && earlier.reason === (input.reason ?? null);
       if (!same) throw new PaymentApiError('idempotency_error', 'idempotency_key_reused', 'Idempotency-Key was already used with a different request', { param: 'Idempotency-Key' });
       return settleOrCurrent(deps, input.tenantId, reservation.refund);
     }
@@ -51,9 +53,12 @@ export async function requestRefund(
   }
 }
 
-/** Runs (or joins) the refund's workflow and answers the refund as it stands afterwards. */
+/**
+ * Runs (or joins) the refund's workflow and answers the refund as it stands afterwards. A refund marked for review
+ * has no workflow left to join: it is answered as it stands (pending), not retried.
+ */
 async function settleOrCurrent(deps: RefundDeps, tenantId: number, refund: RefundRecord): Promise<RefundRecord> {
-  if (refund.state === 'pending') {
+  if (refund.state === 'pending' && refund.reviewRequiredAt === null) {
     try {
       await deps.runner.run({
         tenantId,
@@ -63,10 +68,17 @@ async function settleOrCurrent(deps: RefundDeps, tenantId: number, refund: Refun
         webhookTimeoutMs: deps.settings.webhookTimeoutMs,
       });
     } catch {
-      // Temporal unreachable: the refund stays pending with its amount held (it may have started). Sending the
-      // same Idempotency-Key again starts or joins its workflow; never a second refund.
-      throw new DomainError('unavailable', `Refund ${refund.id} is pending and could not be started now; retry with the same Idempotency-Key`, {});
+      // Temporal unreachable (or the start's answer lost). Unless its workflow has already claimed it, the refund
+      // is undone, row and hold, so nothing stays held with no workflow to end it, and the request changed nothing.
+      // A claimed refund goes on (its workflow ends it); the same Idempotency-Key joins it, never a second refund.
+      const withdrawn = await withdrawUnstartedRefund(deps.em, tenantId, refund.id);
+      throw withdrawn
+        ? new DomainError('unavailable', 'The refund could not be started now; nothing was refunded or held. Retry later', {})
+        : new DomainError('unavailable', `Refund ${refund.id} is pending and could not be followed now; retry with the same Idempotency-Key`, {});
     }
   }
-  return (await findRefund(deps.em, tenantId, refund.id)) ?? refund;
+  const current = await findRefund(deps.em, tenantId, refund.id);
+  // Withdrawn meanwhile by a request that could not start its workflow: this one changed nothing either.
+  if (!current) throw new DomainError('unavailable', 'The refund could not be started now; nothing was refunded or held. Retry later', {});
+  return current;
 }

@@ -7,9 +7,13 @@ export const submitUpdate = defineUpdate<SubmitResult>('submit');
 /** Sent by `POST /api/{productId}/3ds` after the cardholder's challenge; returns the final result. */
 export const completeThreeDSecureUpdate = defineUpdate<SubmitResult, [{ threeDSecureId: string }]>('complete3ds');
 
-/** How a held authorization ended: captured (`approved`), `voided`, or `failed` (the step failed for good). */
+/**
+ * How a held authorization ended: captured (`approved`), `voided`, `expired` (the processor refused the decision and
+ * no longer holds it), or `failed` (the step failed for good). A state other than the one asked for is a refusal,
+ * `statusId` saying why (4175 for an authorization expired, voided or already captured at the processor).
+ */
 export interface AuthorizationDecision {
-  readonly state: 'approved' | 'voided' | 'failed';
+  readonly state: 'approved' | 'voided' | 'expired' | 'failed';
   readonly statusId: number;
 }
 

@@ -37,6 +37,7 @@ import { workflowIds } from '../contract/workflow-ids.ts';
 import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
 import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
 import type { ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
+import { changeOf, endUndecidedHold, sendDecision, type SentDecision } from './held-authorization-end.ts';
 import { NOT_AUTHORIZED, capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate, type AuthorizationDecision } from '../contract/payment-updates.ts';
 
 /**
@@ -65,6 +66,14 @@ const { recordPaymentOutcome } = proxyActivities<Activities>(databaseStepOptions
  */
 const FEWER_STEPS_BEFORE_THE_ANSWER = 'fewer-steps-before-the-answer';
 
+/**
+ * Held authorizations (held for days) whose capture or void the processor refused or never answered were left
+ * `authorized` (or voided blindly) before this patch; now the processor is asked and the hold always ends.
+ */
+const HELD_AUTHORIZATIONS_ALWAYS_END = 'held-authorizations-always-end';
+/** The outcome to search by once a held authorization ended. */
+const OUTCOME_OF_CHANGE = { captured: 'Success', voided: 'Voided', expired: 'Expired', failed: 'Failed' } as const;
+
 /** Keeps the card of a new subscription for its rebills (re-sealed without CVV). */
 const { keepCardForRebills } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -73,7 +82,7 @@ const { keepCardForRebills } = proxyActivities<Activities>({
 });
 
 /** Processor calls other than the authorization itself are safe to retry. */
-const { inquireAttempt, voidAuthorization, holdApprovedAuthorization, captureHeldAuthorization, voidHeldAuthorization, recordAuthorizationChange } = proxyActivities<Activities>({
+const { inquireAttempt, voidAuthorization, holdApprovedAuthorization, recordAuthorizationChange } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
@@ -293,7 +302,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
   /**
    * `capture: false`: answer the authorization (charged nothing yet), then wait for a capture or void, or void it
-   * when the hold period ends. Captured, the payment is charged (and its lead paid); each change is a webhook.
+   * when the hold period ends. Captured, the payment is charged (and its lead paid); each change is a webhook. A
+   * decision the processor refuses or never answers ends the hold as the processor's status inquiry says
+   * (`held-authorization-end.ts`), so no hold stays `requires_capture` and none is voided without knowing.
    */
   async function holdForCapture(account: MerchantCandidate, attempt: AttemptResult, processorTransactionId: string): Promise<SubmitResult> {
     await holdApprovedAuthorization({ submitOrderId: input.submitOrderId, transactionId: attempt.transactionId });
@@ -311,18 +322,28 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     await condition(() => held.decision !== undefined, holdSeconds * 1000);
     held.decision ??= 'void';
     const target = { submitOrderId: input.submitOrderId, transactionId: held.transactionId, gateway: account.gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs };
-    let change: 'captured' | 'voided' | undefined;
-    if (held.decision === 'capture') {
-      const captured = await captureHeldAuthorization(target);
-      held.outcome = { state: captured.captured ? 'approved' : 'failed', statusId: captured.statusId };
-      if (captured.captured) change = 'captured';
+    let change: ReturnType<typeof changeOf> | undefined;
+    let sent: SentDecision;
+    try {
+      sent = await sendDecision(held.decision, target);
+    } catch (error) {
+      // No answer: a capture may have charged the card, so the processor is asked (below) before anything is voided.
+      if (!isActivityFailure(error) || !patched(HELD_AUTHORIZATIONS_ALWAYS_END)) throw error;
+      sent = { kind: 'unanswered' };
+    }
+    if (sent.kind === 'done') {
+      held.outcome = { state: held.decision === 'capture' ? 'approved' : 'voided', statusId: sent.statusId };
+      change = held.decision === 'capture' ? 'captured' : 'voided';
+    } else if (!patched(HELD_AUTHORIZATIONS_ALWAYS_END)) {
+      // How payments that refused their decision before this patch replay: the hold was left as it was.
+      held.outcome = { state: 'failed', statusId: sent.kind === 'refused' ? sent.statusId : 4285 };
     } else {
-      const voided = await voidHeldAuthorization(target);
-      held.outcome = { state: voided.voided ? 'voided' : 'failed', statusId: voided.statusId };
-      if (voided.voided) change = 'voided';
+      const ended = await endUndecidedHold(held.decision, target, sent);
+      held.outcome = { state: ended.state, statusId: ended.statusId };
+      change = changeOf(ended.state);
     }
     if (change) {
-      upsertSearchAttributes([{ key: OutcomeAttribute, value: change === 'captured' ? 'Success' : 'Voided' }]);
+      upsertSearchAttributes([{ key: OutcomeAttribute, value: OUTCOME_OF_CHANGE[change] }]);
       const deliveries = await recordAuthorizationChange({
         tenantId: input.tenantId,
         submitOrderId: input.submitOrderId,

@@ -1,19 +1,48 @@
-import { ParentClosePolicy, condition, continueAsNew, executeChild, log, proxyActivities, setHandler, startChild, allHandlersFinished } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ParentClosePolicy,
+  TimeoutFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  executeChild,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+  sleep,
+  startChild,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
 import { nextDunningStep, periodSeconds } from '../../domain/subscriptions/dunning.ts';
-import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, subscriptionProgressQuery } from '../contract/subscription-signals.ts';
+import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, subscriptionProgressQuery, type BillingStall } from '../contract/subscription-signals.ts';
+import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { paymentWorkflow } from '../payment/payment.workflow.ts';
 import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
 
-/** Database steps: short, idempotent, retried for minutes but not forever. */
+/**
+ * Database steps: short, idempotent, retried for minutes by Temporal; a step still failing then is tried again by
+ * the workflow itself after a durable sleep (`persist`), for as long as it takes.
+ */
 const { prepareRebill, recordRebill, endSubscription, markSubscriptionPaused, recordSubscriptionEvent } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '10 minutes',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
 });
+
+/**
+ * Subscriptions started before this patch (they run for months) replay their failures as they happened: a step that
+ * failed ended the workflow. From it on, a failed step is retried at workflow level and a webhook never ends billing.
+ */
+const STEPS_OUTLAST_FAILURES = 'subscription-steps-outlast-failures';
+/** Between two workflow-level tries of a failing step: from 5 seconds, doubling, up to an hour; never given up. */
+const FIRST_RETRY_SECONDS = 5;
+const LONGEST_RETRY_SECONDS = 3600;
 
 export interface SubscriptionWorkflowInput {
   readonly tenantId: number;
@@ -40,6 +69,8 @@ export interface SubscriptionEnd {
  * the stored card without CVV as a merchant-initiated transaction), record the outcome and tell the tenant, then
  * continue as new for the next period so the history stays small. A hard decline, an exhausted dunning schedule or
  * a cancel ends it; pause holds the next charge until resumed. A cancel during a charge lets that charge finish.
+ * A failing step never ends it: database steps are tried again after durable sleeps for as long as it takes (the
+ * subscription shows as stalled meanwhile), and a webhook that cannot be recorded is logged and skipped.
  */
 export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {
   let paused = input.paused;
@@ -47,7 +78,9 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   setHandler(cancelSubscriptionSignal, ({ reason }) => void (cancelReason ??= reason ?? 'cancelled_by_merchant'));
   setHandler(pauseSubscriptionSignal, () => void (paused = true));
   setHandler(resumeSubscriptionSignal, () => void (paused = false));
-  setHandler(subscriptionProgressQuery, () => ({ period: input.period, retries: input.retries, paused, cancelRequested: cancelReason !== undefined }));
+  /** A step failing since; shown by the progress query and the `Outcome` search attribute `BillingStalled`. */
+  let stalled: BillingStall | undefined;
+  setHandler(subscriptionProgressQuery, () => ({ period: input.period, retries: input.retries, paused, cancelRequested: cancelReason !== undefined, ...(stalled ? { stalled } : {}) }));
 
   const dueAt = Date.now() + input.waitSeconds * 1000;
   for (;;) {
@@ -55,18 +88,20 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (remaining > 0 && !paused) await condition(() => cancelReason !== undefined || paused, remaining);
     if (cancelReason !== undefined) return end(cancelReason);
     if (paused) {
-      await markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true });
+      await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true }));
       await notify('subscription.paused', `paused-${input.period}-${input.retries}`, {});
       await condition(() => !paused || cancelReason !== undefined);
       if (cancelReason !== undefined) return end(cancelReason);
-      await markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false });
+      await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false }));
       await notify('subscription.resumed', `resumed-${input.period}-${input.retries}`, {});
       continue;
     }
     if (Date.now() >= dueAt) break;
   }
 
-  const rebill = await prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries });
+  const rebill = await persist('prepareRebill', () => prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries }), { untilCancelled: true });
+  // Cancelled while the step was failing: nothing was charged.
+  if (rebill === undefined) return end(cancelReason ?? 'cancelled_by_merchant');
   if (rebill.kind === 'none') return end(rebill.reason === 'cancelled' ? 'cancelled' : 'no_card_on_file');
   const result = await executeChild(paymentWorkflow, {
     workflowId: workflowIds.payment(input.tenantId, rebill.orderId),
@@ -96,18 +131,20 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   const event = { period: input.period, attempt: input.retries, orderId: rebill.orderId, transactionId: result.transactionId, statusId: result.statusId, amount: rebill.amount, currency: rebill.currency };
   if (result.chargeSuccess) {
     const nextBillingAt = new Date(now + periodSeconds(input.plan) * 1000).toISOString();
-    await recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: true, statusId: result.statusId, nextBillingAt, graceUntil: null });
+    await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: true, statusId: result.statusId, nextBillingAt, graceUntil: null }));
     await notify('subscription.renewed', `renewed-${input.period}`, { ...event, nextBillingAt });
     return next({ ...input, period: input.period + 1, retries: 0, waitSeconds: periodSeconds(input.plan) });
   }
   const step = nextDunningStep(result.statusId, input.retries, input.plan);
   if (step.kind === 'stop') {
-    await recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: new Date(now).toISOString(), graceUntil: null });
+    await persist('recordRebill', () =>
+      recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: new Date(now).toISOString(), graceUntil: null }),
+    );
     await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null });
     return end(step.reason);
   }
   const retryAt = new Date(now + step.afterSeconds * 1000).toISOString();
-  await recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt });
+  await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));
   await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt });
   return next({ ...input, retries: input.retries + 1, waitSeconds: step.afterSeconds });
 
@@ -119,21 +156,59 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   }
 
   async function end(reason: string): Promise<SubscriptionEnd> {
-    await endSubscription({ subscriptionId: input.subscriptionId, reason });
+    await persist('endSubscription', () => endSubscription({ subscriptionId: input.subscriptionId, reason }));
     await notify('subscription.cancelled', 'cancelled', { reason, period: input.period });
     log.info('Subscription ended', { subscriptionId: input.subscriptionId, reason });
     return { reason, period: input.period };
   }
 
-  /** One webhook per event key of this subscription; deliveries outlive this run. A webhook never changes billing. */
+  /**
+   * A billing step that must happen (its outcome is money already moved, or the next charge depends on it): a
+   * failure is logged and the step tried again after a durable sleep, however long that takes, even a failure Temporal
+   * would not retry (a fix may be deployed meanwhile). Meanwhile the subscription shows as stalled. `untilCancelled`:
+   * a cancel during the sleep gives up the step (undefined), for steps before a charge.
+   */
+  async function persist<T>(step: string, run: () => Promise<T>): Promise<T>;
+  async function persist<T>(step: string, run: () => Promise<T>, options: { untilCancelled: true }): Promise<T | undefined>;
+  async function persist<T>(step: string, run: () => Promise<T>, options: { untilCancelled?: boolean } = {}): Promise<T | undefined> {
+    for (let round = 0; ; round++) {
+      try {
+        const value = await run();
+        if (stalled) {
+          log.info('Subscription billing step succeeded again', { subscriptionId: input.subscriptionId, step, since: stalled.since });
+          stalled = undefined;
+          upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Billing' }]);
+        }
+        return value;
+      } catch (error) {
+        if (!isActivityFailure(error) || !patched(STEPS_OUTLAST_FAILURES)) throw error;
+        const waitSeconds = Math.min(FIRST_RETRY_SECONDS * 2 ** round, LONGEST_RETRY_SECONDS);
+        const reason = reasonOf(error);
+        log.error('Subscription billing step failed; trying again later', { subscriptionId: input.subscriptionId, step, reason, retryInSeconds: waitSeconds });
+        if (!stalled) upsertSearchAttributes([{ key: OutcomeAttribute, value: 'BillingStalled' }]);
+        stalled = { step, reason, since: stalled?.since ?? new Date().toISOString() };
+        if (!options.untilCancelled) await sleep(waitSeconds * 1000);
+        else if (await condition(() => cancelReason !== undefined, waitSeconds * 1000)) return undefined;
+      }
+    }
+  }
+
+  /** One webhook per event key of this subscription; deliveries outlive this run. A webhook never changes billing: its failure is logged. */
   async function notify(type: string, key: string, data: Record<string, unknown>): Promise<void> {
-    const deliveries = await recordSubscriptionEvent({
-      tenantId: input.tenantId,
-      type,
-      eventKey: `subscription/${input.subscriptionId}/${key}`,
-      occurredAt: new Date().toISOString(),
-      data: { subscriptionId: input.subscriptionId, ...data },
-    });
+    let deliveries: Awaited<ReturnType<typeof recordSubscriptionEvent>>;
+    try {
+      deliveries = await recordSubscriptionEvent({
+        tenantId: input.tenantId,
+        type,
+        eventKey: `subscription/${input.subscriptionId}/${key}`,
+        occurredAt: new Date().toISOString(),
+        data: { subscriptionId: input.subscriptionId, ...data },
+      });
+    } catch (error) {
+      if (!isActivityFailure(error) || !patched(STEPS_OUTLAST_FAILURES)) throw error;
+      log.error('Subscription webhook not recorded', { subscriptionId: input.subscriptionId, type, reason: reasonOf(error) });
+      return;
+    }
     for (const delivery of deliveries) {
       await startChild(webhookDeliveryWorkflow, {
         workflowId: workflowIds.webhookDelivery(delivery.deliveryId),
@@ -142,4 +217,14 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
       });
     }
   }
+}
+
+/** A failed activity (a local or child one would be reported the same way); anything else is a bug and fails the workflow. */
+function isActivityFailure(error: unknown): error is ActivityFailure | ApplicationFailure | TimeoutFailure {
+  return error instanceof ActivityFailure || error instanceof ApplicationFailure || error instanceof TimeoutFailure;
+}
+
+/** What a failed activity said, for the log. */
+function reasonOf(error: ActivityFailure | ApplicationFailure | TimeoutFailure): string {
+  return error instanceof ActivityFailure ? (error.cause?.message ?? error.message) : error.message;
 }

@@ -95,14 +95,14 @@ export interface paths {
   "/payments/{id}/capture": {
     /**
      * Captures an authorization made with `capture: false` (status `requires_capture` → `succeeded`)
-     * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.
+     * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
      */
     post: operations["capturePayment"];
   };
   "/payments/{id}/void": {
     /**
      * Voids an authorization made with `capture: false` before capture (status `requires_capture` → `canceled`)
-     * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.
+     * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
      */
     post: operations["voidPayment"];
   };
@@ -1931,7 +1931,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Refused for the card (`card_error`: invalid card, blocked, velocity) or a refund over the captured amount (`status_id` 4313) */
+      /** @description Refused for the card (`card_error`: invalid card, blocked, velocity; a capture or void the processor refused, with its `status_id`) or a refund over the captured amount (`status_id` 4313) */
       402: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2083,7 +2083,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Refused for the card (`card_error`: invalid card, blocked, velocity) or a refund over the captured amount (`status_id` 4313) */
+      /** @description Refused for the card (`card_error`: invalid card, blocked, velocity; a capture or void the processor refused, with its `status_id`) or a refund over the captured amount (`status_id` 4313) */
       402: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2135,7 +2135,7 @@ export interface operations {
   };
   /**
    * Captures an authorization made with `capture: false` (status `requires_capture` → `succeeded`)
-   * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.
+   * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
    */
   capturePayment: {
     parameters: {
@@ -2162,6 +2162,12 @@ export interface operations {
       };
       /** @description Missing or unknown API key */
       401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Refused for the card (`card_error`: invalid card, blocked, velocity; a capture or void the processor refused, with its `status_id`) or a refund over the captured amount (`status_id` 4313) */
+      402: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };
@@ -2194,7 +2200,7 @@ export interface operations {
   };
   /**
    * Voids an authorization made with `capture: false` before capture (status `requires_capture` → `canceled`)
-   * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged.
+   * @description A payment with no authorization waiting is refused (`payment_not_authorized`); asking again what is already done answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
    */
   voidPayment: {
     parameters: {
@@ -2221,6 +2227,12 @@ export interface operations {
       };
       /** @description Missing or unknown API key */
       401: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Refused for the card (`card_error`: invalid card, blocked, velocity; a capture or void the processor refused, with its `status_id`) or a refund over the captured amount (`status_id` 4313) */
+      402: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };
@@ -2254,6 +2266,11 @@ export interface operations {
   /** The refunds of a payment, oldest first */
   listPaymentRefunds: {
     parameters: {
+      query?: {
+        limit?: number;
+        /** @description Cursor: the last refund id of the previous page */
+        starting_after?: string;
+      };
       path: {
         /**
          * @description Payment id

@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { temporal } from '@temporalio/proto';
+import { Worker, type WorkflowBundle } from '@temporalio/worker';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bundleWorkflows } from '../worker/create-worker.ts';
+
+/**
+ * Held authorizations wait for days and subscriptions bill for months, so workflows that met a failure before the
+ * `held-authorizations-always-end` and `subscription-steps-outlast-failures` patches must replay on today's code as
+ * they ran. These histories were recorded with each patch switched off (the steps the code took before it): a capture
+ * the processor refused (409, the authorization voided there) that left the hold as it was, and a subscription whose
+ * rebill PostgreSQL refused (SQLSTATE 23514), which failed the workflow.
+ */
+let workflowBundle: WorkflowBundle;
+beforeAll(async () => {
+  workflowBundle = await bundleWorkflows();
+}, 60_000);
+
+const history = (path: string) => temporal.api.history.v1.History.decode(readFileSync(new URL(`./fixtures/${path}.binpb`, import.meta.url)));
+
+describe('workflows that met a failure before the patches', () => {
+  it('a held authorization whose capture the processor refused replays', async () => {
+    await expect(Worker.runReplayHistory({ workflowBundle }, history('payment-histories/held-capture-refused-before-patch'), 'payment/replay-capture-refused')).resolves.toBeUndefined();
+  });
+
+  it('a subscription whose billing step failed replays', async () => {
+    await expect(Worker.runReplayHistory({ workflowBundle }, history('subscription-histories/step-failed-before-patch'), 'subscription/replay-step-failed')).resolves.toBeUndefined();
+  });
+});

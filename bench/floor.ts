@@ -7,6 +7,7 @@ import { floorAnswerUpdate } from '../workflows/contract/floor.ts';
 import type { floorWorkflow } from '../workflows/floor/floor.workflow.ts';
 import { bundleWorkflows, limitWorkflowStackTraces } from '../worker/create-worker.ts';
 import { closedLoop } from './closed-loop.ts';
+import { cpuPerRequest, snapshotCpu } from './cpu-usage.ts';
 
 /**
  * The floors a submit is measured against (issue 13), each the smallest workflow of a payment's shape:
@@ -23,6 +24,8 @@ export interface FloorFigures {
   readonly p99: number;
   readonly perSecond: number;
   readonly errors: number;
+  /** CPU ms per workflow of each process group (the bench process hosts the eager floor's worker). */
+  readonly cpu: [string, number][];
 }
 
 export async function measureFloors(options: {
@@ -32,8 +35,15 @@ export async function measureFloors(options: {
   durationMs: number;
   concurrency: readonly number[];
   workflowStackTraceFrames: number;
+  /** Names of the bench's processes for the CPU figures. */
+  processNames: ReadonlyMap<number, string>;
 }): Promise<FloorFigures[]> {
   const figures: FloorFigures[] = [];
+  const measure = async (name: string, concurrency: number, iteration: () => Promise<void>): Promise<FloorFigures> => {
+    const before = snapshotCpu(options.processNames);
+    const run = await closedLoop({ concurrency, durationMs: options.durationMs, iteration });
+    return { name, concurrency, ...run, cpu: cpuPerRequest(before, snapshotCpu(options.processNames), run.count) };
+  };
   const connection = await Connection.connect({ address: options.temporalAddress });
   const client = new Client({ connection, namespace: options.namespace });
   const updateWithStart = async () => {
@@ -46,7 +56,7 @@ export async function measureFloors(options: {
   };
   for (const concurrency of options.concurrency) {
     await closedLoop({ concurrency, durationMs: 1_000, iteration: updateWithStart }); // warm-up
-    figures.push({ name: 'floor: Update-With-Start', concurrency, ...(await closedLoop({ concurrency, durationMs: options.durationMs, iteration: updateWithStart })) });
+    figures.push(await measure('floor: Update-With-Start', concurrency, updateWithStart));
   }
   await connection.close();
 
@@ -69,7 +79,7 @@ export async function measureFloors(options: {
   };
   for (const concurrency of options.concurrency) {
     await closedLoop({ concurrency, durationMs: 1_000, iteration: eagerStart });
-    figures.push({ name: 'floor: eager start', concurrency, ...(await closedLoop({ concurrency, durationMs: options.durationMs, iteration: eagerStart })) });
+    figures.push(await measure('floor: eager start', concurrency, eagerStart));
   }
   worker.shutdown();
   await running;

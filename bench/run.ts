@@ -131,14 +131,6 @@ const phaseRows = await phaseBreakdown({
   clientMs: performance.now() - phaseStarted,
 });
 
-// The floor right before and after the submit scenarios: ratios to it are what count (absolute times drift).
-const measureFloorNow = () =>
-  measureFloors({ temporalAddress: servers.temporalAddress, namespace: config.temporalNamespace, taskQueue: childEnv.TEMPORAL_TASK_QUEUE, durationMs: durationSeconds * 1000, concurrency: [1, 64], workflowStackTraceFrames: config.workflowStackTraceFrames });
-const floorsBefore = process.env.BENCH_ONLY ? [] : await measureFloorNow();
-
-const auth = { authorization: `Bearer ${apiKey}`, clientid: clientId, useremail: 'bench@example.com' };
-const rows: string[] = [];
-const cpuRows: string[] = [];
 const processNames = new Map<number, string>([
   [process.pid, 'bench (autocannon)'],
   [gateway.pid!, 'gateway'],
@@ -146,6 +138,14 @@ const processNames = new Map<number, string>([
   [children[1]!.pid!, 'worker'],
   ...extraProcessNames,
 ]);
+// The floor right before and after the submit scenarios: ratios to it are what count (absolute times drift).
+const measureFloorNow = () =>
+  measureFloors({ temporalAddress: servers.temporalAddress, namespace: config.temporalNamespace, taskQueue: childEnv.TEMPORAL_TASK_QUEUE, durationMs: durationSeconds * 1000, concurrency: [1, 64], workflowStackTraceFrames: config.workflowStackTraceFrames, processNames });
+const floorsBefore = process.env.BENCH_ONLY ? [] : await measureFloorNow();
+
+const auth = { authorization: `Bearer ${apiKey}`, clientid: clientId, useremail: 'bench@example.com' };
+const rows: string[] = [];
+const cpuRows: string[] = [];
 const submitFigures = new Map<number, autocannon.Result>();
 for (const scenario of scenarios(auth, productId).filter((s) => !process.env.BENCH_ONLY || s.name.includes(process.env.BENCH_ONLY))) {
   for (const connections of scenario.concurrency) {
@@ -239,6 +239,12 @@ process.stdout.write(
     '| concurrency | total | by process |',
     '| --- | --- | --- |',
     ...cpuRows,
+    '',
+    'CPU per floor workflow (ms of CPU time per workflow; the bench process hosts the eager floor\'s worker):',
+    '',
+    '| floor | concurrency | total | by process |',
+    '| --- | --- | --- | --- |',
+    ...floorsBefore.map((f) => `| ${f.name} | ${f.concurrency} | ${f.cpu.reduce((sum, [, ms]) => sum + ms, 0).toFixed(1)} | ${f.cpu.map(([group, ms]) => `${group} ${ms.toFixed(1)}`).join(', ')} |`),
     '',
     'One warm approved submit, from its workflow history:',
     '',

@@ -7,9 +7,9 @@ import { bundleWorkflows } from '../worker/create-worker.ts';
 /**
  * Held authorizations wait for days and subscriptions bill for months, so workflows that met a failure before the
  * `held-authorizations-always-end` and `subscription-steps-outlast-failures` patches must replay on today's code as
- * they ran. These histories were recorded with each patch switched off (the steps the code took before it): a capture
- * the processor refused (409, the authorization voided there) that left the hold as it was, and a subscription whose
- * rebill PostgreSQL refused (SQLSTATE 23514), which failed the workflow.
+ * they ran: a capture the processor refused (409, the authorization voided there) that left the hold as it was,
+ * recorded by the worker of before these patches, and a subscription whose rebill PostgreSQL refused (SQLSTATE
+ * 23514), which failed the workflow, recorded with its patch switched off (the steps the code took before it).
  */
 let workflowBundle: WorkflowBundle;
 beforeAll(async () => {

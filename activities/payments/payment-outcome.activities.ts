@@ -15,8 +15,8 @@ export interface PaymentOutcomeInput {
 }
 
 /**
- * What a payment records after its answer, as one activity (one task and one workflow task for the payment,
- * not one per step): the transaction webhook's deliveries and, for a charge, the paid lead with its
+ * What a payment records after its answer, as one activity (one workflow activation for the payment, not one
+ * per step): the transaction webhook's deliveries and, for a charge, the paid lead with its
  * `customer_lead.paid` deliveries. The halves do not wait on each other's success; both are idempotent, so when
  * either fails the retry runs both again.
  */

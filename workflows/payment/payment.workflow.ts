@@ -55,10 +55,12 @@ const { openOrderAndReserveAccount, openPaymentOrder, reserveMerchantAccount, se
   proxyLocalActivities<Activities>(databaseStepOptions);
 
 /**
- * What the payment records after its answer is an ordinary activity: a local activity would keep the workflow
- * task, and with it the answer, open until it finished. Same timeouts and retries as the database steps.
+ * What the payment records after its answer (webhook deliveries, the paid lead) is one local activity too. It
+ * keeps the answer's workflow task open until it is done (a few milliseconds), but an ordinary activity, which
+ * would let the answer go first, cost the Temporal server a task and a workflow task more per payment: measured,
+ * slower at every concurrency (docs/decisions.md).
  */
-const { recordPaymentOutcome } = proxyActivities<Activities>(databaseStepOptions);
+const { recordPaymentOutcome } = proxyLocalActivities<Activities>(databaseStepOptions);
 
 /**
  * Payments started by an older worker replay the steps they recorded: the order opened and the account reserved

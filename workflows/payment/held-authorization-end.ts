@@ -38,6 +38,8 @@ const PROCESSING_ERROR = 4285;
 /** Between two rounds of asking a processor that does not answer: from a minute up to an hour, for as long as it takes. */
 const FIRST_WAIT_SECONDS = 60;
 const LONGEST_WAIT_SECONDS = 3600;
+/** How long a processor may stay silent (or the database away) before the hold is given up: a card network's own hold is about a week. */
+const GIVE_UP_AFTER_MS = 7 * 24 * 3600 * 1000;
 
 /** Sends the decision once (the activity retries for minutes); its outcome, never an exception for a processor's silence. */
 export async function sendDecision(decision: 'capture' | 'void', target: HeldTarget): Promise<SentDecision> {
@@ -58,8 +60,13 @@ export async function sendDecision(decision: 'capture' | 'void', target: HeldTar
  */
 export async function endUndecidedHold(decision: 'capture' | 'void', target: HeldTarget, sent: Exclude<SentDecision, { kind: 'done' }>): Promise<HoldEnding> {
   let refusedStatusId = sent.kind === 'refused' ? sent.statusId : undefined;
+  const giveUpAt = Date.now() + GIVE_UP_AFTER_MS;
   for (let round = 0; ; round++) {
     if (round > 0) await sleep(Math.min(FIRST_WAIT_SECONDS * 2 ** (round - 1), LONGEST_WAIT_SECONDS) * 1000);
+    if (Date.now() >= giveUpAt) {
+      log.error('Held authorization: the processor gave no usable answer for a week; the payment ends failed', { submitOrderId: target.submitOrderId, decision, refusedStatusId });
+      return end(target, 'failed', refusedStatusId ?? PROCESSING_ERROR);
+    }
     let found: Awaited<ReturnType<typeof inquireHeldAuthorization>>;
     try {
       found = await inquireHeldAuthorization(target);
@@ -95,16 +102,17 @@ export async function endUndecidedHold(decision: 'capture' | 'void', target: Hel
 
 /**
  * Records how the hold ended. The processor has spoken by then (a capture there is money taken), so a database away
- * for longer than the activity's retries is waited out with durable sleeps rather than failing the payment, whose
- * failure path would void; only a statement PostgreSQL refuses for good fails it.
+ * for longer than the activity's retries is waited out with durable sleeps (up to a week) rather than failing the
+ * payment, whose failure path would void; a statement PostgreSQL refuses for good fails it at once.
  */
 async function end(target: HeldTarget, state: HoldEnd, statusId: number): Promise<HoldEnding> {
+  const giveUpAt = Date.now() + GIVE_UP_AFTER_MS;
   for (let round = 0; ; round++) {
     try {
       await endHeldAuthorization({ submitOrderId: target.submitOrderId, transactionId: target.transactionId, end: state });
       return { state, statusId };
     } catch (error) {
-      if (!isActivityFailure(error) || failedForGood(error)) throw error;
+      if (!isActivityFailure(error) || failedForGood(error) || Date.now() >= giveUpAt) throw error;
       log.error('Held authorization: its end is not recorded yet; trying again later', { submitOrderId: target.submitOrderId, state, reason: reasonOf(error) });
       await sleep(Math.min(FIRST_WAIT_SECONDS * 2 ** round, LONGEST_WAIT_SECONDS) * 1000);
     }

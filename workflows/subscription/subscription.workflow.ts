@@ -40,9 +40,14 @@ const { prepareRebill, recordRebill, endSubscription, markSubscriptionPaused, re
  * failed ended the workflow. From it on, a failed step is retried at workflow level and a webhook never ends billing.
  */
 const STEPS_OUTLAST_FAILURES = 'subscription-steps-outlast-failures';
-/** Between two workflow-level tries of a failing step: from 5 seconds, doubling, up to an hour; never given up. */
+/** Between two workflow-level tries of a failing step: from 5 seconds, doubling, up to an hour. */
 const FIRST_RETRY_SECONDS = 5;
 const LONGEST_RETRY_SECONDS = 3600;
+/**
+ * A step failing for this long is given up: the workflow fails, still marked `BillingStalled`, for an operator
+ * (an outage or a refused statement that a week did not mend will not mend by itself). No billing retries forever.
+ */
+const GIVE_UP_AFTER_MS = 7 * 24 * 3600 * 1000;
 
 export interface SubscriptionWorkflowInput {
   readonly tenantId: number;
@@ -164,7 +169,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   /**
    * A billing step that must happen (its outcome is money already moved, or the next charge depends on it): a
-   * failure is logged and the step tried again after a durable sleep, however long that takes, even a failure Temporal
+   * failure is logged and the step tried again after a durable sleep, for up to a week, even a failure Temporal
    * would not retry (a fix may be deployed meanwhile). Meanwhile the subscription shows as stalled. `untilCancelled`:
    * a cancel during the sleep gives up the step (undefined), for steps before a charge.
    */
@@ -184,6 +189,10 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
         if (!isActivityFailure(error) || !patched(STEPS_OUTLAST_FAILURES)) throw error;
         const waitSeconds = Math.min(FIRST_RETRY_SECONDS * 2 ** round, LONGEST_RETRY_SECONDS);
         const reason = reasonOf(error);
+        if (stalled && Date.now() - Date.parse(stalled.since) >= GIVE_UP_AFTER_MS) {
+          log.error('Subscription billing stopped: a step kept failing for a week', { subscriptionId: input.subscriptionId, step, reason, since: stalled.since });
+          throw error;
+        }
         log.error('Subscription billing step failed; trying again later', { subscriptionId: input.subscriptionId, step, reason, retryInSeconds: waitSeconds });
         if (!stalled) upsertSearchAttributes([{ key: OutcomeAttribute, value: 'BillingStalled' }]);
         stalled = { step, reason, since: stalled?.since ?? new Date().toISOString() };

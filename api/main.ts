@@ -46,12 +46,21 @@ const app = await buildGateway({
 await app.listen({ host: config.host, port: config.port });
 logger.info({ url: gatewayBaseUrl(config) }, 'gateway listening');
 
+/**
+ * How long requests in flight may finish after a stop signal. Closing waits for every open connection, and a
+ * keep-alive connection can outlive its last request by the keep-alive timeout (72 s): after the grace, the
+ * connections still open are cut so the process exits within a supervisor's stop timeout.
+ */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 // SIGINT and SIGTERM may both arrive (terminal and supervisor): close once.
 let closing: Promise<void> | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     closing ??= (async () => {
+      const cutConnections = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await app.close();
+      clearTimeout(cutConnections);
       await products.close();
       await temporal.close();
       await orm.close();

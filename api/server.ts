@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GraphQLSchema } from 'graphql';
@@ -57,9 +57,16 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   answerUnknownRoutes(app);
   refuseHostileText(app, { except: ['/graphql'] });
 
-  app.decorateRequest('em', null as unknown as EntityManager);
+  // A request's own entity manager, forked when first used: requests refused at the key or the counter never make one.
+  const forks = new WeakMap<FastifyRequest, EntityManager>();
+  app.decorateRequest('em', {
+    getter(this: FastifyRequest): EntityManager {
+      let em = forks.get(this);
+      if (!em) forks.set(this, (em = deps.orm.em.fork()));
+      return em;
+    },
+  });
   app.addHook('onRequest', async (request, reply) => {
-    request.em = deps.orm.em.fork();
     reply.header('x-request-id', request.id);
   });
 

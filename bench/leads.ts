@@ -3,7 +3,9 @@
  * Starts its own PostgreSQL (under .data/bench-leads unless DATABASE_URL is set) and Temporal (the gateway's
  * readiness needs one), stores a million leads for one tenant, runs the gateway as a separate process, and
  * drives with autocannon: upserts from many sessions and from one hot session (secret key, as a server
- * writes), and reads with each filter. Prints p50/p99 latency and requests/s per scenario.
+ * writes), and reads with each filter. Prints p50/p99 latency, requests/s and CPU per request by process per scenario.
+ * `BENCH_ONLY=<text>` picks scenarios by name, `BENCH_CONCURRENCY=<n>` one concurrency, `BENCH_CPU_PROF=<dir>`
+ * profiles the gateway.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -12,6 +14,7 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { cpuPerRequest, snapshotCpu } from './cpu-usage.ts';
 import { ensureLocalServers } from '../scripts/local-stack/local-runtime.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 import { spawnEntry, stopChild } from '../scripts/child-process.ts';
@@ -94,6 +97,8 @@ const childEnv = {
   DATA_ENCRYPTION_KEY: encryptionKey,
   PORT: String(port),
   LOG_LEVEL: 'warn',
+  // BENCH_CPU_PROF=<dir>: the gateway writes a V8 CPU profile there when it exits (bench/profile-summary.ts reads it).
+  ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`.trim() } : {}),
 };
 const gateway = spawnEntry('api/main.ts', childEnv, 'inherit');
 process.on('exit', () => gateway.kill('SIGKILL'));
@@ -129,11 +134,17 @@ const scenarios: LeadScenario[] = [
 
 const rows: string[] = [];
 for (const scenario of scenarios.filter((s) => !process.env.BENCH_ONLY || s.name.includes(process.env.BENCH_ONLY))) {
-  for (const connections of scenario.concurrency) {
+  for (const connections of scenario.concurrency.filter((c) => !process.env.BENCH_CONCURRENCY || String(c) === process.env.BENCH_CONCURRENCY)) {
     await runOnce(scenario, 1, 2); // warm-up
+    const named = new Map([[gateway.pid!, 'gateway'], [process.pid, 'load generator']]);
+    const cpuBefore = snapshotCpu(named);
     const result = await runOnce(scenario, connections, durationSeconds);
+    const cpu = cpuPerRequest(cpuBefore, snapshotCpu(named), result.requests.total)
+      .filter(([, ms]) => ms >= 0.01)
+      .map(([group, ms]) => `${group} ${ms.toFixed(2)}`)
+      .join(', ');
     process.stderr.write(`${scenario.name} c=${connections}: p50 ${result.latency.p50} ms, ${Math.round(result.requests.average)}/s\n`);
-    rows.push(`| ${scenario.name} | ${connections} | ${result.latency.p50} | ${result.latency.p99} | ${Math.round(result.requests.average)} | ${result.non2xx + result.errors} |`);
+    rows.push(`| ${scenario.name} | ${connections} | ${result.latency.p50} | ${result.latency.p99} | ${Math.round(result.requests.average)} | ${result.non2xx + result.errors} | ${cpu} |`);
   }
 }
 
@@ -142,14 +153,14 @@ process.stdout.write(
     '',
     `Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${storedLeads} stored leads; ${durationSeconds} s per run`,
     '',
-    '| scenario | concurrency | p50 ms | p99 ms | requests/s | errors |',
-    '| --- | --- | --- | --- | --- | --- |',
+    '| scenario | concurrency | p50 ms | p99 ms | requests/s | errors | CPU ms per request |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
   ].join('\n'),
 );
 
-await stopChild(gateway);
+await stopChild(gateway, 30_000); // time to write a CPU profile
 await servers.stop();
 
 function runOnce(scenario: LeadScenario, connections: number, duration: number): Promise<autocannon.Result> {

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LeadEnvironment, LeadKeyKind } from '../../domain/leads/lead-keys.ts';
-import { admitCaller, type Admission, type AdmissionWindow, type CountedCaller } from './rate-limits.ts';
+import { admissionOf, windowParams, type Admission, type AdmissionColumns, type AdmissionWindow } from './rate-limits.ts';
 
 /** Who a lead key speaks for: one application of one tenant, in one environment. */
 export interface LeadKeyPrincipal {
@@ -24,9 +24,9 @@ interface LeadKeyRow {
 
 const hashColumn = (kind: LeadKeyKind) => (kind === 'publishable' ? 'publishable_key_hash' : 'secret_key_hash');
 
-/** The key set holding a hash as its `kind` key, its application and tenant; the hash is the last parameter. */
-const keySetOf = (kind: LeadKeyKind, extraColumns = '') =>
-  `select k.id, k.tenant_id, k.application_id, k.environment, a.lead_allowed_origins, t.rate_limit_per_minute${extraColumns}
+/** The key set holding a hash as its `kind` key, its application and tenant; the hash is the parameter. */
+const keySetOf = (kind: LeadKeyKind) =>
+  `select k.id, k.tenant_id, k.application_id, k.environment, a.lead_allowed_origins, t.rate_limit_per_minute
      from lead_key_sets k
      join applications a on a.id = k.application_id
      join tenants t on t.id = k.tenant_id
@@ -49,28 +49,24 @@ export async function findLeadKeyByHash(em: EntityManager, kind: LeadKeyKind, ke
 }
 
 /**
- * The key set holding this hash, with the request counted against its rate limit in the same statement: a secret
- * key per key set (`lead-sk:<id>`), a publishable key per key set and caller address (`lead-pk:<id>:<address>`,
- * since every browser shares it), and only when the browser's `origin` is exactly one of the application's allowed
- * origins (`counted` false otherwise: the caller answers 403 and nothing is counted). Undefined for an unknown key.
+ * The key set holding this hash, with the request counted against its rate limit in the same call
+ * (`routines.admit_lead_key`): a secret key per key set (`lead-sk:<id>`), a publishable key per key set and caller
+ * address (`lead-pk:<id>:<address>`, since every browser shares it), and only when the browser's `origin` is exactly
+ * one of the application's allowed origins (`counted` false otherwise: the caller answers 403 and nothing is
+ * counted). Undefined for an unknown key.
  */
 export async function findLeadKeyAndAdmit(
   em: EntityManager,
   input: { kind: LeadKeyKind; keyHash: string; clientAddress: string; origin: string | undefined; defaultLimit: number; window: AdmissionWindow },
-): Promise<Admission<LeadKeyPrincipal> | undefined> {
-  const caller: CountedCaller =
-    input.kind === 'secret'
-      ? { sql: keySetOf('secret', `, 'lead-sk:' || k.id as subject, coalesce(t.rate_limit_per_minute, ?) as rate_limit, true as counted`), params: [input.defaultLimit, input.keyHash] }
-      : {
-          sql: keySetOf(
-            'publishable',
-            `, 'lead-pk:' || k.id || ':' || cast(? as text) as subject, coalesce(t.rate_limit_per_minute, ?) as rate_limit,
-               coalesce(cast(? as text) = any(a.lead_allowed_origins), false) as counted`,
-          ),
-          params: [input.clientAddress, input.defaultLimit, input.origin ?? null, input.keyHash],
-        };
-  const admission = await admitCaller<LeadKeyRow>(em, caller, input.window);
-  return admission && { ...admission, row: principalOf(input.kind, admission.row) };
+): Promise<(Admission<LeadKeyPrincipal> & { counted: boolean }) | undefined> {
+  const [found] = await em.execute<(LeadKeyRow & AdmissionColumns & { counted: boolean })[]>(
+    `select * from routines.admit_lead_key(?, ?, ?, ?, ?, ?, ?, ?)`,
+    [input.kind, input.keyHash, input.clientAddress, input.origin ?? null, input.defaultLimit, ...windowParams(input.window)],
+  );
+  if (!found) return undefined;
+  const { counted, ...columns } = found;
+  const admission = admissionOf<LeadKeyRow>(columns);
+  return { ...admission, counted, row: principalOf(input.kind, admission.row) };
 }
 
 /**

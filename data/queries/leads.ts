@@ -68,8 +68,9 @@ export interface UpsertedLead {
 }
 
 /**
- * Creates the tenant's lead of this session or updates it, in one statement: parallel writes of one session meet
- * in `on conflict` and never make two. Absent optional fields keep their stored values; CFA/D2D fields merge.
+ * Creates the tenant's lead of this session or updates it, in one statement (`routines.upsert_lead`, whose plan
+ * PostgreSQL keeps for the session): parallel writes of one session meet in `on conflict` and never make two.
+ * Absent optional fields keep their stored values; CFA/D2D fields merge.
  * Undefined when the session's lead belongs to another application or environment of the tenant (not changed).
  */
 export async function upsertLead(
@@ -77,22 +78,8 @@ export async function upsertLead(
   input: { id: string; tenantId: number; applicationId: number; environment: LeadEnvironment; lead: LeadWrite },
 ): Promise<UpsertedLead | undefined> {
   const { lead } = input;
-  const scans = lead.scans ? JSON.stringify(lead.scans) : null;
-  const pendingData = lead.pendingData ? JSON.stringify(lead.pendingData) : null;
   const [row] = await em.execute<{ id: string; session_id: string; status: LeadStatus; created_at: string; updated_at: string; created: boolean }[]>(
-    `insert into customer_leads as l (id, tenant_id, application_id, environment, session_id, email, first_name, last_name, phone, scans, pending_data, tracking_fields, status, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?::jsonb, '[]'::jsonb), ?::jsonb, ?::jsonb, 'lead', now(), now())
-     on conflict (tenant_id, session_id) do update set
-        email = excluded.email,
-        first_name = coalesce(excluded.first_name, l.first_name),
-        last_name = coalesce(excluded.last_name, l.last_name),
-        phone = coalesce(excluded.phone, l.phone),
-        scans = coalesce(?::jsonb, l.scans),
-        pending_data = coalesce(excluded.pending_data, l.pending_data),
-        tracking_fields = l.tracking_fields || excluded.tracking_fields,
-        updated_at = now()
-      where l.application_id = excluded.application_id and l.environment = excluded.environment
-     returning l.id, l.session_id, l.status, l.created_at, l.updated_at, (l.xmax = 0) as created`,
+    `select * from routines.upsert_lead(?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb)`,
     [
       input.id,
       input.tenantId,
@@ -103,10 +90,9 @@ export async function upsertLead(
       lead.firstName ?? null,
       lead.lastName ?? null,
       lead.phone ?? null,
-      scans,
-      pendingData,
+      lead.scans ? JSON.stringify(lead.scans) : null,
+      lead.pendingData ? JSON.stringify(lead.pendingData) : null,
       JSON.stringify(lead.trackingFields),
-      scans,
     ],
   );
   return row && { id: row.id, sessionId: row.session_id, status: row.status, createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at), created: row.created };

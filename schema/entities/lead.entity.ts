@@ -5,8 +5,8 @@ import { Application } from './application.entity.ts';
 import { Tenant } from './tenant.entity.ts';
 
 /** Every lead list reads a tenant's leads newest-updated first; each filter has an index ending that way. */
-const byUpdated = (name: string, columns: string) =>
-  ({ name, expression: `create index "${name}" on "customer_leads" ("tenant_id", ${columns}"updated_at" desc, "id" desc)` }) as const;
+const byUpdated = (name: string, columns: string, where = '') =>
+  ({ name, expression: `create index "${name}" on "customer_leads" ("tenant_id", ${columns}"updated_at" desc, "id" desc)${where}` }) as const;
 
 /**
  * A checkout journey (spec 2.4): one per tenant and `session_id`, written by browsers and servers with the
@@ -47,8 +47,9 @@ const CustomerLeadSchema = defineEntity({
     byUpdated('customer_leads_tenant_updated_index', ''),
     byUpdated('customer_leads_tenant_email_updated_index', '"email", '),
     byUpdated('customer_leads_tenant_status_updated_index', '"status", '),
-    byUpdated('customer_leads_tenant_transaction_updated_index', '"transaction_id", '),
-    byUpdated('customer_leads_tenant_subscription_updated_index', '"subscription_id", '),
+    // Partial: most leads have neither, and a filter on one can never find a lead without it.
+    byUpdated('customer_leads_tenant_transaction_updated_index', '"transaction_id", ', ' where "transaction_id" is not null'),
+    byUpdated('customer_leads_tenant_subscription_updated_index', '"subscription_id", ', ' where "subscription_id" is not null'),
   ],
 });
 export class CustomerLead extends CustomerLeadSchema.class {}

@@ -38,7 +38,7 @@ export async function dropPlanSchema(orm: MikroORM | undefined, schema: string):
 /**
  * The plan of every statement `run` sends, in `schema` (then `public`, where shared sequences live). Every
  * statement answers one stand-in row `{ id: 1 }`, so a function that uses its first statement's answer goes on
- * to its next.
+ * to its next. A call of a routine (schema `routines`) runs instead, and each statement inside it is explained.
  */
 export async function explainEach(orm: MikroORM, schema: string, run: (em: EntityManager) => Promise<unknown>): Promise<ExplainedStatement[]> {
   const statements: ExplainedStatement[] = [];
@@ -46,6 +46,11 @@ export async function explainEach(orm: MikroORM, schema: string, run: (em: Entit
     await tx.execute(`set local search_path to ${schema}, public`);
     const explaining = {
       execute: async (sql: string, params: unknown[] = []) => {
+        if (/\broutines\./.test(sql)) {
+          const call = await explainRoutineCall(orm, schema, sql, params);
+          statements.push(...call.statements);
+          return call.rows;
+        }
         const [row] = await tx.execute<{ 'QUERY PLAN': { Plan: PlanNode }[] }[]>(`explain (format json) ${sql}`, params);
         statements.push({ sql: sql.replace(/\s+/g, ' ').trim(), plan: row!['QUERY PLAN'][0]!.Plan });
         return [{ id: 1 }];
@@ -76,4 +81,43 @@ export function planFindings(node: PlanNode, options: { large: ReadonlySet<strin
 /** A sort of more than `pageRows`: the plan reads every match before returning the first (a few rows found by a key may be sorted). */
 export function sortsMoreThan(node: PlanNode, pageRows: number): boolean {
   return (/Sort/.test(node['Node Type']) && node['Plan Rows'] > pageRows) || (node.Plans ?? []).some((child) => sortsMoreThan(child, pageRows));
+}
+
+/** The part of a `pg` client a routine call uses. */
+interface NoticedClient {
+  connect(): Promise<unknown>;
+  query(sql: string): Promise<{ rows: unknown[] }>;
+  on(event: 'notice', listener: (notice: { message?: string }) => void): unknown;
+  end(): Promise<void>;
+}
+
+/**
+ * Runs a routine call in `schema` and rolls it back, with PostgreSQL's `auto_explain` reporting the plan of every
+ * statement the routine ran (as notices to this client): the plans PL/pgSQL actually used, which an EXPLAIN of the
+ * call (one Function Scan) would hide. Needs a superuser connection, as the test databases have (`load`).
+ */
+async function explainRoutineCall(orm: MikroORM, schema: string, sql: string, params: readonly unknown[]): Promise<{ rows: unknown[]; statements: ExplainedStatement[] }> {
+  // A connection of its own, outside the ORM's pool, with the pool's settings (the `pg` pool behind the ORM).
+  const pool = (await orm.em.getConnection().getNativeClient()) as unknown as { Client: new (options: unknown) => NoticedClient; options: unknown };
+  const client = new pool.Client(pool.options);
+  const reports: string[] = [];
+  client.on('notice', (notice) => reports.push(notice.message ?? ''));
+  await client.connect();
+  try {
+    await client.query('begin');
+    await client.query(`set local search_path to ${schema}, public`);
+    await client.query(`load 'auto_explain'`);
+    for (const setting of ['log_min_duration = 0', 'log_nested_statements = on', "log_format = 'json'", "log_level = 'notice'"]) {
+      await client.query(`set local auto_explain.${setting}`);
+    }
+    const { rows } = await client.query(orm.em.getPlatform().formatQuery(sql, [...params]));
+    const statements = reports
+      .filter((report) => report.includes('plan:'))
+      .map((report) => JSON.parse(report.slice(report.indexOf('{'))) as { 'Query Text': string; Plan: PlanNode })
+      .map((explained) => ({ sql: explained['Query Text'].replace(/\s+/g, ' ').trim(), plan: explained.Plan }));
+    return { rows, statements };
+  } finally {
+    await client.query('rollback').catch(() => undefined);
+    await client.end();
+  }
 }

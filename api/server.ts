@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GraphQLSchema } from 'graphql';
+import { poolExecutor } from '../data/sql-executor.ts';
 import type { GatewayDeps, GatewayServices } from './gateway-deps.ts';
 import { mountGraphQL } from './graphql/apollo.ts';
 import { buildGatewaySchema } from './graphql/schema.ts';
@@ -75,11 +76,11 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   const api = app.withTypeProvider<TypeBoxTypeProvider>();
   indexRoutes(api, { temporalUiUrl: config.temporalUiUrl });
   healthRoutes(api, deps.readiness);
-  const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()), counters: () => deps.counterOrm.em.fork() };
+  const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()), counters: poolExecutor(deps.counterOrm) };
   statusRoutes(api, { rateLimit });
   adminRoutes(api, { rateLimit, secretBox: deps.secretBox });
   mitigationRoutes(api, { rateLimit });
-  leadRoutes(api, { rateLimit });
+  leadRoutes(api, { rateLimit, leadWrites: poolExecutor(deps.orm) });
   leadSnippetRoutes(api);
   emailRoutes(api, { dispatcher: deps.emailDispatcher, compiler: createStringTemplateCompiler(), rateLimit });
   paymentRoutes(api, {

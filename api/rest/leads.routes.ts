@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLeadOriginAllowed, type LeadKeyPrincipal } from '../../data/queries/lead-keys.ts';
 import { listLeads } from '../../data/queries/leads.ts';
+import type { SqlExecutor } from '../../data/sql-executor.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { leadJson } from '../../domain/leads/lead-json.ts';
 import { parseLeadQuery } from '../../domain/leads/lead-query.ts';
@@ -44,7 +45,7 @@ function credentialsOf(request: FastifyRequest): LeadCredentials {
  * unauthenticated caller learns nothing about its body. The route schemas document (OpenAPI); the domain parsers
  * validate, naming every bad field at once.
  */
-export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPolicy }): void {
+export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPolicy; leadWrites: SqlExecutor }): void {
   app.register(async (scope) => {
     scope.decorateRequest('leadPrincipal', null);
     scope.addSchema(CustomerLead);
@@ -87,7 +88,7 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
         request.leadPrincipal = principal;
       },
       handler: async (request, reply) => {
-        const lead = await submitLead(request.em, request.leadPrincipal!, request.body);
+        const lead = await submitLead(deps.leadWrites, request.leadPrincipal!, request.body);
         return reply.status(lead.created ? 201 : 200).send({
           ok: true as const,
           data: { id: lead.id, session_id: lead.sessionId, status: lead.status, created_at: lead.createdAt.toISOString(), updated_at: lead.updatedAt.toISOString() },

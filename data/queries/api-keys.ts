@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SqlExecutor } from '../sql-executor.ts';
 import type { ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { admissionOf, windowParams, type Admission, type AdmissionColumns, type AdmissionWindow } from './rate-limits.ts';
 
@@ -15,7 +15,7 @@ interface ApiKeyRow {
  * (`routines.admit_api_key`). Undefined for an unknown or revoked key, which is counted nowhere.
  */
 export async function findPrincipalAndAdmit(
-  em: EntityManager,
+  em: SqlExecutor,
   input: { keyHash: string; defaultLimit: number; window: AdmissionWindow },
 ): Promise<Admission<ApiPrincipal> | undefined> {
   const [found] = await em.execute<(ApiKeyRow & AdmissionColumns)[]>(

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SqlExecutor } from '../sql-executor.ts';
 import type { LeadEnvironment, LeadKeyKind } from '../../domain/leads/lead-keys.ts';
 import { admissionOf, windowParams, type Admission, type AdmissionColumns, type AdmissionWindow } from './rate-limits.ts';
 
@@ -43,7 +44,7 @@ const principalOf = (kind: LeadKeyKind, row: LeadKeyRow): LeadKeyPrincipal => ({
 });
 
 /** The key set holding this hash as its publishable or secret key (keys are never stored). */
-export async function findLeadKeyByHash(em: EntityManager, kind: LeadKeyKind, keyHash: string): Promise<LeadKeyPrincipal | undefined> {
+export async function findLeadKeyByHash(em: SqlExecutor, kind: LeadKeyKind, keyHash: string): Promise<LeadKeyPrincipal | undefined> {
   const [row] = await em.execute<LeadKeyRow[]>(keySetOf(kind), [keyHash]);
   return row && principalOf(kind, row);
 }
@@ -56,7 +57,7 @@ export async function findLeadKeyByHash(em: EntityManager, kind: LeadKeyKind, ke
  * counted). Undefined for an unknown key.
  */
 export async function findLeadKeyAndAdmit(
-  em: EntityManager,
+  em: SqlExecutor,
   input: { kind: LeadKeyKind; keyHash: string; clientAddress: string; origin: string | undefined; defaultLimit: number; window: AdmissionWindow },
 ): Promise<(Admission<LeadKeyPrincipal> & { counted: boolean }) | undefined> {
   const [found] = await em.execute<(LeadKeyRow & AdmissionColumns & { counted: boolean })[]>(

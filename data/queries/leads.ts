@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SqlExecutor } from '../sql-executor.ts';
 import type { LeadPayment, LeadRecord, LeadScan, LeadStatus, LeadWrite } from '../../domain/leads/lead.ts';
 import { SANDBOX_GATEWAY, type LeadEnvironment } from '../../domain/leads/lead-keys.ts';
 import type { LeadFilter, LeadCursor } from '../../domain/leads/lead-query.ts';
@@ -74,7 +75,7 @@ export interface UpsertedLead {
  * Undefined when the session's lead belongs to another application or environment of the tenant (not changed).
  */
 export async function upsertLead(
-  em: EntityManager,
+  em: SqlExecutor,
   input: { id: string; tenantId: number; applicationId: number; environment: LeadEnvironment; lead: LeadWrite },
 ): Promise<UpsertedLead | undefined> {
   const { lead } = input;

@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SqlExecutor } from '../sql-executor.ts';
 
 /** The minute a request is counted in, and how much of the previous minute still lies within the last sixty seconds. */
 export interface AdmissionWindow {
@@ -50,7 +50,7 @@ export function admissionOf<Row>(found: Row & AdmissionColumns): Admission<Row> 
  * counted (refused ones do not push the caller's next window down). Keys are counted by the routines that find
  * them (`admit_api_key`, `admit_lead_key`), which call the same one.
  */
-export async function admitRequest(em: EntityManager, input: AdmissionWindow & { subject: string; limit: number }): Promise<WindowCounts> {
+export async function admitRequest(em: SqlExecutor, input: AdmissionWindow & { subject: string; limit: number }): Promise<WindowCounts> {
   const [counts] = await em.execute<{ admitted: boolean; current_count: number; previous_count: number }[]>(
     `select admitted, current_count, previous_count from routines.count_request(?, ?, ?, ?, ?)`,
     [input.subject, input.limit, ...windowParams(input)],
@@ -59,6 +59,6 @@ export async function admitRequest(em: EntityManager, input: AdmissionWindow & {
 }
 
 /** Drops the subject's windows that started before `windowStart`. */
-export async function deleteWindowsBefore(em: EntityManager, subject: string, windowStart: Date): Promise<void> {
+export async function deleteWindowsBefore(em: SqlExecutor, subject: string, windowStart: Date): Promise<void> {
   await em.execute(`delete from rate_limit_windows where subject = ? and window_start < ?`, [subject, windowStart]);
 }

@@ -13,7 +13,7 @@ export async function authenticateApiKey(authorization: string | undefined, rate
   const key = apiKeyFromAuthorization(authorization);
   if (!key) throw new DomainError('unauthenticated', 'Missing API key in the Authorization header');
   if (key.length > 512) throw new DomainError('unauthenticated', 'Invalid API key');
-  const counters = rateLimit.counters();
+  const { counters } = rateLimit;
   const window = slidingWindowAt(rateLimit.now());
   const admission = await findPrincipalAndAdmit(counters, { keyHash: hashSecret(key), defaultLimit: rateLimit.defaultPerMinute, window });
   if (!admission) throw new DomainError('unauthenticated', 'Invalid API key');

@@ -38,7 +38,7 @@ function secretKeyOf(authorization: string): string {
  */
 async function admit(kind: LeadKeyKind, key: string, credentials: LeadCredentials, rateLimit: RateLimitPolicy): Promise<LeadKeyPrincipal> {
   const keyHash = hashOf(kind, key);
-  const counters = rateLimit.counters();
+  const { counters } = rateLimit;
   const window = slidingWindowAt(rateLimit.now());
   const admission = await findLeadKeyAndAdmit(counters, {
     kind,
@@ -69,7 +69,7 @@ export async function authenticateLeadRead(credentials: LeadCredentials, rateLim
   if (!credentials.authorization) {
     if (credentials.publishableKey) {
       // Not counted, as before: a publishable key never reads, so it only learns whether it is valid.
-      const known = await findLeadKeyByHash(rateLimit.counters(), 'publishable', hashOf('publishable', credentials.publishableKey));
+      const known = await findLeadKeyByHash(rateLimit.counters, 'publishable', hashOf('publishable', credentials.publishableKey));
       if (!known) throw invalidKey('publishable');
       throw new DomainError('forbidden', 'Publishable lead keys cannot read leads; use the secret key from a server');
     }

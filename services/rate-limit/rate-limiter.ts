@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SqlExecutor } from '../../data/sql-executor.ts';
 import { admitRequest, deleteWindowsBefore, type AdmissionWindow, type WindowCounts } from '../../data/queries/rate-limits.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { secondsUntilAdmitted } from '../../domain/rate-limit/sliding-window.ts';
@@ -14,8 +14,8 @@ const WINDOW_MS = 60_000;
 export interface RateLimitPolicy {
   readonly defaultPerMinute: number;
   readonly now: () => Date;
-  /** A fresh entity manager on the counter pool; only rate-limit statements (and the key look-ups they join) run on it. */
-  readonly counters: () => EntityManager;
+  /** Statements on the counter pool; only rate-limit statements (and the key look-ups they join) run on it. */
+  readonly counters: SqlExecutor;
 }
 
 /**
@@ -35,7 +35,7 @@ export function slidingWindowAt(now: Date): AdmissionWindow & { elapsed: number 
  * the previous one still matters), and a refused request is a 429 telling when the window admits it again.
  */
 export async function settleAdmission(
-  em: EntityManager,
+  em: SqlExecutor,
   admission: { subject: string; limit: number; counts: WindowCounts },
   window: ReturnType<typeof slidingWindowAt>,
 ): Promise<void> {
@@ -52,7 +52,7 @@ export async function settleAdmission(
  * statement, shared by every gateway process; 429 over the limit. Keys are counted by the statement that finds
  * them instead (`authenticateApiKey`, `authenticateLeadWrite`).
  */
-export async function consumeRateLimit(em: EntityManager, subject: string, limitPerMinute: number, now = new Date()): Promise<void> {
+export async function consumeRateLimit(em: SqlExecutor, subject: string, limitPerMinute: number, now = new Date()): Promise<void> {
   const window = slidingWindowAt(now);
   const counts = await admitRequest(em, { subject, limit: limitPerMinute, ...window });
   await settleAdmission(em, { subject, limit: limitPerMinute, counts }, window);

@@ -8,31 +8,10 @@ export interface BlocklistHit {
   readonly platformWide: boolean;
 }
 
-/*
- * The statements of `routines.screen_submit` (migration 000014) one by one. Submits do not run them (they call
- * `screenSubmitInDatabase`, below): they are here so test/query-plans.test.ts proves the index each statement of
- * the function finds its rows with. A change to one belongs in the function too.
- */
-
 /**
- * The platform's and the tenant's blocklist entries that match the submit's e-mail, card fingerprint, BIN prefix or
- * BIN country. A BIN entry blocks every card starting with it: the card's own prefixes are looked up by equality,
- * so the `(kind, value)` index finds them instead of every BIN entry being compared.
+ * The BIN's prefixes of lengths 1 to 8: a blocked BIN of any length is one of them. A BIN entry blocks every card
+ * starting with it, and looking its prefixes up by equality lets the `(kind, value)` index find them.
  */
-export async function findBlocklistHits(
-  em: EntityManager,
-  submit: { tenantId: number; email: string; cardFingerprint: string; bin: string; binCountry?: string },
-): Promise<BlocklistHit[]> {
-  const rows = await em.execute<{ tenant_id: number | null; kind: BlockKind }[]>(
-    `select tenant_id, kind from blocklist_entries
-      where (tenant_id is null or tenant_id = ?)
-        and ((kind = 'email' and value = ?) or (kind = 'card' and value = ?) or (kind = 'bin' and value = any(?::text[])) or (kind = 'bin_country' and value = ?))`,
-    [submit.tenantId, submit.email, submit.cardFingerprint, textArray(binPrefixes(submit.bin)), submit.binCountry ?? ''],
-  );
-  return rows.map((row) => ({ kind: row.kind, platformWide: row.tenant_id === null }));
-}
-
-/** The BIN's prefixes of lengths 1 to 8: a blocked BIN of any length is one of them. */
 function binPrefixes(bin: string): string[] {
   return Array.from({ length: Math.min(bin.length, 8) }, (_, index) => bin.slice(0, index + 1));
 }
@@ -41,38 +20,10 @@ function binPrefixes(bin: string): string[] {
 const textArray = (values: readonly string[]) => `{${values.filter((value) => /^\d+$/.test(value)).join(',')}}`;
 
 export interface RecentSubmits {
-  /** Submits with this card in the tenant since `cardSince`. */
+  /** Submits with this card in the tenant in the product's card window. */
   readonly byCard: number;
-  /** Submits with this e-mail for the product since `emailSince`. */
+  /** Submits with this e-mail for the product in the e-mail window. */
   readonly byEmail: number;
-}
-
-/** The velocity counts of a submit, as `screen_submit` counts them under its locks. */
-export async function countRecentSubmits(
-  em: EntityManager,
-  submit: { tenantId: number; productId: number; cardFingerprint: string; email: string; cardSince: Date; emailSince: Date },
-): Promise<RecentSubmits> {
-  const [row] = await em.execute<{ card_count: string; email_count: string }[]>(
-    `select
-       (select count(*) from submit_attempts where tenant_id = ? and card_fingerprint = ? and created_at > ?) as card_count,
-       (select count(*) from submit_attempts where product_id = ? and email = ? and created_at > ?) as email_count`,
-    [submit.tenantId, submit.cardFingerprint, submit.cardSince, submit.productId, submit.email, submit.emailSince],
-  );
-  return { byCard: Number(row?.card_count ?? 0), byEmail: Number(row?.email_count ?? 0) };
-}
-
-/** Records a submit attempt, as `screen_submit` does when a submit passes. */
-export async function recordSubmitAttempt(
-  em: EntityManager,
-  submit: { tenantId: number; productId: number; cardFingerprint: string; email: string; at: Date },
-): Promise<void> {
-  await em.execute(`insert into submit_attempts (tenant_id, product_id, card_fingerprint, email, created_at) values (?, ?, ?, ?, ?)`, [
-    submit.tenantId,
-    submit.productId,
-    submit.cardFingerprint,
-    submit.email,
-    submit.at,
-  ]);
 }
 
 /** What `screen_submit` found, in the order it looks: blocklists, a live subscription, then velocity. */

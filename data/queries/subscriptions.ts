@@ -6,15 +6,6 @@ export interface SubscriptionRef {
   readonly subscriptionId: number;
 }
 
-/** Whether the e-mail (whatever its case) holds a pending, active or grace-period subscription to the product. */
-export async function hasLiveSubscription(em: EntityManager, holder: { tenantId: number; productId: number; email: string }): Promise<boolean> {
-  const [row] = await em.execute(
-    `select 1 from subscriptions where tenant_id = ? and product_id = ? and lower(email) = lower(?) and state in ('pending', 'active', 'grace') limit 1`,
-    [holder.tenantId, holder.productId, holder.email],
-  );
-  return row !== undefined;
-}
-
 /** The subscription a submit order created, if it created one. */
 export async function findSubscriptionOfSubmitOrder(em: EntityManager, submitOrderId: number): Promise<SubscriptionRef | undefined> {
   const [row] = await em.execute<{ id: number; order_id: number }[]>(

@@ -47,19 +47,23 @@ await app.listen({ host: config.host, port: config.port });
 logger.info({ url: gatewayBaseUrl(config) }, 'gateway listening');
 
 /**
- * How long requests in flight may finish after a stop signal. Closing waits for every open connection, and a
- * keep-alive connection can outlive its last request by the keep-alive timeout (72 s): after the grace, the
- * connections still open are cut so the process exits within a supervisor's stop timeout.
+ * Closing waits for every open connection. Requests in flight finish (a submit may wait for its answer up to
+ * SUBMIT_ANSWER_TIMEOUT_MS), new ones get 503; a keep-alive connection whose request finishes after the close began
+ * stays open until its keep-alive timeout (72 s), so idle connections are closed every second meanwhile. Only a
+ * request still running past the longest answer time (plus a margin) is cut, so the process always exits.
  */
-const SHUTDOWN_GRACE_MS = 10_000;
+const IDLE_CLOSE_INTERVAL_MS = 1_000;
+const SHUTDOWN_MARGIN_MS = 5_000;
 
 // SIGINT and SIGTERM may both arrive (terminal and supervisor): close once.
 let closing: Promise<void> | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     closing ??= (async () => {
-      const cutConnections = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      const closeIdle = setInterval(() => app.server.closeIdleConnections(), IDLE_CLOSE_INTERVAL_MS);
+      const cutConnections = setTimeout(() => app.server.closeAllConnections(), config.submitAnswerTimeoutMs + SHUTDOWN_MARGIN_MS);
       await app.close();
+      clearInterval(closeIdle);
       clearTimeout(cutConnections);
       await products.close();
       await temporal.close();

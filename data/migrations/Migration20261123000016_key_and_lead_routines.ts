@@ -127,17 +127,19 @@ begin
   returning l.id, l.session_id::text, l.status, l.created_at, l.updated_at, (l.xmax = 0);
 end $$;`);
 
-    this.addSql(`drop index "customer_leads_tenant_transaction_updated_index";`);
-    this.addSql(`create index "customer_leads_tenant_transaction_updated_index" on "customer_leads" ("tenant_id", "transaction_id", "updated_at" desc, "id" desc) where "transaction_id" is not null;`);
-    this.addSql(`drop index "customer_leads_tenant_subscription_updated_index";`);
-    this.addSql(`create index "customer_leads_tenant_subscription_updated_index" on "customer_leads" ("tenant_id", "subscription_id", "updated_at" desc, "id" desc) where "subscription_id" is not null;`);
+    // New names, built before the full indexes go: on a large table an operator builds them concurrently first
+    // (`create index concurrently`, which cannot run in the migrations' transaction) under these names.
+    this.addSql(`create index if not exists "customer_leads_tenant_transaction_paid_index" on "customer_leads" ("tenant_id", "transaction_id", "updated_at" desc, "id" desc) where "transaction_id" is not null;`);
+    this.addSql(`create index if not exists "customer_leads_tenant_subscription_paid_index" on "customer_leads" ("tenant_id", "subscription_id", "updated_at" desc, "id" desc) where "subscription_id" is not null;`);
+    this.addSql(`drop index if exists "customer_leads_tenant_transaction_updated_index";`);
+    this.addSql(`drop index if exists "customer_leads_tenant_subscription_updated_index";`);
   }
 
   override down(): void | Promise<void> {
-    this.addSql(`drop index "customer_leads_tenant_subscription_updated_index";`);
-    this.addSql(`create index "customer_leads_tenant_subscription_updated_index" on "customer_leads" ("tenant_id", "subscription_id", "updated_at" desc, "id" desc);`);
-    this.addSql(`drop index "customer_leads_tenant_transaction_updated_index";`);
-    this.addSql(`create index "customer_leads_tenant_transaction_updated_index" on "customer_leads" ("tenant_id", "transaction_id", "updated_at" desc, "id" desc);`);
+    this.addSql(`create index if not exists "customer_leads_tenant_subscription_updated_index" on "customer_leads" ("tenant_id", "subscription_id", "updated_at" desc, "id" desc);`);
+    this.addSql(`create index if not exists "customer_leads_tenant_transaction_updated_index" on "customer_leads" ("tenant_id", "transaction_id", "updated_at" desc, "id" desc);`);
+    this.addSql(`drop index if exists "customer_leads_tenant_subscription_paid_index";`);
+    this.addSql(`drop index if exists "customer_leads_tenant_transaction_paid_index";`);
     this.addSql(`drop function if exists "routines"."upsert_lead"(uuid, int, int, text, text, text, text, text, text, jsonb, jsonb, jsonb);`);
     this.addSql(`drop function if exists "routines"."admit_lead_key"(text, text, text, text, int, timestamptz, timestamptz, double precision);`);
     this.addSql(`drop function if exists "routines"."admit_api_key"(text, int, timestamptz, timestamptz, double precision);`);

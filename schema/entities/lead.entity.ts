@@ -48,8 +48,8 @@ const CustomerLeadSchema = defineEntity({
     byUpdated('customer_leads_tenant_email_updated_index', '"email", '),
     byUpdated('customer_leads_tenant_status_updated_index', '"status", '),
     // Partial: most leads have neither, and a filter on one can never find a lead without it.
-    byUpdated('customer_leads_tenant_transaction_updated_index', '"transaction_id", ', ' where "transaction_id" is not null'),
-    byUpdated('customer_leads_tenant_subscription_updated_index', '"subscription_id", ', ' where "subscription_id" is not null'),
+    byUpdated('customer_leads_tenant_transaction_paid_index', '"transaction_id", ', ' where "transaction_id" is not null'),
+    byUpdated('customer_leads_tenant_subscription_paid_index', '"subscription_id", ', ' where "subscription_id" is not null'),
   ],
 });
 export class CustomerLead extends CustomerLeadSchema.class {}

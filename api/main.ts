@@ -49,8 +49,10 @@ logger.info({ url: gatewayBaseUrl(config) }, 'gateway listening');
 /**
  * Closing waits for every open connection. Requests in flight finish (a submit may wait for its answer up to
  * SUBMIT_ANSWER_TIMEOUT_MS), new ones get 503; a keep-alive connection whose request finishes after the close began
- * stays open until its keep-alive timeout (72 s), so idle connections are closed every second meanwhile. Only a
- * request still running past the longest answer time (plus a margin) is cut, so the process always exits.
+ * stays open until its keep-alive timeout (72 s), so idle connections are closed every second meanwhile. A request
+ * whose client hung up no longer holds a connection but its handler still runs: the pools and Temporal close only
+ * once no request is in flight. Only a request still running past the longest answer time (plus a margin) is cut,
+ * so the process always exits.
  */
 const IDLE_CLOSE_INTERVAL_MS = 1_000;
 const SHUTDOWN_MARGIN_MS = 5_000;
@@ -61,10 +63,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     closing ??= (async () => {
       const closeIdle = setInterval(() => app.server.closeIdleConnections(), IDLE_CLOSE_INTERVAL_MS);
-      const cutConnections = setTimeout(() => app.server.closeAllConnections(), config.submitAnswerTimeoutMs + SHUTDOWN_MARGIN_MS);
+      const deadline = new AbortController();
+      const cut = setTimeout(() => {
+        app.server.closeAllConnections();
+        deadline.abort();
+      }, config.submitAnswerTimeoutMs + SHUTDOWN_MARGIN_MS);
       await app.close();
+      await app.requestsInFlight.settled(deadline.signal);
       clearInterval(closeIdle);
-      clearTimeout(cutConnections);
+      clearTimeout(cut);
       await products.close();
       await temporal.close();
       await orm.close();

@@ -10,6 +10,7 @@ import { buildGatewaySchema } from './graphql/schema.ts';
 import { useSchemaCompilers } from './http/compilers.ts';
 import { sendError } from './http/errors.ts';
 import { refuseHostileText } from './http/hostile-input.ts';
+import { trackRequestsInFlight, type RequestsInFlight } from './http/requests-in-flight.ts';
 import { answerUnknownRoutes } from './http/method-not-allowed.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { ErrorResponse } from './http/schemas.ts';
@@ -31,6 +32,10 @@ declare module 'fastify' {
     /** One entity manager per request, never the global one. */
     em: EntityManager;
   }
+  interface FastifyInstance {
+    /** What the gateway's stop waits for before it closes the pools and Temporal. */
+    requestsInFlight: RequestsInFlight;
+  }
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -51,6 +56,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     routerOptions: { ignoreTrailingSlash: true },
   });
 
+  app.decorate('requestsInFlight', trackRequestsInFlight(app));
   useSchemaCompilers(app);
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   // Every body this API takes is JSON: other media types are 415, not parsed as text and refused later as a 400.

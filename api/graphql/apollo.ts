@@ -28,6 +28,9 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
     plugins: [requestGuardPlugin(schema)],
     // Admin UIs send JSON with a non-simple content type; GET needs a preflight-forcing header.
     csrfPrevention: true,
+    // The gateway process owns SIGINT/SIGTERM (api/main.ts) and stops Apollo through Fastify's onClose. Apollo's own
+    // handlers (installed outside NODE_ENV=test) raced that stop and left app.close() waiting for ever.
+    stopOnTerminationSignals: false,
   });
   await apollo.start();
 

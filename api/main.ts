@@ -51,8 +51,9 @@ logger.info({ url: gatewayBaseUrl(config) }, 'gateway listening');
  * SUBMIT_ANSWER_TIMEOUT_MS), new ones get 503; a keep-alive connection whose request finishes after the close began
  * stays open until its keep-alive timeout (72 s), so idle connections are closed every second meanwhile. A request
  * whose client hung up no longer holds a connection but its handler still runs: the pools and Temporal close only
- * once no request is in flight. Only a request still running past the longest answer time (plus a margin) is cut,
- * so the process always exits.
+ * once no request is in flight. At the longest answer time (plus a margin) open connections are cut and the wait
+ * ends, so a handler still running then may meet closed pools; should closing itself hang, the process exits 1 a
+ * margin later.
  */
 const IDLE_CLOSE_INTERVAL_MS = 1_000;
 const SHUTDOWN_MARGIN_MS = 5_000;
@@ -68,6 +69,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         app.server.closeAllConnections();
         deadline.abort();
       }, config.submitAnswerTimeoutMs + SHUTDOWN_MARGIN_MS);
+      setTimeout(() => {
+        logger.error('the gateway did not finish closing in time; exiting');
+        process.exit(1);
+      }, config.submitAnswerTimeoutMs + 2 * SHUTDOWN_MARGIN_MS).unref();
       await app.close();
       await app.requestsInFlight.settled(deadline.signal);
       clearInterval(closeIdle);

@@ -7,12 +7,10 @@
  * delivered per second from the first request to the last message received.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
-import { loadConfig } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
-import { ensureLocalServers } from '../scripts/local-stack/local-runtime.ts';
+import { startBenchServers } from './bench-servers.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 import { spawnEntry, stopChild } from '../scripts/child-process.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
@@ -24,14 +22,7 @@ const durationSeconds = argument('--duration') ?? 10;
 const concurrencies = process.argv.includes('--concurrency') ? [argument('--concurrency')!] : [1, 4];
 const BATCH = 100;
 const port = 3920;
-const config = loadConfig({
-  ...process.env,
-  DATA_DIR: path.resolve(process.env.DATA_DIR ?? '.data', 'bench-email'),
-  EMBEDDED_POSTGRES_PORT: process.env.EMBEDDED_POSTGRES_PORT ?? '54359',
-  TEMPORAL_DEV_PORT: process.env.TEMPORAL_DEV_PORT ?? '7329',
-  TEMPORAL_UI_PORT: process.env.TEMPORAL_UI_PORT ?? '8329',
-});
-const servers = await ensureLocalServers(config, { temporal: true });
+const { servers } = await startBenchServers({ folder: 'bench-email', postgresPort: 54359, temporal: { port: 7329, uiPort: 8329 } });
 const encryptionKey = randomBytes(32).toString('base64');
 
 // The sink: a real SMTP exchange per message, nothing kept but the count.

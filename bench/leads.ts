@@ -11,11 +11,10 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { loadConfig } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
 import { cpuPerRequest, snapshotCpu } from './cpu-usage.ts';
-import { ensureLocalServers } from '../scripts/local-stack/local-runtime.ts';
+import { startBenchServers, waitForHealth } from './bench-servers.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 import { spawnEntry, stopChild } from '../scripts/child-process.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
@@ -24,17 +23,10 @@ import { provision } from '../services/provisioning/provision.ts';
 const argument = (name: string) => Number(process.argv[process.argv.indexOf(name) + 1]) || undefined;
 const durationSeconds = argument('--duration') ?? 10;
 const storedLeads = argument('--leads') ?? 1_000_000;
-/** Runs per scenario: the table shows the run of median throughput and the range of all. */
-const runs = argument('--runs') ?? 1;
+/** Runs per scenario: the table shows the run of median throughput (the lower middle one of an even count), the range of all, and the errors of all. */
+const runs = Math.max(1, Math.floor(argument('--runs') ?? 1));
 const port = 3910;
-const config = loadConfig({
-  ...process.env,
-  DATA_DIR: path.resolve(process.env.DATA_DIR ?? '.data', 'bench-leads'),
-  EMBEDDED_POSTGRES_PORT: process.env.EMBEDDED_POSTGRES_PORT ?? '54349',
-  TEMPORAL_DEV_PORT: process.env.TEMPORAL_DEV_PORT ?? '7319',
-  TEMPORAL_UI_PORT: process.env.TEMPORAL_UI_PORT ?? '8319',
-});
-const servers = await ensureLocalServers(config, { temporal: true });
+const { servers } = await startBenchServers({ folder: 'bench-leads', postgresPort: 54349, temporal: { port: 7319, uiPort: 8319 } });
 const encryptionKey = randomBytes(32).toString('base64');
 
 const orm = await openOrm({ databaseUrl: servers.databaseUrl });
@@ -188,17 +180,4 @@ function runOnce(scenario: LeadScenario, connections: number, duration: number):
     // setupRequest runs per request: each write can carry its own session.
     requests: [{ setupRequest: (request) => (scenario.body ? { ...request, body: scenario.body() } : request) }],
   });
-}
-
-async function waitForHealth(url: string) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not yet listening
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`gateway did not become healthy at ${url}`);
 }

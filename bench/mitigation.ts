@@ -8,13 +8,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import path from 'node:path';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { loadConfig } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
 import { parseMitigationFilter, parseMitigationPage, type MitigationSearchInputShape } from '../domain/mitigation/search.ts';
-import { ensureLocalServers } from '../scripts/local-stack/local-runtime.ts';
+import { startBenchServers } from './bench-servers.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
@@ -24,12 +22,7 @@ const argument = (name: string) => (process.argv.includes(name) ? Number(process
 const total = argument('--transactions') ?? 1_000_000;
 const iterations = argument('--iterations') ?? 100;
 const reseed = process.argv.includes('--reseed');
-const config = loadConfig({
-  ...process.env,
-  DATA_DIR: path.resolve(process.env.DATA_DIR ?? '.data', 'bench-mitigation'),
-  EMBEDDED_POSTGRES_PORT: process.env.EMBEDDED_POSTGRES_PORT ?? '54351',
-});
-const servers = await ensureLocalServers(config, { temporal: false });
+const { servers } = await startBenchServers({ folder: 'bench-mitigation', postgresPort: 54351 });
 const orm = await openOrm({ databaseUrl: servers.databaseUrl, poolSize: 2 });
 await migrate(orm);
 const em = () => orm.em.fork() as EntityManager;

@@ -9,10 +9,9 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { loadConfig } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
-import { ensureLocalServers } from '../scripts/local-stack/local-runtime.ts';
+import { startBenchServers, waitForHealth } from './bench-servers.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 import { stopChild } from '../scripts/child-process.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
@@ -31,14 +30,7 @@ const durationSeconds = Number(process.argv[process.argv.indexOf('--duration') +
 const processCount = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 1));
 const memoryRunSeconds = process.argv.includes('--memory-run') ? Number(process.argv[process.argv.indexOf('--memory-run') + 1]) || 60 : 0;
 const port = 3900;
-const config = loadConfig({
-  ...process.env,
-  DATA_DIR: path.resolve(process.env.DATA_DIR ?? '.data', 'bench'),
-  EMBEDDED_POSTGRES_PORT: process.env.EMBEDDED_POSTGRES_PORT ?? '54339',
-  TEMPORAL_DEV_PORT: process.env.TEMPORAL_DEV_PORT ?? '7299',
-  TEMPORAL_UI_PORT: process.env.TEMPORAL_UI_PORT ?? '8299',
-});
-const servers = await ensureLocalServers(config, { temporal: true });
+const { config, servers } = await startBenchServers({ folder: 'bench', postgresPort: 54339, temporal: { port: 7299, uiPort: 8299 } });
 const encryptionKey = randomBytes(32).toString('base64');
 
 const orm = await openOrm({ databaseUrl: servers.databaseUrl });
@@ -281,17 +273,4 @@ function runOnce(scenario: Scenario, connections: number, duration: number): Pro
     connections,
     duration,
   });
-}
-
-async function waitForHealth(url: string) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not yet listening
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`gateway did not become healthy at ${url}`);
 }

@@ -5,6 +5,7 @@ import type { Logger } from '../../domain/logger.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
+import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 export interface AuthorizationHoldActivityDeps {
   readonly orm: MikroORM;
@@ -19,12 +20,6 @@ interface Held {
   readonly gateway: string;
   readonly processorTransactionId: string;
 }
-
-const VOIDED = 4166;
-const ALREADY_CAPTURED = 4175;
-/** What the processor answers for an authorization made with `capture: false` that is still waiting (spec 7.5). */
-const PREAUTHORIZED = 3367;
-const TRANSACTION_NOT_FOUND = 4264;
 
 /** Where a held authorization stands at the processor, by its status inquiry. */
 export type HeldAtProcessor =
@@ -59,7 +54,7 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
     if (!voided && (result.exchange.httpStatus === 0 || result.exchange.httpStatus >= 500)) {
       throw processorFailure(`Void of order ${input.submitOrderId} got no answer`, result.exchange);
     }
-    const statusId = voided ? VOIDED : ALREADY_CAPTURED;
+    const statusId = voided ? StatusId.VOIDED : StatusId.AUTHORIZATION_EXPIRED_OR_ALREADY_CAPTURED;
     await fork().transactional((tx) =>
       recordVoid(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, voided, statusId, status: statusById(statusId)?.status ?? 'Unknown', exchange: result.exchange }),
     );
@@ -74,17 +69,17 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
    */
   async function inquireHeldAuthorization(input: Held & { timeoutMs: number }): Promise<HeldAtProcessor> {
     const reference = await heldAuthorizationReference(fork(), { orderId: input.submitOrderId, transactionId: input.transactionId });
-    if (reference === undefined) return { state: 'missing', statusId: TRANSACTION_NOT_FOUND };
+    if (reference === undefined) return { state: 'missing', statusId: StatusId.TRANSACTION_NOT_FOUND };
     const result = await deps.processors.get(input.gateway).inquire(reference, input.timeoutMs);
     const outcome = result.outcome;
-    if (outcome === null) return { state: 'missing', statusId: TRANSACTION_NOT_FOUND };
+    if (outcome === null) return { state: 'missing', statusId: StatusId.TRANSACTION_NOT_FOUND };
     if (outcome.kind === 'unknown') throw processorFailure(`Inquiry of held authorization ${reference} failed: ${outcome.reason}`, result.exchange);
     const found: HeldAtProcessor =
       outcome.kind === 'approved'
-        ? { state: outcome.statusId === PREAUTHORIZED ? 'held' : 'captured', statusId: outcome.statusId }
+        ? { state: outcome.statusId === StatusId.PREAUTHORIZED ? 'held' : 'captured', statusId: outcome.statusId }
         : outcome.kind === 'declined'
           ? { state: 'voided', statusId: outcome.statusId }
-          : { state: 'missing', statusId: TRANSACTION_NOT_FOUND };
+          : { state: 'missing', statusId: StatusId.TRANSACTION_NOT_FOUND };
     deps.logger.info({ submitOrderId: input.submitOrderId, found: found.state, statusId: found.statusId }, 'held authorization inquiry');
     return found;
   }

@@ -9,6 +9,7 @@ import { attemptReference, type AttemptOutcome, type AttemptResult, type Challen
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
 import { processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
+import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 export interface AuthorizationActivityDeps {
   readonly orm: MikroORM;
@@ -33,11 +34,6 @@ interface AttemptContext {
   readonly lastName?: string;
 }
 
-const PROCESSOR_CONFIGURATION_INVALID = 4292;
-/** What an attempt waiting on 3-D Secure is recorded as until it completes. */
-const SUBMITTED = 1789;
-/** What an attempt with no answer yet is recorded as until an inquiry settles it. */
-const SYSTEM_TIMEOUT = 4285;
 /** The gateway's reason for a 3-D Secure completion asked before the cardholder answered the challenge. */
 const CHALLENGE_PENDING = 'challenge pending';
 
@@ -55,7 +51,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
       // the outcome is known (a configuration decline), not something to retry or inquire about.
       const response = `No adapter is configured for gateway "${input.candidate.gateway}"`;
       deps.logger.error({ merchantAccountId: input.candidate.merchantAccountId, gateway: input.candidate.gateway }, response);
-      return record(input, reference, { outcome: { kind: 'declined', statusId: PROCESSOR_CONFIGURATION_INVALID, message: response }, exchange: { gateway: input.candidate.gateway, httpStatus: 0, response } });
+      return record(input, reference, { outcome: { kind: 'declined', statusId: StatusId.PROCESSOR_CONFIGURATION_INVALID, message: response }, exchange: { gateway: input.candidate.gateway, httpStatus: 0, response } });
     }
     const processor = deps.processors.get(input.candidate.gateway);
     const result = await processor.authorize(
@@ -125,7 +121,8 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
    */
   async function record(input: AttemptContext, reference: string, result: ProcessorResult<AuthorizationOutcome>, override?: AttemptOutcome): Promise<AttemptResult> {
     const outcome: AttemptOutcome = override ?? toAttemptOutcome(result.outcome);
-    const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : outcome.kind === 'challenge' ? SUBMITTED : SYSTEM_TIMEOUT;
+    // Until they settle, an attempt waiting on 3-D Secure is recorded as submitted, one with no answer yet as a timeout.
+    const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : outcome.kind === 'challenge' ? StatusId.SUBMITTED : StatusId.SYSTEM_TIMEOUT;
     const approved = outcome.kind === 'approved';
     const recorded = await fork().transactional(async (tx) => {
       const attempt = await recordAuthorizationAttempt(tx, {

@@ -25,6 +25,7 @@ import type {
   RefundOutcome,
   RefundRequest,
 } from './processor-gateway.ts';
+import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 export const SANDBOX_GATEWAY_NAME = 'sandbox';
 
@@ -116,7 +117,7 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
         return { outcome: unknown('challenge pending'), exchange: result.exchange };
       }
       if (status === 404) {
-        return { outcome: { kind: 'declined', statusId: 4264, message: 'Transaction Not Found' }, exchange: result.exchange };
+        return { outcome: { kind: 'declined', statusId: StatusId.TRANSACTION_NOT_FOUND, message: 'Transaction Not Found' }, exchange: result.exchange };
       }
       return { outcome: unexpected(result), exchange: result.exchange };
     },
@@ -136,8 +137,8 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
         return { outcome: { answered: true, captured: true, statusId: typeof result.body.code === 'number' ? result.body.code : 2636 }, exchange: result.exchange };
       }
       // 404 (unknown) or 409 (voided, declined): the processor refuses, and will refuse again.
-      if (status === 404) return { outcome: { answered: true, captured: false, statusId: 4264 }, exchange: result.exchange };
-      if (status === 409) return { outcome: { answered: true, captured: false, statusId: 4175 }, exchange: result.exchange };
+      if (status === 404) return { outcome: { answered: true, captured: false, statusId: StatusId.TRANSACTION_NOT_FOUND }, exchange: result.exchange };
+      if (status === 409) return { outcome: { answered: true, captured: false, statusId: StatusId.AUTHORIZATION_EXPIRED_OR_ALREADY_CAPTURED }, exchange: result.exchange };
       return { outcome: { answered: false, reason: `processor answered HTTP ${status}` }, exchange: result.exchange };
     },
 
@@ -151,7 +152,7 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
       if (!result.answered) return { outcome: { kind: 'unknown', reason: result.reason }, exchange: result.exchange };
       const status = result.exchange.httpStatus;
       if (status === 200) return { outcome: readRefundAnswer(result.body) ?? { kind: 'unknown', reason: 'unreadable processor answer (HTTP 200)' }, exchange: result.exchange };
-      if (status === 404) return { outcome: { kind: 'declined', statusId: 4264, message: 'Transaction Not Found' }, exchange: result.exchange };
+      if (status === 404) return { outcome: { kind: 'declined', statusId: StatusId.TRANSACTION_NOT_FOUND, message: 'Transaction Not Found' }, exchange: result.exchange };
       if (status === 409) return { outcome: { kind: 'declined', statusId: 4269, message: 'Transaction Not Eligible for Settlement' }, exchange: result.exchange };
       return { outcome: { kind: 'unknown', reason: `processor answered HTTP ${status}` }, exchange: result.exchange };
     },
@@ -195,7 +196,7 @@ function readAnswer(body: unknown): AuthorizationOutcome | undefined {
       if (code === undefined) return undefined;
       return { kind: 'declined', statusId: code, processorTransactionId: id, message };
     case 'voided':
-      return { kind: 'declined', statusId: code ?? 4166, processorTransactionId: id, message: message || 'Authorized then Voided/Cancelled' };
+      return { kind: 'declined', statusId: code ?? StatusId.VOIDED, processorTransactionId: id, message: message || 'Authorized then Voided/Cancelled' };
     case 'challenge_required':
       if (typeof body.challengeUrl !== 'string') return undefined;
       return { kind: 'challenge', processorTransactionId: id, challengeUrl: body.challengeUrl, ...(body.redirect === true ? { redirect: true } : {}) };

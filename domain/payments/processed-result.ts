@@ -1,5 +1,6 @@
 import { statusById } from '../statuses/status-codes.ts';
 import { emptyResult, type ResultContext, type SubmitResult } from './submit-result.ts';
+import { StatusId } from '../statuses/status-ids.ts';
 
 /** The subset of an attempt the result needs (kept structural so workflow code can use it). */
 export interface AttemptView {
@@ -52,7 +53,7 @@ export function buildProcessedResult(
 ): SubmitResult {
   const last = attempts[attempts.length - 1]!.outcome;
   const approved = last.kind === 'approved' && options.overrideStatusId === undefined;
-  const statusId = options.overrideStatusId ?? (last.kind === 'approved' || last.kind === 'declined' ? last.statusId : 4285);
+  const statusId = options.overrideStatusId ?? (last.kind === 'approved' || last.kind === 'declined' ? last.statusId : StatusId.SYSTEM_TIMEOUT);
   const description = statusById(statusId)?.status ?? 'Unknown status';
   const subscribed = settlement.subscriptionId > 0;
   return {
@@ -83,7 +84,7 @@ export function pendingResult(payment: PaymentView, account: AccountView, attemp
     info: redirectUrl ? 'RedirectRequired' : 'Pending',
     message: redirectUrl ?? '',
     threeDSecureId,
-    statusId: 1789,
+    statusId: StatusId.SUBMITTED,
     transactionId: 'processorTransactionId' in last ? (last.processorTransactionId ?? '') : '',
   };
 }

@@ -6,8 +6,7 @@ import { PaymentApiError, resourceMissing } from '../../domain/payments-api/erro
 import { orderIdOf } from '../../domain/payments-api/ids.ts';
 import { fromMinorUnits, toMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import type { RefundRunner } from '../../domain/payments-api/refund-outcome.ts';
-
-const CREDIT_EXCEEDS_ORIGINAL_AMOUNT = 4313;
+import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 export interface RefundDeps {
   readonly em: EntityManager;
@@ -39,7 +38,7 @@ export async function requestRefund(
         'invalid_request_error',
         'credit_exceeds_original_amount',
         `Credit Exceeds Original Amount: at most ${toMinorUnits(reservation.available)} can still be refunded`,
-        { param: 'amount', statusId: CREDIT_EXCEEDS_ORIGINAL_AMOUNT },
+        { param: 'amount', statusId: StatusId.CREDIT_EXCEEDS_ORIGINAL_AMOUNT },
       );
     case 'duplicate': {
       const earlier = reservation.refund;

@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import type { HoldEnd } from '../../activities/payments-api/authorization-hold.activities.ts';
+import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 /**
  * Held authorizations (`capture: false`) always end in a final state, even when the processor refuses their capture
@@ -31,10 +32,6 @@ export interface HoldEnding {
   readonly statusId: number;
 }
 
-/** A refused decision that found nothing more precise: the processor no longer holds the authorization. */
-const AUTHORIZATION_EXPIRED = 4175;
-/** Nothing could be learnt from the processor (its inquiry failed for good). */
-const PROCESSING_ERROR = 4285;
 /** Between two rounds of asking a processor that does not answer: from a minute up to an hour, for as long as it takes. */
 const FIRST_WAIT_SECONDS = 60;
 const LONGEST_WAIT_SECONDS = 3600;
@@ -65,7 +62,7 @@ export async function endUndecidedHold(decision: 'capture' | 'void', target: Hel
     if (round > 0) await sleep(Math.min(FIRST_WAIT_SECONDS * 2 ** (round - 1), LONGEST_WAIT_SECONDS) * 1000);
     if (Date.now() >= giveUpAt) {
       log.error('Held authorization: the processor gave no usable answer for a week; the payment ends failed', { submitOrderId: target.submitOrderId, decision, refusedStatusId });
-      return end(target, 'failed', refusedStatusId ?? PROCESSING_ERROR);
+      return end(target, 'failed', refusedStatusId ?? StatusId.SYSTEM_TIMEOUT);
     }
     let found: Awaited<ReturnType<typeof inquireHeldAuthorization>>;
     try {
@@ -74,7 +71,7 @@ export async function endUndecidedHold(decision: 'capture' | 'void', target: Hel
       if (!isActivityFailure(error)) throw error;
       if (!failedForGood(error)) continue;
       log.error('Held authorization: the processor inquiry failed for good; the payment ends failed', { submitOrderId: target.submitOrderId, reason: reasonOf(error) });
-      return end(target, 'failed', refusedStatusId ?? PROCESSING_ERROR);
+      return end(target, 'failed', refusedStatusId ?? StatusId.SYSTEM_TIMEOUT);
     }
     if (found.state === 'held' && refusedStatusId === undefined) {
       // The decision never reached the processor: send it again.
@@ -95,7 +92,8 @@ export async function endUndecidedHold(decision: 'capture' | 'void', target: Hel
         return end(target, 'expired', refusedStatusId ?? found.statusId);
       case 'held':
         log.error('Held authorization: the processor refused the decision but still holds it; ended expired here', { submitOrderId: target.submitOrderId, decision, refusedStatusId });
-        return end(target, 'expired', refusedStatusId ?? AUTHORIZATION_EXPIRED);
+        // A refusal without a status of its own is recorded as the authorization no longer held (expired).
+        return end(target, 'expired', refusedStatusId ?? StatusId.AUTHORIZATION_EXPIRED_OR_ALREADY_CAPTURED);
     }
   }
 }

@@ -39,6 +39,7 @@ import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain
 import type { ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
 import { changeOf, endUndecidedHold, sendDecision, type SentDecision } from './held-authorization-end.ts';
 import { NOT_AUTHORIZED, capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate, type AuthorizationDecision } from '../contract/payment-updates.ts';
+import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 /**
  * Short database steps run as local activities: in the worker, inside the workflow task, so a submit
@@ -93,7 +94,6 @@ const { inquireAttempt, voidAuthorization, holdApprovedAuthorization, recordAuth
 const MAX_RESENDS = 2;
 /** Time an authorization activity may take beyond the processor timeout (database write, scheduling). */
 const AUTHORIZATION_MARGIN_MS = 5_000;
-const THREE_DS_FAILED = 4172;
 /** How long a held authorization waits for its capture when the settings name no period (a processor's usual hold). */
 const DEFAULT_AUTHORIZATION_HOLD_SECONDS = 7 * 24 * 3600;
 
@@ -205,7 +205,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     result = await pay();
   } catch (error) {
     if (!isActivityFailure(error)) throw error;
-    if (hold && !hold.outcome) hold.outcome = { state: 'failed', statusId: 4285 };
+    if (hold && !hold.outcome) hold.outcome = { state: 'failed', statusId: StatusId.SYSTEM_TIMEOUT };
     result = await endFailed(error);
   }
   // Completions still being answered get their answer before the payment closes.
@@ -246,7 +246,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     const outcome = attempt.outcome;
     if (outcome.kind === 'approved' && input.capture === false) return holdForCapture(account, attempt, outcome.processorTransactionId);
     const approved = outcome.kind === 'approved';
-    const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : 4285;
+    const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : StatusId.SYSTEM_TIMEOUT;
     const plan = input.subscriptionPlan;
     const salvage = !approved && plan !== null && plan.gracePeriodDays > 0 && statusById(statusId)?.group === 'insufficientFunds';
     const settlement: Settlement = await settlePaymentOrder({
@@ -338,7 +338,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       change = held.decision === 'capture' ? 'captured' : 'voided';
     } else if (!patched(HELD_AUTHORIZATIONS_ALWAYS_END)) {
       // How payments that refused their decision before this patch replay: the hold was left as it was.
-      held.outcome = { state: 'failed', statusId: sent.kind === 'refused' ? sent.statusId : 4285 };
+      held.outcome = { state: 'failed', statusId: sent.kind === 'refused' ? sent.statusId : StatusId.SYSTEM_TIMEOUT };
     } else {
       const ended = await endUndecidedHold(held.decision, target, sent);
       held.outcome = { state: ended.state, statusId: ended.statusId };
@@ -464,7 +464,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       result = await send();
     }
     attempts.push(result);
-    return result.outcome.kind === 'not_found' ? { ...result, outcome: { kind: 'declined', statusId: 4285 } } : result;
+    return result.outcome.kind === 'not_found' ? { ...result, outcome: { kind: 'declined', statusId: StatusId.SYSTEM_TIMEOUT } } : result;
   }
 
   /** Records the challenge and answers the caller Pending (or RedirectRequired) with its `threeDSecureId`. */
@@ -537,7 +537,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   async function expireChallenge(expired: Challenge): Promise<SubmitResult> {
     await voidAuthorization({ gateway: expired.account.gateway, processorTransactionId: expired.processorTransactionId, timeoutMs: input.settings.processorTimeoutMs });
     const settlement = await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'expired' });
-    return endProcessed(buildProcessedResult(payment, expired.account, attempts, settlement, { salvage: false, overrideStatusId: THREE_DS_FAILED }), 'Expired');
+    return endProcessed(buildProcessedResult(payment, expired.account, attempts, settlement, { salvage: false, overrideStatusId: StatusId.THREE_DS_FAILED }), 'Expired');
   }
 
   /** A step of the failure path: its own failure is logged, and the payment still ends. */

@@ -3,13 +3,10 @@ import type { Activities } from '../../activities/index.ts';
 import { REFUND_NOT_SENDABLE, type RefundCall, type RefundSettlement, type RefundWorkflowInput } from '../../domain/payments-api/refund-outcome.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
+import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 /** The refund call itself is never retried blindly: a lost answer is resolved by an inquiry first. */
 const MAX_RESENDS = 2;
-/** Recorded when the processor never saw the refund after every resend: nothing was refunded. */
-const SYSTEM_TIMEOUT = 4285;
-/** Recorded when the refund could not be sent at all (its original has no processor id, its processor is gone). */
-const PROCESSOR_CONFIGURATION_INVALID = 4292;
 /**
  * How long a refund keeps asking a processor that does not answer its inquiry (each round is an activity with its
  * own bounded retries, then a durable pause): long enough for an outage, after which an operator decides.
@@ -71,7 +68,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
           settleRefundCall({
             refundId: input.refundId,
             call: verdict.call,
-            statusId: verdict.call.outcome.kind === 'refunded' || verdict.call.outcome.kind === 'declined' ? verdict.call.outcome.statusId : SYSTEM_TIMEOUT,
+            statusId: verdict.call.outcome.kind === 'refunded' || verdict.call.outcome.kind === 'declined' ? verdict.call.outcome.statusId : StatusId.SYSTEM_TIMEOUT,
             message: verdict.call.outcome.kind === 'declined' ? verdict.call.outcome.message : undefined,
           }),
         );
@@ -84,7 +81,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
       const sent = await send();
       if (sent === 'not_sendable') {
         const reason = 'The refund cannot be sent: its original or its processor is gone';
-        return mayHaveReached ? { kind: 'unknown', reason } : { kind: 'never_sent', statusId: PROCESSOR_CONFIGURATION_INVALID, reason };
+        return mayHaveReached ? { kind: 'unknown', reason } : { kind: 'never_sent', statusId: StatusId.PROCESSOR_CONFIGURATION_INVALID, reason };
       }
       mayHaveReached = true;
       if (sent && sent.outcome.kind !== 'unknown') return { kind: 'answered', call: sent };
@@ -92,7 +89,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
       if (!('outcome' in asked)) return asked;
       if (asked.outcome.kind !== 'not_found') return { kind: 'answered', call: asked };
       // The processor never saw it: sending again under the same reference cannot refund twice.
-      if (resend >= MAX_RESENDS) return { kind: 'never_sent', statusId: SYSTEM_TIMEOUT, reason: 'The processor never received the refund' };
+      if (resend >= MAX_RESENDS) return { kind: 'never_sent', statusId: StatusId.SYSTEM_TIMEOUT, reason: 'The processor never received the refund' };
     }
   }
 

@@ -65,6 +65,22 @@ export const SETTINGS = {
         "Frames the worker keeps of stack traces made inside workflow code (the Temporal UI's stack trace, failures thrown by workflows). The SDK takes one for every promise a workflow creates, which cost a third of the worker's CPU per payment at 10; set 10 to debug a stuck workflow.",
     }),
   ),
+  workerMaxCachedWorkflows: setting(
+    'WORKER_MAX_CACHED_WORKFLOWS',
+    Type.Optional(Type.Integer({ minimum: 2, maximum: 100_000, description: "Workflows a worker keeps in memory between their tasks (sticky execution). Unset: the Temporal SDK's default, from the process's memory." })),
+  ),
+  workerWorkflowThreads: setting(
+    'WORKER_WORKFLOW_THREADS',
+    Type.Optional(Type.Integer({ minimum: 1, maximum: 16, description: "Threads a worker runs workflow code on. Unset: the Temporal SDK's default (1)." })),
+  ),
+  workerMaxConcurrentWorkflowTasks: setting(
+    'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
+    Type.Optional(Type.Integer({ minimum: 2, maximum: 1_000, description: "Workflow tasks a worker runs at once. Unset: the Temporal SDK's default (40)." })),
+  ),
+  workerWorkflowTaskPollers: setting(
+    'WORKER_WORKFLOW_TASK_POLLERS',
+    Type.Optional(Type.Integer({ minimum: 2, maximum: 100, description: "Long polls a worker keeps open for workflow tasks. Unset: the Temporal SDK's default (10)." })),
+  ),
   temporalCliPath: setting('TEMPORAL_CLI_PATH', Type.Optional(Type.String({ description: 'Path of the `temporal` binary; default: found on PATH.' }))),
   temporalDevPort: setting('TEMPORAL_DEV_PORT', port(7233, 'Frontend port of the embedded Temporal dev server.')),
   temporalUiPort: setting('TEMPORAL_UI_PORT', port(8233, 'Web UI port of the embedded Temporal dev server.')),

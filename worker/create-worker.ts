@@ -66,6 +66,8 @@ export async function createWorker(options: {
   workflowBundle?: WorkflowBundle;
   /** See limitWorkflowStackTraces; unset keeps V8's default. */
   workflowStackTraceFrames?: number;
+  /** The worker's capacity settings (WORKER_* in the configuration); each unset one keeps the SDK's default. */
+  tuning?: WorkerTuning;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   installTemporalRuntimeLogger(options.logger);
   if (options.workflowStackTraceFrames !== undefined) limitWorkflowStackTraces(options.workflowStackTraceFrames);
@@ -76,6 +78,24 @@ export async function createWorker(options: {
     taskQueue: options.taskQueue,
     activities: options.activities,
     workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
+    ...workerOptionsOf(options.tuning ?? {}),
   });
   return { worker, connection };
+}
+
+export interface WorkerTuning {
+  readonly maxCachedWorkflows?: number;
+  readonly workflowThreads?: number;
+  readonly maxConcurrentWorkflowTasks?: number;
+  readonly workflowTaskPollers?: number;
+}
+
+/** The SDK's options for the settings given; the others are left out, so the SDK's defaults stay. */
+function workerOptionsOf(tuning: WorkerTuning) {
+  return {
+    ...(tuning.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: tuning.maxCachedWorkflows } : {}),
+    ...(tuning.workflowThreads !== undefined ? { workflowThreadPoolSize: tuning.workflowThreads } : {}),
+    ...(tuning.maxConcurrentWorkflowTasks !== undefined ? { maxConcurrentWorkflowTaskExecutions: tuning.maxConcurrentWorkflowTasks } : {}),
+    ...(tuning.workflowTaskPollers !== undefined ? { workflowTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: tuning.workflowTaskPollers } } : {}),
+  };
 }

@@ -41,6 +41,12 @@ const { worker, connection } = await createWorker({
   activities,
   logger,
   workflowStackTraceFrames: config.workflowStackTraceFrames,
+  tuning: {
+    maxCachedWorkflows: config.workerMaxCachedWorkflows,
+    workflowThreads: config.workerWorkflowThreads,
+    maxConcurrentWorkflowTasks: config.workerMaxConcurrentWorkflowTasks,
+    workflowTaskPollers: config.workerWorkflowTaskPollers,
+  },
 });
 logger.info({ taskQueue: config.temporalTaskQueue }, 'worker polling');
 // A terminal's Ctrl-C and a supervisor's SIGTERM can both arrive: the worker drains once, and later signals wait for it.

@@ -28,6 +28,8 @@ function setting<S extends TSchema, T = Static<S>>(env: string, schema: S, optio
 
 const port = (fallback: number, description: string) => Type.Integer({ minimum: 0, maximum: 65535, default: fallback, description });
 const milliseconds = (fallback: number, minimum: number, maximum: number, description: string) => Type.Integer({ minimum, maximum, default: fallback, description });
+/** A worker capacity setting that keeps the Temporal SDK's default when unset. */
+const sdkDefaultOr = (minimum: number, maximum: number, description: string) => Type.Optional(Type.Integer({ minimum, maximum, description }));
 const url = (description: string) => Type.Optional(Type.String({ format: 'uri', description }));
 
 export const SETTINGS = {
@@ -67,20 +69,14 @@ export const SETTINGS = {
   ),
   workerMaxCachedWorkflows: setting(
     'WORKER_MAX_CACHED_WORKFLOWS',
-    Type.Optional(Type.Integer({ minimum: 2, maximum: 100_000, description: "Workflows a worker keeps in memory between their tasks (sticky execution). Unset: the Temporal SDK's default, from the process's memory." })),
+    sdkDefaultOr(2, 100_000, "Workflows a worker keeps in memory between their tasks (sticky execution). Unset: the Temporal SDK's default, from the process's memory."),
   ),
-  workerWorkflowThreads: setting(
-    'WORKER_WORKFLOW_THREADS',
-    Type.Optional(Type.Integer({ minimum: 1, maximum: 16, description: "Threads a worker runs workflow code on. Unset: the Temporal SDK's default (1)." })),
-  ),
+  workerWorkflowThreads: setting('WORKER_WORKFLOW_THREADS', sdkDefaultOr(1, 16, "Threads a worker runs workflow code on. Unset: the Temporal SDK's default (1).")),
   workerMaxConcurrentWorkflowTasks: setting(
     'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
-    Type.Optional(Type.Integer({ minimum: 2, maximum: 1_000, description: "Workflow tasks a worker runs at once. Unset: the Temporal SDK's default (40)." })),
+    sdkDefaultOr(2, 1_000, "Workflow tasks a worker runs at once. Unset: the Temporal SDK's default (40)."),
   ),
-  workerWorkflowTaskPollers: setting(
-    'WORKER_WORKFLOW_TASK_POLLERS',
-    Type.Optional(Type.Integer({ minimum: 2, maximum: 100, description: "Long polls a worker keeps open for workflow tasks. Unset: the Temporal SDK's default (10)." })),
-  ),
+  workerWorkflowTaskPollers: setting('WORKER_WORKFLOW_TASK_POLLERS', sdkDefaultOr(2, 100, "Long polls a worker keeps open for workflow tasks. Unset: the Temporal SDK's default (10).")),
   temporalCliPath: setting('TEMPORAL_CLI_PATH', Type.Optional(Type.String({ description: 'Path of the `temporal` binary; default: found on PATH.' }))),
   temporalDevPort: setting('TEMPORAL_DEV_PORT', port(7233, 'Frontend port of the embedded Temporal dev server.')),
   temporalUiPort: setting('TEMPORAL_UI_PORT', port(8233, 'Web UI port of the embedded Temporal dev server.')),

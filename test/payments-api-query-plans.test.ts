@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { openOrm, type MikroORM } from '../data/orm.ts';
 import { findPayment, listPayments, type PaymentListFilter } from '../data/queries/payments-api.ts';
 import { findRebillSubject, findTenantSubscription, listRebills, openRebill } from '../data/queries/rebills.ts';
-import { findRefund, findRefundEvent, findRefundInstruction, listRefundsOfOrder } from '../data/queries/refunds.ts';
+import { findRefund, findRefundEvent, findRefundInstruction, findUnstartedRefunds, listRefundsOfOrder } from '../data/queries/refunds.ts';
 import { dropPlanSchema, explainEach, planFindings, seedPlanSchema, sortsMoreThan } from './support/query-plans.ts';
 
 /**
@@ -64,6 +64,7 @@ const POINT_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
   'refunds of a payment (listRefundsOfOrder)': (em) => listRefundsOfOrder(em, TENANT, 777),
   'refund instruction (findRefundInstruction)': (em) => findRefundInstruction(em, 're_x'),
   'refund webhook data (findRefundEvent)': (em) => findRefundEvent(em, 're_x'),
+  'refunds no workflow started (findUnstartedRefunds)': (em) => findUnstartedRefunds(em, { reservedBefore: new Date(Date.now() - 600_000), limit: 100 }),
   'rebill subject (findRebillSubject)': (em) => findRebillSubject(em, 77),
   'subscription (findTenantSubscription)': (em) => findTenantSubscription(em, TENANT, 77),
   'rebill order (openRebill)': (em) => openRebill(em, { subscriptionId: 77, period: 2, attempt: 0 }),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { retentionWorkflow } from '../workflows/maintenance/retention.workflow.ts';
-import { ensureRetentionSchedule } from '../worker/retention-schedule.ts';
+import { ensureRetentionSchedule } from '../worker/maintenance-schedules.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 
 /**

@@ -9,7 +9,7 @@ import { openOrm } from '../data/orm.ts';
 import { requireSetting } from '../platform/require-setting.ts';
 import { connectTemporal, ensureSearchAttributes } from '../adapters/temporal/connection.ts';
 import { createWorker } from './create-worker.ts';
-import { ensureRetentionSchedule } from './retention-schedule.ts';
+import { ensureRetentionSchedule, ensureUnstartedRefundsSchedule } from './maintenance-schedules.ts';
 
 /** The worker process: `npm run worker` (production) or a child of `npm start`. */
 const config = loadConfig();
@@ -20,6 +20,10 @@ const orm = await openOrm({ databaseUrl: requireSetting(config.databaseUrl, 'DAT
 const admin = await connectTemporal({ address, namespace: config.temporalNamespace });
 await ensureSearchAttributes(admin.connection, config.temporalNamespace);
 await ensureRetentionSchedule(admin.client, { taskQueue: config.temporalTaskQueue });
+await ensureUnstartedRefundsSchedule(admin.client, {
+  taskQueue: config.temporalTaskQueue,
+  settings: { processorTimeoutMs: config.processorTimeoutMs, webhookSchedule: config.webhookRetrySchedule, webhookTimeoutMs: config.webhookTimeoutMs },
+});
 await admin.close();
 
 const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');

@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { ProcessorGateway, RefundOutcome } from '../../adapters/processors/processor-gateway.ts';
 import {
   claimRefundForSending,
+  findUnstartedRefunds,
   findRefundEvent,
   findRefundInstruction,
   recordRefundTransaction,
@@ -105,7 +106,12 @@ export function createRefundActivities(deps: RefundActivityDeps) {
     });
   }
 
-  return withPermanentFailures({ claimRefund, markRefundForReview, sendRefund, inquireRefund, settleRefundCall, recordRefundEvent });
+  /** Refunds reserved at least `olderThanSeconds` ago that no workflow has claimed (see findUnstartedRefunds). */
+  async function listUnstartedRefunds(input: { olderThanSeconds: number; limit: number }): Promise<{ tenantId: number; refundId: string }[]> {
+    return findUnstartedRefunds(fork(), { reservedBefore: new Date(Date.now() - input.olderThanSeconds * 1000), limit: input.limit });
+  }
+
+  return withPermanentFailures({ claimRefund, markRefundForReview, sendRefund, inquireRefund, settleRefundCall, recordRefundEvent, listUnstartedRefunds });
 }
 
 /** PostgreSQL cannot hold a NUL even escaped in JSON; a processor answer with one keeps U+FFFD instead. */

@@ -194,6 +194,20 @@ export async function claimRefundForSending(em: EntityManager, refundId: string)
 }
 
 /**
+ * Refunds no workflow has claimed that were reserved before `reservedBefore`, oldest first: their request's gateway
+ * stopped between reserving and starting the workflow (a request that could not start it withdraws its refund).
+ */
+export async function findUnstartedRefunds(em: EntityManager, input: { reservedBefore: Date; limit: number }): Promise<{ tenantId: number; refundId: string }[]> {
+  const rows = await em.execute<{ tenant_id: number; id: string }[]>(
+    `select tenant_id, id from refunds
+      where state = 'pending' and submitted_at is null and review_required_at is null and created_at < ?
+      order by created_at limit ?`,
+    [input.reservedBefore, input.limit],
+  );
+  return rows.map((row) => ({ tenantId: row.tenant_id, refundId: row.id }));
+}
+
+/**
  * Undoes a refund whose workflow could not be started, as if it had never been asked: deletes the row and
  * releases its hold, only while no workflow has claimed it (`submitted_at` null). True when undone.
  */

@@ -37,6 +37,13 @@ const RefundSchema = defineEntity({
     reviewRequiredAt: p.datetime().nullable(),
   },
   uniques: [{ properties: ['tenant', 'idempotencyKey'] }],
+  // The refunds no workflow has claimed yet, oldest first: what the unstarted-refunds sweep reads.
+  indexes: [
+    {
+      name: 'refunds_unstarted_index',
+      expression: `create index "refunds_unstarted_index" on "refunds" ("created_at") where "state" = 'pending' and "submitted_at" is null and "review_required_at" is null`,
+    },
+  ],
   checks: [{ name: 'refunds_amount_positive', expression: '"amount" > 0' }],
 });
 export class Refund extends RefundSchema.class {}

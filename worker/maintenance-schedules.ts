@@ -1,0 +1,71 @@
+import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { retentionWorkflow } from '../workflows/maintenance/retention.workflow.ts';
+import type { UnstartedRefundSettings, unstartedRefundsWorkflow } from '../workflows/maintenance/unstarted-refunds.workflow.ts';
+
+export const RETENTION_SCHEDULE_ID = 'maintenance/retention';
+export const UNSTARTED_REFUNDS_SCHEDULE_ID = 'maintenance/unstarted-refunds';
+
+/**
+ * Creates a maintenance schedule unless it exists. Every worker calls this at start, so several starting at once
+ * race: the server keeps the first and answers the others ScheduleAlreadyRunning, which is success here. An
+ * existing schedule is left as it is (an operator may have paused or retimed it).
+ */
+async function ensureSchedule(client: Client, create: () => Promise<unknown>): Promise<void> {
+  try {
+    await create();
+  } catch (error) {
+    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+  }
+}
+
+/** A run still working when the next is due makes that one pointless; after an outage one catch-up run is enough. */
+const MAINTENANCE_POLICIES = { overlap: ScheduleOverlapPolicy.SKIP } as const;
+
+/** The hourly retention pass. */
+export async function ensureRetentionSchedule(client: Client, options: { taskQueue: string; scheduleId?: string }): Promise<void> {
+  const scheduleId = options.scheduleId ?? RETENTION_SCHEDULE_ID;
+  // Typed by the workflow, so its arguments are checked; named by string, since workflow code runs only in the worker's sandbox.
+  await ensureSchedule(client, () =>
+    client.schedule.create<typeof retentionWorkflow>({
+      scheduleId,
+      spec: { intervals: [{ every: '1 hour' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'retentionWorkflow',
+        args: [],
+        taskQueue: options.taskQueue,
+        // The schedule appends the nominal start time, so each run has its own searchable id.
+        workflowId: scheduleId,
+        workflowExecutionTimeout: '1 hour',
+      },
+      policies: { ...MAINTENANCE_POLICIES, catchupWindow: '1 hour' },
+    }),
+  );
+}
+
+/**
+ * The sweep for refunds whose workflow never started, every five minutes. Its arguments are the refund settings
+ * of the configuration the first worker started with; an operator who changes them updates the schedule's action
+ * (or deletes the schedule, which the next worker start creates anew).
+ */
+export async function ensureUnstartedRefundsSchedule(
+  client: Client,
+  options: { taskQueue: string; settings: UnstartedRefundSettings; scheduleId?: string },
+): Promise<void> {
+  const scheduleId = options.scheduleId ?? UNSTARTED_REFUNDS_SCHEDULE_ID;
+  await ensureSchedule(client, () =>
+    client.schedule.create<typeof unstartedRefundsWorkflow>({
+      scheduleId,
+      spec: { intervals: [{ every: '5 minutes' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'unstartedRefundsWorkflow',
+        args: [options.settings],
+        taskQueue: options.taskQueue,
+        workflowId: scheduleId,
+        workflowExecutionTimeout: '10 minutes',
+      },
+      policies: { ...MAINTENANCE_POLICIES, catchupWindow: '5 minutes' },
+    }),
+  );
+}

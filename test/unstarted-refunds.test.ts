@@ -54,8 +54,9 @@ it('refunds what a stopped gateway reserved long ago, once, and leaves a young r
   await app.orm.em.fork().execute(`update refunds set created_at = now() - interval '20 minutes' where id = ?`, [stalled.refundId]);
   expect(await holdsOf(stalled.orderId)).toEqual({ refunded_amount: '0.00', refund_reserved_amount: '19.99' });
 
+  // The schedule's own sweep may run meanwhile (another file's worker created it on the shared server): whichever
+  // sweep starts the refund, it is refunded once.
   const first = await sweep();
-  expect(first.started).toContain(stalled.refundId);
   expect(first.started).not.toContain(young.refundId);
 
   await vi.waitFor(async () => expect((await findRefund(app.orm.em.fork(), tenant.id, stalled.refundId))?.state).toBe('succeeded'), { timeout: 30_000 });

@@ -3,16 +3,17 @@
  * `npx depcruise --config .dependency-cruiser.cjs api worker ...`). Each rule names a folder and what it
  * may not import; a new folder needs a line here and in the table.
  */
-const layer = (name, mayImport) => ({
+const layer = (name, mayImport, { exceptFrom } = {}) => ({
   name: `${name}-imports-only-${mayImport.join('-') || 'nothing'}`,
   severity: 'error',
   comment: `${name}/ may import only ${mayImport.length ? mayImport.map((m) => `${m}/`).join(', ') : 'packages'} (docs/architecture.md)`,
-  from: { path: `^${name}/` },
+  from: { path: `^${name}/`, ...(exceptFrom ? { pathNot: exceptFrom } : {}) },
   to: {
     path: '^(api|worker|scripts|bench|test|sandbox|workflows|activities|services|data|schema|adapters|platform|domain)/',
     pathNot: [`^${name}/`, ...mayImport.map((m) => `^${m}/`)],
   },
 });
+const gatewayMayImport = ['services', 'data', 'schema', 'adapters', 'domain', 'platform'];
 
 module.exports = {
   forbidden: [
@@ -23,7 +24,17 @@ module.exports = {
     layer('services', ['data', 'schema', 'domain']),
     layer('activities', ['services', 'data', 'schema', 'adapters', 'domain']),
     layer('sandbox', ['domain', 'platform']),
-    layer('api', ['services', 'data', 'schema', 'adapters', 'domain', 'platform']),
+    layer('api', gatewayMayImport, { exceptFrom: '^api/main\\.ts$' }),
+    {
+      name: 'gateway-entry-point-hosts-a-worker-through-one-module',
+      severity: 'error',
+      comment: "api/main.ts composes the gateway, and the worker it hosts (GATEWAY_WORKER=on) through worker/hosted-worker.ts only",
+      from: { path: '^api/main\\.ts$' },
+      to: {
+        path: '^(api|worker|scripts|bench|test|sandbox|workflows|activities|services|data|schema|adapters|platform|domain)/',
+        pathNot: ['^api/', ...gatewayMayImport.map((m) => `^${m}/`), '^worker/hosted-worker\\.ts$'],
+      },
+    },
     layer('worker', ['activities', 'workflows', 'data', 'adapters', 'domain', 'platform']),
     {
       name: 'adapters-import-only-domain-and-workflow-contracts',

@@ -13,6 +13,8 @@ import { temporalEmailDispatcher } from '../adapters/temporal/email-dispatcher.t
 import { requireSetting } from '../platform/require-setting.ts';
 import { buildGateway } from './server.ts';
 import { openProductCache } from '../services/catalog/product-cache.ts';
+import { PaymentAnswerBoard } from '../adapters/temporal/payment-answers.ts';
+import { hostWorker } from '../worker/hosted-worker.ts';
 
 /** The gateway process: `npm run gateway` (production) or a child of `npm start`. */
 const config = loadConfig();
@@ -23,6 +25,9 @@ const counterOrm = await openCounterOrm({ databaseUrl, poolSize: config.database
 const temporal = await connectTemporal({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS'), namespace: config.temporalNamespace });
 const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');
 const products = await openProductCache({ orm, logger });
+const answers = new PaymentAnswerBoard();
+// GATEWAY_WORKER=on: payments start eagerly on the worker hosted here and are answered in process.
+const hosted = config.gatewayWorker ? await hostWorker({ config, orm, logger, answerBoard: answers }) : undefined;
 const app = await buildGateway({
   config,
   orm,
@@ -30,7 +35,12 @@ const app = await buildGateway({
   logger,
   secretBox: createSecretBox(dataEncryptionKey),
   cardVault: createCardVault(dataEncryptionKey),
-  paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
+  paymentRunner: temporalPaymentRunner({
+    client: hosted?.client ?? temporal.client,
+    taskQueue: config.temporalTaskQueue,
+    answerTimeoutMs: config.submitAnswerTimeoutMs,
+    ...(hosted ? { inProcess: { board: answers, waitMs: hosted.localAnswerWaitMs } } : {}),
+  }),
   refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
   subscriptionController: temporalSubscriptionController({ client: temporal.client }),
   deliveryStarter: temporalDeliveryStarter({
@@ -77,6 +87,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       await app.requestsInFlight.settled(deadline.signal);
       clearInterval(closeIdle);
       clearTimeout(cut);
+      await hosted?.stop();
       await products.close();
       await temporal.close();
       await orm.close();

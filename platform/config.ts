@@ -77,6 +77,17 @@ export const SETTINGS = {
     sdkDefaultOr(2, 1_000, "Workflow tasks a worker runs at once. Unset: the Temporal SDK's default (40)."),
   ),
   workerWorkflowTaskPollers: setting('WORKER_WORKFLOW_TASK_POLLERS', sdkDefaultOr(2, 100, "Long polls a worker keeps open for workflow tasks. Unset: the Temporal SDK's default (10).")),
+  gatewayWorker: setting(
+    'GATEWAY_WORKER',
+    Type.Unsafe<'on' | 'off'>({
+      type: 'string',
+      enum: ['on', 'off'],
+      default: 'on',
+      description:
+        "`on`: the gateway also runs a worker on the task queue (it needs the worker's settings: DATA_ENCRYPTION_KEY, processors, SMTP) and starts payments eagerly, their first workflow task running in the gateway and the answer handed over in process. `off`: payments start with Update-With-Start and only worker processes run them.",
+    }),
+    { decode: (value: 'on' | 'off') => value === 'on', expected: 'must be on or off' },
+  ),
   temporalCliPath: setting('TEMPORAL_CLI_PATH', Type.Optional(Type.String({ description: 'Path of the `temporal` binary; default: found on PATH.' }))),
   temporalDevPort: setting('TEMPORAL_DEV_PORT', port(7233, 'Frontend port of the embedded Temporal dev server.')),
   temporalUiPort: setting('TEMPORAL_UI_PORT', port(8233, 'Web UI port of the embedded Temporal dev server.')),

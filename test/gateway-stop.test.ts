@@ -87,8 +87,9 @@ it('ends by itself on SIGTERM, after answering GraphQL and REST, with a keep-ali
 
 it('lets the submit of a client that hung up finish before it closes the database and Temporal', async () => {
   const tenant = await createPaymentTenant(app);
-  const gateway = await spawnGateway({ SUBMIT_ANSWER_TIMEOUT_MS: '3000', LOG_LEVEL: 'info' });
-  // The submit waits for an answer no worker gives; its client hangs up, which frees the connection at once.
+  // No worker at all (the gateway hosts none): the submit waits for an answer nobody gives; its client hangs up,
+  // which frees the connection at once.
+  const gateway = await spawnGateway({ SUBMIT_ANSWER_TIMEOUT_MS: '3000', LOG_LEVEL: 'info', GATEWAY_WORKER: 'off' });
   const submit = http.request(`${gateway.baseUrl}/api/${tenant.productId}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: tenant.apiKey },

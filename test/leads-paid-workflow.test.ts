@@ -11,7 +11,7 @@ import { startWebhookReceiver } from './support/webhook-receiver.ts';
 let app: TestApp;
 
 beforeAll(async () => {
-  app = await startTestApp({ WEBHOOK_RETRY_SCHEDULE: '0,1' });
+  app = await startTestApp({ WEBHOOK_RETRY_SCHEDULE: '0,1' }, { hostWorker: true });
   await app.startWorker();
 });
 afterAll(async () => {

@@ -13,7 +13,7 @@ let tenant: MerchantTenant;
 
 // A held authorization is voided by its durable timer after 3 seconds here (configuration, not the workflow).
 beforeAll(async () => {
-  app = await startTestApp({ AUTHORIZATION_VOID_AFTER_SECONDS: '3' });
+  app = await startTestApp({ AUTHORIZATION_VOID_AFTER_SECONDS: '3' }, { hostWorker: true });
   await app.startWorker();
   tenant = await createPaymentsApiTenant(app);
 });

@@ -12,7 +12,7 @@ let app: TestApp;
 let tenant: PaymentTenant;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({}, { hostWorker: true });
   await app.startWorker();
   tenant = await createPaymentTenant(app);
 });
@@ -83,7 +83,7 @@ describe('3-D Secure', () => {
 describe('3-D Secure expiry', () => {
   let quick: TestApp;
   beforeAll(async () => {
-    quick = await startTestApp({ THREE_DS_TIMEOUT_SECONDS: '2' });
+    quick = await startTestApp({ THREE_DS_TIMEOUT_SECONDS: '2' }, { hostWorker: true });
     await quick.startWorker();
   });
   afterAll(() => quick?.close());

@@ -8,7 +8,7 @@ let app: TestApp;
 let tenant: PaymentTenant;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({}, { hostWorker: true });
   await app.startWorker();
   tenant = await createPaymentTenant(app);
 });

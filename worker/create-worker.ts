@@ -3,6 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel, type WorkflowBundle } from '@temporalio/worker';
 import type { Logger } from '../platform/logger.ts';
 import type { Activities } from '../activities/index.ts';
+import { paymentAnswerSinks, type PaymentAnswerBoard } from '../adapters/temporal/payment-answers.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -68,6 +69,8 @@ export async function createWorker(options: {
   workflowStackTraceFrames?: number;
   /** The worker's capacity settings (WORKER_* in the configuration); each unset one keeps the SDK's default. */
   tuning?: WorkerTuning;
+  /** Where payments' first answers go when callers in this process wait for them (a gateway hosting the worker). */
+  answerBoard?: PaymentAnswerBoard;
 }): Promise<{ worker: Worker; connection: NativeConnection }> {
   installTemporalRuntimeLogger(options.logger);
   if (options.workflowStackTraceFrames !== undefined) limitWorkflowStackTraces(options.workflowStackTraceFrames);
@@ -78,6 +81,7 @@ export async function createWorker(options: {
     taskQueue: options.taskQueue,
     activities: options.activities,
     workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
+    sinks: paymentAnswerSinks(options.answerBoard),
     ...workerOptionsOf(options.tuning ?? {}),
   });
   return { worker, connection };

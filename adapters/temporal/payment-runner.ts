@@ -1,54 +1,93 @@
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { THREE_D_SECURE_REFUSALS, type PaymentRunner, type ThreeDSecureCompletion, type ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
+import type { PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
+import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 import { CustomerEmailAttribute, PartnerSessionAttribute, ProductIdAttribute, TenantIdAttribute } from '../../workflows/contract/search-attributes.ts';
 import { capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate } from '../../workflows/contract/payment-updates.ts';
 import type { paymentWorkflow } from '../../workflows/payment/payment.workflow.ts';
+import type { PaymentAnswerBoard } from './payment-answers.ts';
 
 /**
- * Runs payments as Temporal workflows. A submit is one Update-With-Start round trip: the workflow
- * starts (or, for a retried idempotency key, is found) and the `submit` update returns as soon as the
- * authorization outcome is known, while the workflow finishes the slow parts on its own.
+ * A gateway that hosts a worker on the payments' task queue, its client sharing that worker's connection: payments
+ * are started eagerly (their first workflow task runs in this process, without a trip through Temporal's
+ * matching) and answered through `board`. `waitMs` bounds that wait: an answer found by another worker (this
+ * process's workflow task failed, or its cache let the payment go) is then asked for with the `submit` update.
  */
-export function temporalPaymentRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number }): PaymentRunner {
-  const { client } = options;
+export interface InProcessAnswers {
+  readonly board: PaymentAnswerBoard;
+  readonly waitMs: number;
+}
+
+/**
+ * Runs payments as Temporal workflows, answering a submit as soon as the authorization outcome is known while
+ * the workflow finishes the slow parts on its own. Two ways to start one:
+ * - with `inProcess` (a gateway hosting a worker): an eager start, the answer handed over in process;
+ * - without: one Update-With-Start round trip, the `submit` update returning the answer from whichever worker runs it.
+ */
+export function temporalPaymentRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number; inProcess?: InProcessAnswers }): PaymentRunner {
+  const { client, inProcess } = options;
   /** Stops waiting (never the payment) when no worker answers in time, so callers get a 503, not a hang. */
-  const bounded = async <T>(call: () => Promise<T>, retry = 'retry with the same Idempotency-Key to get its result'): Promise<T> => {
+  const bounded = async <T>(call: (signal: AbortSignal) => Promise<T>, retry = 'retry with the same Idempotency-Key to get its result'): Promise<T> => {
     const signal = AbortSignal.timeout(options.answerTimeoutMs);
     try {
-      return await client.withAbortSignal(signal, call);
+      return await client.withAbortSignal(signal, () => call(signal));
     } catch (error) {
       if (signal.aborted) throw new DomainError('unavailable', `The payment is still being processed; ${retry}`);
       throw error;
     }
   };
+
+  const startOptions = (input: PaymentWorkflowInput) => ({
+    workflowId: workflowIds.payment(input.tenantId, input.submitOrderId),
+    taskQueue: options.taskQueue,
+    args: [input] as [PaymentWorkflowInput],
+    workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    // A closed payment is never run again under its id: a retry is answered from its stored first answer.
+    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+    typedSearchAttributes: new TypedSearchAttributes([
+      { key: TenantIdAttribute, value: String(input.tenantId) },
+      { key: ProductIdAttribute, value: String(input.productId) },
+      { key: CustomerEmailAttribute, value: input.email },
+      ...(input.order.partnerSession ? [{ key: PartnerSessionAttribute, value: input.order.partnerSession }] : []),
+    ]),
+  });
+
+  /**
+   * Eager start: the board is watched before the payment starts, so an answer found at once is not missed. A
+   * start the server did not make eager (no free slot here, eager start off on the server, an existing payment
+   * under this id) runs wherever matching sends it, and is answered by the update.
+   */
+  const submitEagerly = (input: PaymentWorkflowInput, local: InProcessAnswers) =>
+    bounded(async (signal) => {
+      const stopWatching = new AbortController();
+      const answered = local.board.expect(startOptions(input).workflowId, AbortSignal.any([signal, stopWatching.signal, AbortSignal.timeout(local.waitMs)]));
+      try {
+        const handle = await client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', { ...startOptions(input), requestEagerStart: true });
+        if (handle.eagerlyStarted) {
+          const answer = await answered;
+          if (answer) return answer;
+        }
+
+        return await firstAnswerOf(handle);
+      } finally {
+        stopWatching.abort();
+      }
+    });
+
   return {
     async submit(input) {
-      const startWorkflowOperation = new WithStartWorkflowOperation<typeof paymentWorkflow>('paymentWorkflow', {
-        workflowId: workflowIds.payment(input.tenantId, input.submitOrderId),
-        taskQueue: options.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        // A closed payment is never run again under its id: a retry is answered from its stored first answer.
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: new TypedSearchAttributes([
-          { key: TenantIdAttribute, value: String(input.tenantId) },
-          { key: ProductIdAttribute, value: String(input.productId) },
-          { key: CustomerEmailAttribute, value: input.email },
-          ...(input.order.partnerSession ? [{ key: PartnerSessionAttribute, value: input.order.partnerSession }] : []),
-        ]),
-      });
+      if (inProcess) return submitEagerly(input, inProcess);
+      const startWorkflowOperation = new WithStartWorkflowOperation<typeof paymentWorkflow>('paymentWorkflow', startOptions(input));
       return bounded(() => client.workflow.executeUpdateWithStart(submitUpdate, { startWorkflowOperation }));
     },
 
     async resume(tenantId, submitOrderId) {
       const handle = client.workflow.getHandle<typeof paymentWorkflow>(workflowIds.payment(tenantId, submitOrderId));
       try {
-        const { status } = await handle.describe();
-        // A finished payment no longer takes updates; its result is the answer.
-        return await bounded(() => (status.name === 'RUNNING' ? handle.executeUpdate(submitUpdate) : handle.result()));
+        return await bounded(() => firstAnswerOf(handle));
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return undefined;
         throw error;
@@ -93,6 +132,19 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
       }
     },
   };
+}
+
+/** The first answer of a payment: a running one answers the `submit` update; a finished one's result is the answer. */
+async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>): Promise<SubmitResult> {
+  const { status } = await handle.describe();
+  if (status.name !== 'RUNNING') return handle.result();
+  try {
+    return await handle.executeUpdate(submitUpdate);
+  } catch (error) {
+    // It closed between the two calls: its result is the answer.
+    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return handle.result();
+    throw error;
+  }
 }
 
 /** The refusal a payment answered a completion with (the failure type the workflow set), if it was one. */

@@ -23,6 +23,9 @@ import { emailRendererFromConfig, mailerFromConfig } from '../../worker/mailer-f
 import { bundleWorkflows, createWorker } from '../../worker/create-worker.ts';
 import { openProductCache, type ProductCache } from '../../services/catalog/product-cache.ts';
 import { spawnEntry, stopChild } from '../../scripts/child-process.ts';
+import { Client } from '@temporalio/client';
+import { PaymentAnswerBoard } from '../../adapters/temporal/payment-answers.ts';
+import { localAnswerWaitMs } from '../../worker/hosted-worker.ts';
 
 /** Every line the product logged during a test, for assertions (e.g. no PAN, no key). */
 export class CapturedLogs {
@@ -68,7 +71,18 @@ let sharedBundle: Promise<WorkflowBundle> | undefined;
  * A gateway on a real port, against the suite's PostgreSQL and Temporal, with its own task queue so
  * files running in parallel never pick up each other's workflows.
  */
-export async function startTestApp(env: Record<string, string> = {}, options: { now?: () => Date } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: {
+    now?: () => Date;
+    /**
+     * The gateway hosts a worker and starts payments eagerly, answering them in process, as `api/main.ts` does with
+     * GATEWAY_WORKER=on (the product's default). Without it the gateway starts payments with Update-With-Start and
+     * only `startWorker()`'s workers run them.
+     */
+    hostWorker?: boolean | { localAnswerWaitMs: number };
+  } = {},
+): Promise<TestApp> {
   const taskQueue = `test-${randomUUID()}`;
   const config = loadConfig({
     DATABASE_URL: inject('databaseUrl'),
@@ -90,6 +104,32 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const temporal = await connectTemporal({ address: config.temporalAddress!, namespace: config.temporalNamespace });
   const cardVault = createCardVault(config.dataEncryptionKey!);
   const products = await openProductCache({ orm, logger });
+  const workers: { worker: Worker; done: Promise<void>; close: () => Promise<void> }[] = [];
+  const workerProcesses: ChildProcess[] = [];
+  const runWorker = async (answerBoard?: PaymentAnswerBoard) => {
+    sharedBundle ??= bundleWorkflows();
+    const mailer = mailerFromConfig(config);
+    const { worker, connection } = await createWorker({
+      address: config.temporalAddress!,
+      namespace: config.temporalNamespace,
+      taskQueue,
+      activities: createActivities({ orm, logger, secretBox, cardVault, processors: processorsFromConfig(config), mailer, renderEmail: emailRendererFromConfig() }),
+      logger,
+      workflowBundle: await sharedBundle,
+      ...(answerBoard ? { answerBoard } : {}),
+    });
+    workers.push({
+      worker,
+      done: worker.run(),
+      close: async () => {
+        mailer.close();
+        await connection.close();
+      },
+    });
+    return { worker, connection };
+  };
+  const answers = new PaymentAnswerBoard();
+  const hosted = options.hostWorker ? await runWorker(answers) : undefined;
   const gateway = await buildGateway({
     config,
     orm,
@@ -97,7 +137,12 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     logger,
     secretBox,
     cardVault,
-    paymentRunner: temporalPaymentRunner({ client: temporal.client, taskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
+    paymentRunner: temporalPaymentRunner({
+      client: hosted ? new Client({ connection: hosted.connection, namespace: config.temporalNamespace }) : temporal.client,
+      taskQueue,
+      answerTimeoutMs: config.submitAnswerTimeoutMs,
+      ...(hosted ? { inProcess: { board: answers, waitMs: typeof options.hostWorker === 'object' ? options.hostWorker.localAnswerWaitMs : localAnswerWaitMs(config.processorTimeoutMs) } } : {}),
+    }),
     refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
     subscriptionController: temporalSubscriptionController({ client: temporal.client }),
     deliveryStarter: temporalDeliveryStarter({ client: temporal.client, taskQueue, schedule: config.webhookRetrySchedule, attemptTimeoutMs: config.webhookTimeoutMs }),
@@ -107,8 +152,6 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     now: options.now,
   });
   const address = await gateway.listen({ host: '127.0.0.1', port: 0 });
-  const workers: { worker: Worker; done: Promise<void>; close: () => Promise<void> }[] = [];
-  const workerProcesses: ChildProcess[] = [];
 
   const app: TestApp = {
     config,
@@ -136,25 +179,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       };
     },
     async startWorker() {
-      sharedBundle ??= bundleWorkflows();
-      const mailer = mailerFromConfig(config);
-      const { worker, connection } = await createWorker({
-        address: config.temporalAddress!,
-        namespace: config.temporalNamespace,
-        taskQueue,
-        activities: createActivities({ orm, logger, secretBox, cardVault, processors: processorsFromConfig(config), mailer, renderEmail: emailRendererFromConfig() }),
-        logger,
-        workflowBundle: await sharedBundle,
-      });
-      workers.push({
-        worker,
-        done: worker.run(),
-        close: async () => {
-          mailer.close();
-          await connection.close();
-        },
-      });
-      return worker;
+      return (await runWorker()).worker;
     },
     spawnWorkerProcess() {
       const child = spawnEntry('worker/main.ts', app.workerProcessEnv(), 'pipe');

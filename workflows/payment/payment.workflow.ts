@@ -9,6 +9,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  proxySinks,
   setHandler,
   type TemporalFailure,
   startChild,
@@ -40,6 +41,7 @@ import type { ThreeDSecureRefusal } from '../../domain/payments/payment-runner.t
 import { changeOf, endUndecidedHold, sendDecision, type SentDecision } from './held-authorization-end.ts';
 import { NOT_AUTHORIZED, capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate, type AuthorizationDecision } from '../contract/payment-updates.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
+import type { PaymentAnswerSinks } from '../contract/payment-answers.ts';
 
 /**
  * Short database steps run as local activities: in the worker, inside the workflow task, so a submit
@@ -56,10 +58,10 @@ const { openOrderAndReserveAccount, openPaymentOrder, reserveMerchantAccount, se
   proxyLocalActivities<Activities>(databaseStepOptions);
 
 /**
- * What the payment records after its answer (webhook deliveries, the paid lead) is one local activity too. It
- * keeps the answer's workflow task open until it is done (a few milliseconds), but an ordinary activity, which
- * would let the answer go first, cost the Temporal server a task and a workflow task more per payment: measured,
- * slower at every concurrency (docs/decisions.md).
+ * What the payment records after its answer (webhook deliveries, the paid lead) is one local activity too. A caller
+ * waiting in process has its answer before it runs; the `submit` update answers once the workflow task that holds
+ * it completes (a few milliseconds later). An ordinary activity cost the Temporal server a task and a workflow task
+ * more per payment: measured, slower at every concurrency (docs/decisions.md).
  */
 const { recordPaymentOutcome } = proxyLocalActivities<Activities>(databaseStepOptions);
 
@@ -76,6 +78,9 @@ const FEWER_STEPS_BEFORE_THE_ANSWER = 'fewer-steps-before-the-answer';
 const HELD_AUTHORIZATIONS_ALWAYS_END = 'held-authorizations-always-end';
 /** The outcome to search by once a held authorization ended. */
 const OUTCOME_OF_CHANGE = { captured: 'Success', voided: 'Voided', expired: 'Expired', failed: 'Failed' } as const;
+
+/** A caller waiting in the process that runs the answering workflow task gets the answer from here at once. */
+const { paymentAnswers } = proxySinks<PaymentAnswerSinks>();
 
 /** Keeps the card of a new subscription for its rebills (re-sealed without CVV). */
 const { keepCardForRebills } = proxyActivities<Activities>({
@@ -175,6 +180,13 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   let payment: PaymentView = input;
   const attempts: AttemptResult[] = [];
   let hold: Hold | undefined;
+
+  /** The caller's answer, given once: to the `submit` update, and through the sink to a caller in this process. */
+  const giveAnswer = (result: SubmitResult) => {
+    if (answer !== undefined) return;
+    answer = result;
+    paymentAnswers.answered(result);
+  };
 
   setHandler(submitUpdate, async () => {
     await condition(() => answer !== undefined);
@@ -291,7 +303,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
    */
   async function endProcessed(result: SubmitResult, outcome: string = result.info, startBilling?: () => Promise<void>): Promise<SubmitResult> {
     finalResult = result;
-    answer ??= result;
+    giveAnswer(result);
     upsertSearchAttributes([{ key: OutcomeAttribute, value: outcome }]);
     if (patched(FEWER_STEPS_BEFORE_THE_ANSWER)) {
       await Promise.all([tellTheTenant(result), startBilling?.()]);
@@ -316,7 +328,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     const held: Hold = { transactionId: attempt.transactionId, account, processorTransactionId };
     hold = held;
     finalResult = authorized;
-    answer ??= authorized;
+    giveAnswer(authorized);
     upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Authorized' }]);
     await tellTheTenant(authorized);
 
@@ -404,7 +416,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   /** Nothing was sent to a processor (already subscribed, no eligible account): fail the order and answer. */
   async function endUnprocessed(result: SubmitResult, outcome: string): Promise<SubmitResult> {
     await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed' });
-    answer = finalResult = result;
+    finalResult = result;
+    giveAnswer(result);
     upsertSearchAttributes([{ key: OutcomeAttribute, value: outcome }]);
     return finalResult;
   }
@@ -487,7 +500,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       challengeUrl: outcome.challengeUrl,
       serviceSession,
     });
-    answer = pendingResult(payment, account, attempts, threeDSecureId);
+    giveAnswer(pendingResult(payment, account, attempts, threeDSecureId));
     upsertSearchAttributes([{ key: OutcomeAttribute, value: 'Pending' }]);
     return opened;
   }

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { temporal } from '@temporalio/proto';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
+import { startTestApp, type TestApp } from './support/harness.ts';
+import { authorizationsFor, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+
+/**
+ * A gateway that hosts a worker (GATEWAY_WORKER=on, the product's default) starts payments eagerly and takes
+ * their answer in process, with no `submit` update; the update stays the way to an answer the process did not get.
+ * These apps run no other worker: every workflow task of these payments runs in the gateway's own worker.
+ */
+let app: TestApp;
+let tenant: PaymentTenant;
+
+beforeAll(async () => {
+  app = await startTestApp({}, { hostWorker: true });
+  tenant = await createPaymentTenant(app);
+});
+afterAll(() => app?.close());
+
+const CHALLENGE_CARD = '4000000000003220';
+
+async function historyOf(target: TestApp, tenantId: number, submitOrderId: number): Promise<temporal.api.history.v1.IHistoryEvent[]> {
+  const history = await target.temporal.client.workflow.getHandle(workflowIds.payment(tenantId, submitOrderId)).fetchHistory();
+  return history.events ?? [];
+}
+const submitUpdatesIn = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+  events.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'submit').length;
+
+describe('a gateway hosting a worker answers eagerly started payments in process', () => {
+  it('approved and declined: the answer of the workflow, given without a submit update', async () => {
+    const approved = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4242424242424242'));
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636 });
+    const declined = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4000000000000002'));
+    expect(declined.body).toMatchObject({ info: 'Error', error: 'Declined', chargeSuccess: false, statusId: 3617 });
+
+    for (const answer of [approved.body, declined.body]) {
+      const events = await historyOf(app, tenant.id, answer.submitOrderId);
+      expect(submitUpdatesIn(events)).toBe(0);
+      // What the caller got is what the workflow ended with: nothing was answered that the payment did not record.
+      const closed = events.at(-1)?.workflowExecutionCompletedEventAttributes;
+      expect(closed).toBeDefined();
+      const result = await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, answer.submitOrderId)).result();
+      expect(result).toEqual(answer);
+      expect(await authorizationsFor(answer.submitOrderId)).toBe(1);
+    }
+  });
+
+  it('3-D Secure: Pending in process, then the completion reaches the running payment as before', async () => {
+    const body = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
+    const pending = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body);
+    expect(pending.body).toMatchObject({ info: 'Pending' });
+    const redirect = await fetch(`${app.baseUrl}/3ds/${pending.body.threeDSecureId}`, { redirect: 'manual' });
+    await fetch(redirect.headers.get('location')!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'outcome=authenticate' });
+    const done = await post(app, `/api/${tenant.productId}/3ds`, tenant.apiKey, { threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true, submitOrderId: pending.body.submitOrderId });
+    expect(submitUpdatesIn(await historyOf(app, tenant.id, pending.body.submitOrderId))).toBe(0);
+  });
+
+  it('concurrent submits each get their own answer', async () => {
+    const bodies = Array.from({ length: 12 }, (_, index) => submitBody(index % 3 === 0 ? '4000000000000002' : '4242424242424242'));
+    const answers = await Promise.all(bodies.map((body) => post(app, `/api/${tenant.productId}`, tenant.apiKey, body)));
+    answers.forEach(({ status, body }, index) => {
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ email: bodies[index]!.email, info: index % 3 === 0 ? 'Error' : 'Success' });
+    });
+    expect(new Set(answers.map(({ body }) => body.submitOrderId)).size).toBe(bodies.length);
+  });
+});
+
+describe('an answer the process does not get in time', () => {
+  let late: TestApp;
+  let lateTenant: PaymentTenant;
+  beforeAll(async () => {
+    // No wait at all for the in-process answer: every submit goes on to ask the running (or finished) payment.
+    late = await startTestApp({}, { hostWorker: { localAnswerWaitMs: 0 } });
+    lateTenant = await createPaymentTenant(late);
+  });
+  afterAll(() => late?.close());
+
+  it('is asked of the payment itself: the same answer, one authorization', async () => {
+    const answers = await Promise.all(['4242424242424242', '4000000000000002'].map((pan) => post(late, `/api/${lateTenant.productId}`, lateTenant.apiKey, submitBody(pan))));
+    expect(answers.map(({ status }) => status)).toEqual([200, 200]);
+    expect(answers.map(({ body }) => [body.info, body.statusId])).toEqual([
+      ['Success', 2636],
+      ['Error', 3617],
+    ]);
+    for (const { body } of answers) {
+      const result = await late.temporal.client.workflow.getHandle(workflowIds.payment(lateTenant.id, body.submitOrderId)).result();
+      expect(result).toEqual(body);
+      expect(await authorizationsFor(body.submitOrderId)).toBe(1);
+    }
+  });
+});

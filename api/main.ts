@@ -27,7 +27,7 @@ const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPT
 const products = await openProductCache({ orm, logger });
 const answers = new PaymentAnswerBoard();
 // GATEWAY_WORKER=on: payments start eagerly on the worker hosted here and are answered in process.
-const hosted = config.gatewayWorker ? await hostWorker({ config, orm, logger, answerBoard: answers }) : undefined;
+const hosted = config.gatewayWorker ? await hostWorker({ config, logger, answerBoard: answers }) : undefined;
 const app = await buildGateway({
   config,
   orm,
@@ -36,10 +36,10 @@ const app = await buildGateway({
   secretBox: createSecretBox(dataEncryptionKey),
   cardVault: createCardVault(dataEncryptionKey),
   paymentRunner: temporalPaymentRunner({
-    client: hosted?.client ?? temporal.client,
+    client: temporal.client,
     taskQueue: config.temporalTaskQueue,
     answerTimeoutMs: config.submitAnswerTimeoutMs,
-    ...(hosted ? { inProcess: { board: answers, waitMs: hosted.localAnswerWaitMs } } : {}),
+    ...(hosted ? { inProcess: { client: hosted.client, board: answers, waitMs: hosted.localAnswerWaitMs, logger } } : {}),
   }),
   refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
   subscriptionController: temporalSubscriptionController({ client: temporal.client }),

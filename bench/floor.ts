@@ -11,7 +11,7 @@ import { cpuPerRequest, snapshotCpu } from './cpu-usage.ts';
 
 /**
  * The floors a submit is measured against (issue 13), each the smallest workflow of a payment's shape:
- * - `Update-With-Start`: started the way the gateway starts a payment, on the product's task queue, so the
+ * - `Update-With-Start`: started the way a gateway without a worker (GATEWAY_WORKER=off) starts a payment, on the product's task queue, so the
  *   product's own worker process (same settings) runs it; answers after one local activity.
  * - `eager start`: a client sharing an in-process worker's NativeConnection starts it with `requestEagerStart`,
  *   so its first workflow task runs here without a trip through matching (needs the server's

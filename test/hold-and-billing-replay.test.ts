@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { temporal } from '@temporalio/proto';
+import { paymentAnswerSinks } from '../adapters/temporal/payment-answers.ts';
 import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorkflows } from '../worker/create-worker.ts';
@@ -20,10 +21,10 @@ const history = (path: string) => temporal.api.history.v1.History.decode(readFil
 
 describe('workflows that met a failure before the patches', () => {
   it('a held authorization whose capture the processor refused replays', async () => {
-    await expect(Worker.runReplayHistory({ workflowBundle }, history('payment-histories/held-capture-refused-before-patch'), 'payment/replay-capture-refused')).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('payment-histories/held-capture-refused-before-patch'), 'payment/replay-capture-refused')).resolves.toBeUndefined();
   });
 
   it('a subscription whose billing step failed replays', async () => {
-    await expect(Worker.runReplayHistory({ workflowBundle }, history('subscription-histories/step-failed-before-patch'), 'subscription/replay-step-failed')).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/step-failed-before-patch'), 'subscription/replay-step-failed')).resolves.toBeUndefined();
   });
 });

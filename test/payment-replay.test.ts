@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { temporal } from '@temporalio/proto';
+import { paymentAnswerSinks } from '../adapters/temporal/payment-answers.ts';
 import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorkflows } from '../worker/create-worker.ts';
@@ -20,10 +21,10 @@ const history = (name: string) => temporal.api.history.v1.History.decode(readFil
 
 describe('payments recorded by the previous worker', () => {
   it('an approved submit (order, account, authorization, settlement, webhook and lead as local activities) replays', async () => {
-    await expect(Worker.runReplayHistory({ workflowBundle }, history('approved-submit'), 'payment/replay-approved')).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('approved-submit'), 'payment/replay-approved')).resolves.toBeUndefined();
   });
 
   it('an authorization held for capture replays up to its wait', async () => {
-    await expect(Worker.runReplayHistory({ workflowBundle }, history('held-authorization'), 'payment/replay-held')).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('held-authorization'), 'payment/replay-held')).resolves.toBeUndefined();
   });
 });

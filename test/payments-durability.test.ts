@@ -4,7 +4,8 @@ import { spawnEntry } from '../scripts/child-process.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { freePort } from './support/free-port.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { authorizationsFor, createPaymentTenant, post, submitBody } from './support/payments.ts';
+import { authorizationsFor, createPaymentTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
+import { bearer, createLeadTenant, newSessionId, postLead } from './support/leads.ts';
 
 let app: TestApp;
 
@@ -46,47 +47,101 @@ describe('durability (real worker processes)', () => {
   });
 });
 
+/** A gateway process (`api/main.ts`, hosting a worker: the default) on this test app's servers and task queue. */
+async function spawnGateway(target: TestApp) {
+  const port = await freePort();
+  const gateway = spawnEntry('api/main.ts', { ...target.workerProcessEnv(), HOST: '127.0.0.1', PORT: String(port), GATEWAY_WORKER: 'on' }, 'ignore');
+  const exited = new Promise((resolve) => gateway.once('exit', resolve));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await vi.waitFor(async () => expect((await fetch(`${baseUrl}/healthz`)).ok).toBe(true), { timeout: 60_000, interval: 200 });
+  const submit = (productId: number, apiKey: string, body: unknown) =>
+    fetch(`${baseUrl}/api/${productId}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: apiKey }, body: JSON.stringify(body) });
+  const kill = async () => {
+    if (gateway.exitCode === null && gateway.signalCode === null) gateway.kill('SIGKILL');
+    await exited;
+  };
+  return { submit, kill };
+}
+
 describe('a gateway hosting a worker (GATEWAY_WORKER=on) killed mid-payment', () => {
-  it('leaves the payment to a worker process, which completes it once: one authorization, one transaction', async () => {
-    const tenant = await createPaymentTenant(app);
+  let own: TestApp;
+  beforeAll(async () => {
+    // A task queue of its own: no worker process polls it until the test starts one.
+    own = await startTestApp();
+  });
+  afterAll(() => own?.close());
+
+  it('before its answer: a worker process completes the payment once (one authorization, one transaction)', async () => {
+    const tenant = await createPaymentTenant(own);
     // .98: the sandbox authorizes at once but answers only after 2.5 s, leaving time to kill the gateway.
-    await app.orm.em.fork().execute(`update products set price = '12.98' where id = ?`, [tenant.productId]);
-    const port = await freePort();
-    const gateway = spawnEntry('api/main.ts', { ...app.workerProcessEnv(), HOST: '127.0.0.1', PORT: String(port), GATEWAY_WORKER: 'on' }, 'pipe');
-    const exited = new Promise((resolve) => gateway.once('exit', resolve));
+    await own.orm.em.fork().execute(`update products set price = '12.98' where id = ?`, [tenant.productId]);
+    const gateway = await spawnGateway(own);
     try {
-      await vi.waitFor(async () => expect((await fetch(`http://127.0.0.1:${port}/healthz`)).ok).toBe(true), { timeout: 60_000, interval: 200 });
-      // Only the gateway's worker polls now, so the payment's first (eager) workflow task runs in the gateway.
-      const submitted = fetch(`http://127.0.0.1:${port}/api/${tenant.productId}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: tenant.apiKey },
-        body: JSON.stringify(submitBody('4242424242424242')),
-      }).catch((error: unknown) => error);
+      // Only the gateway's worker polls: the payment's first (eager) workflow task runs in the gateway.
+      const submitted = gateway.submit(tenant.productId, tenant.apiKey, submitBody('4242424242424242')).catch((error: unknown) => error);
       const submitOrderId = await vi.waitFor(
         async () => {
-          const [order] = await app.orm.em.fork().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [tenant.productId]);
+          const [order] = await own.orm.em.fork().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [tenant.productId]);
           expect(order, 'the payment order').toBeDefined();
           expect(await authorizationsFor(order!.id)).toBe(1);
           return order!.id;
         },
         { timeout: 30_000, interval: 100 },
       );
-      gateway.kill('SIGKILL');
-      await exited;
+      await gateway.kill();
       expect(await submitted, 'the caller lost its connection with the gateway').toBeInstanceOf(Error);
-      app.spawnWorkerProcess();
+      own.spawnWorkerProcess();
 
       // The workflow task the gateway held times out; the worker process runs the payment again from its start.
-      const handle = app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, submitOrderId));
-      const result = await handle.result();
-      expect(result).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, submitOrderId });
+      const handle = own.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, submitOrderId));
+      expect(await handle.result()).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, submitOrderId });
       const events = (await handle.fetchHistory()).events ?? [];
-      expect(events.some((event) => event.workflowTaskTimedOutEventAttributes), 'the killed gateway\'s task timed out').toBe(true);
+      expect(events.some((event) => event.workflowTaskTimedOutEventAttributes), "the killed gateway's task timed out").toBe(true);
       expect(await authorizationsFor(submitOrderId)).toBe(1);
-      const rows = await app.orm.em.fork().execute(`select success, status_id from transactions where order_id = ?`, [submitOrderId]);
+      const rows = await own.orm.em.fork().execute(`select success, status_id from transactions where order_id = ?`, [submitOrderId]);
       expect(rows).toEqual([{ success: true, status_id: 2636 }]);
     } finally {
-      if (gateway.exitCode === null && gateway.signalCode === null) gateway.kill('SIGKILL');
+      await gateway.kill();
+    }
+  }, 90_000);
+
+  it('after its answer, before Temporal stored the task: the payment run again ends as it answered, on the same merchant account', async () => {
+    // Two accounts; once the first has approved volume, a fresh selection would prefer the second.
+    const tenant = await createLeadTenant(own, {
+      extra: {
+        products: [oneOffProduct('ebook', '19.99')],
+        merchantAccounts: [merchantAccount(`AFTER-A-${randomUUID().slice(0, 8)}`, { monthlyCap: 1_000_000 }), merchantAccount(`AFTER-B-${randomUUID().slice(0, 8)}`, { monthlyCap: 999_999 })],
+      },
+    });
+    const productId = tenant.result.products[0]!.id;
+    const sessionId = newSessionId();
+    expect((await postLead(own.baseUrl, { email: 'after@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
+    // The step after the answer marks this lead paid: holding its row keeps the answered workflow task open.
+    const locker = own.orm.em.fork();
+    await locker.begin();
+    try {
+      expect(await locker.execute(`select id from customer_leads where tenant_id = ? and session_id = ? for update`, [tenant.id, sessionId])).toHaveLength(1);
+      const gateway = await spawnGateway(own);
+      let answer: Record<string, any>;
+      try {
+        const response = await gateway.submit(productId, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+        answer = (await response.json()) as Record<string, any>;
+        expect(answer).toMatchObject({ info: 'Success', chargeSuccess: true });
+      } finally {
+        await gateway.kill();
+      }
+      own.spawnWorkerProcess();
+      await locker.rollback();
+
+      const handle = own.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, answer.submitOrderId));
+      expect(await handle.result(), 'the result of the payment run again').toEqual(answer);
+      const events = (await handle.fetchHistory()).events ?? [];
+      expect(events.some((event) => event.workflowTaskTimedOutEventAttributes), "the killed gateway's task timed out").toBe(true);
+      expect(await authorizationsFor(answer.submitOrderId)).toBe(1);
+      const rows = await own.orm.em.fork().execute(`select success, merchant_account_id from transactions where order_id = ?`, [answer.submitOrderId]);
+      expect(rows).toEqual([{ success: true, merchant_account_id: answer.merchantAccountId }]);
+    } finally {
+      if (locker.isInTransaction()) await locker.rollback();
     }
   }, 90_000);
 });

@@ -34,6 +34,8 @@ export function installTemporalRuntimeLogger(logger: Logger): void {
     logger[level]({ temporal: rest, ...(error !== undefined ? { err: error } : {}) }, message);
   };
   Runtime.install({
+    // Each process stops its workers itself, in its own order (a gateway drains its requests before its worker).
+    shutdownSignals: [],
     logger: {
       log: (level, message, meta) => log(levels[level], message, meta),
       trace: (message, meta) => log('trace', message, meta),

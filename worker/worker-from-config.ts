@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection, Worker, WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { PaymentAnswerBoard } from '../adapters/temporal/payment-answers.ts';
 import { createCardVault } from '../domain/crypto/card-vault.ts';
@@ -24,7 +24,14 @@ export interface ConfiguredWorker {
  * processors, card vault, SMTP) and the worker's capacity settings. The worker process runs one; so does a gateway
  * with GATEWAY_WORKER=on, passing the board its eager payments are answered through.
  */
-export async function workerFromConfig(options: { config: Config; orm: MikroORM; logger: Logger; answerBoard?: PaymentAnswerBoard }): Promise<ConfiguredWorker> {
+export async function workerFromConfig(options: {
+  config: Config;
+  orm: MikroORM;
+  logger: Logger;
+  answerBoard?: PaymentAnswerBoard;
+  /** An already bundled workflow code (tests share one); bundled here otherwise. */
+  workflowBundle?: WorkflowBundle;
+}): Promise<ConfiguredWorker> {
   const { config, orm, logger } = options;
   const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');
   const mailer = mailerFromConfig(config);
@@ -52,6 +59,7 @@ export async function workerFromConfig(options: { config: Config; orm: MikroORM;
       workflowTaskPollers: config.workerWorkflowTaskPollers,
     },
     ...(options.answerBoard ? { answerBoard: options.answerBoard } : {}),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
   });
   return {
     worker,

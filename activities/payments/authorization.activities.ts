@@ -1,7 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult, RawExchange } from '../../adapters/processors/processor-gateway.ts';
 import { addApprovedVolume, findSealedCredentials, releaseMonthlyVolume } from '../../data/queries/merchant-accounts.ts';
-import { recordAuthorizationAttempt } from '../../data/queries/transactions.ts';
+import { findRecordedAttempt, recordAuthorizationAttempt, type RecordedAttemptOutcome } from '../../data/queries/transactions.ts';
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { Logger } from '../../domain/logger.ts';
@@ -44,6 +44,9 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
   /** One authorization on one merchant account; the attempt is recorded whatever the answer. */
   async function authorizeAttempt(input: AttemptContext & { sealedCard: string; threeDSecure: boolean; timeoutMs: number; capture?: boolean }): Promise<AttemptResult> {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
+    // Run again after a crash, an attempt whose outcome is recorded answers with it: the caller may have had it.
+    const recorded = await findRecordedAttempt(fork(), reference);
+    if (recorded && isSettledOutcome(recorded)) return recordedResult(reference, recorded);
     const card = await deps.cardVault.open(input.sealedCard as SealedCard);
     const credentials = await credentialsFor(input.candidate.merchantAccountId, input.currency);
     if (!deps.processors.names().includes(input.candidate.gateway)) {
@@ -155,6 +158,23 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
   }
 
   return withPermanentFailures({ authorizeAttempt, recordUnsentAttempt, inquireAttempt, completeThreeDSecure, voidAuthorization });
+}
+
+/**
+ * Whether a recorded attempt has the processor's final word: approved, or declined with a status the processor
+ * gave. An open challenge, an unknown answer and an attempt the processor never saw are sent (again) as before.
+ */
+function isSettledOutcome(recorded: RecordedAttemptOutcome): boolean {
+  return recorded.approved || (recorded.completedAt !== null && recorded.statusId !== StatusId.SYSTEM_TIMEOUT);
+}
+
+/** The attempt as recorded, in the shape the processor's answer had when it was recorded. */
+function recordedResult(reference: string, recorded: RecordedAttemptOutcome): AttemptResult {
+  const processorTransactionId = recorded.processorTransactionId ?? undefined;
+  const outcome: AttemptOutcome = recorded.approved
+    ? { kind: 'approved', statusId: recorded.statusId, processorTransactionId: processorTransactionId!, authCode: recorded.authCode ?? '', ...(recorded.eci ? { eci: recorded.eci } : {}) }
+    : { kind: 'declined', statusId: recorded.statusId, processorTransactionId };
+  return { reference, transactionId: recorded.transactionId, outcome, exchange: recorded.exchange };
 }
 
 function toAttemptOutcome(outcome: AuthorizationOutcome): AttemptOutcome {

@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ensureAffiliate, ensureCampaign } from '../../data/queries/attribution.ts';
 import { upsertCustomer } from '../../data/queries/customers.ts';
 import {
+  findAttemptMerchantAccount,
   findEligibleMerchantAccounts,
   findForcedMerchantAccount,
   findReservedMerchantAccount,
@@ -15,7 +16,7 @@ import {
   insertSubscriptionOfSubmitOrder,
   releasePendingSubscriptionOfSubmitOrder,
 } from '../../data/queries/subscriptions.ts';
-import type { MerchantCandidate } from '../../domain/payments/attempts.ts';
+import { attemptReference, type MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { FORCED_ACCOUNT_REFUSALS, forcedAccountRefusal } from '../../domain/payments/forced-merchant-account.ts';
 import type { OrderDetails } from '../../domain/payments/payment-input.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
@@ -108,6 +109,11 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     const reserved = await findReservedMerchantAccount(em, input.submitOrderId);
     // An earlier attempt's reservation is released when its outcome is recorded, so one found here is this attempt's.
     if (reserved && !input.triedMerchantAccountIds.includes(reserved.merchantAccountId)) return { account: reserved };
+    // A payment run again from its start (its worker died before Temporal stored the workflow task) finds the
+    // attempt it already recorded, reservation ended: the same account again, never another one the processor
+    // would see as a new authorization, and the same answer as its caller may already have had.
+    const recorded = await findAttemptMerchantAccount(em, attemptReference(input.submitOrderId, input.triedMerchantAccountIds.length + 1));
+    if (recorded) return { account: recorded };
     const reserve = (account: MerchantCandidate) => reserveMonthlyVolume(em, { orderId: input.submitOrderId, merchantAccountId: account.merchantAccountId });
 
     if (input.forcedMerchantAccountId !== undefined) {

@@ -9,11 +9,12 @@ import type { SubmitResult } from '../../domain/payments/submit-result.ts';
  * whose answer is found by another worker is answered through the `submit` update (payment-runner.ts).
  */
 export class PaymentAnswerBoard {
-  readonly #waiting = new Map<string, (result: SubmitResult) => void>();
+  readonly #waiting = new Map<string, (result: SubmitResult | undefined) => void>();
 
   /**
    * Waits for the answer of the payment with this workflow id. Called before the payment starts, so an answer
-   * found at once is not missed; `undefined` when the signal aborts first.
+   * found at once is not missed; `undefined` when the signal aborts first, or when the payment says its answer
+   * will not be found here (then the caller asks the payment itself).
    */
   expect(workflowId: string, signal: AbortSignal): Promise<SubmitResult | undefined> {
     return new Promise((resolve) => {
@@ -21,7 +22,7 @@ export class PaymentAnswerBoard {
         if (this.#waiting.get(workflowId) === deliver) this.#waiting.delete(workflowId);
         resolve(undefined);
       };
-      const deliver = (result: SubmitResult) => {
+      const deliver = (result: SubmitResult | undefined) => {
         this.#waiting.delete(workflowId);
         signal.removeEventListener('abort', stop);
         resolve(result);
@@ -37,20 +38,22 @@ export class PaymentAnswerBoard {
     this.#waiting.get(workflowId)?.(result);
   }
 
-  /** Requests waiting (for the stop and for tests). */
-  get size(): number {
-    return this.#waiting.size;
+  /** The payment's answer will come from a later workflow task, perhaps on another worker: its caller stops waiting here. */
+  release(workflowId: string): void {
+    this.#waiting.get(workflowId)?.(undefined);
   }
 }
 
 /**
  * The worker's side: every worker registers the sink (a payment calls it wherever it runs); a worker without a
- * board, or answers nobody waits for, drop it. Never called on replay, so an answer is delivered once per run.
+ * board, or answers nobody waits for, drop it. Not called while a task replays history; a workflow task that runs
+ * again after a failure calls it again, and the first call wins (the waiter is gone by the second).
  */
 export function paymentAnswerSinks(board?: PaymentAnswerBoard): InjectedSinks<PaymentAnswerSinks> {
   return {
     paymentAnswers: {
       answered: { fn: (info, result) => board?.deliver(info.workflowId, result), callDuringReplay: false },
+      answerComesLater: { fn: (info) => board?.release(info.workflowId), callDuringReplay: false },
     },
   };
 }

@@ -9,16 +9,21 @@ import { CustomerEmailAttribute, PartnerSessionAttribute, ProductIdAttribute, Te
 import { capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate } from '../../workflows/contract/payment-updates.ts';
 import type { paymentWorkflow } from '../../workflows/payment/payment.workflow.ts';
 import type { PaymentAnswerBoard } from './payment-answers.ts';
+import type { Logger } from '../../domain/logger.ts';
 
 /**
- * A gateway that hosts a worker on the payments' task queue, its client sharing that worker's connection: payments
- * are started eagerly (their first workflow task runs in this process, without a trip through Temporal's
- * matching) and answered through `board`. `waitMs` bounds that wait: an answer found by another worker (this
- * process's workflow task failed, or its cache let the payment go) is then asked for with the `submit` update.
+ * A gateway that hosts a worker on the payments' task queue: `client` shares that worker's `NativeConnection`, so
+ * a payment it starts with `requestEagerStart` has its first workflow task run in this process, without a trip
+ * through Temporal's matching, and its answer comes through `board`. `waitMs` bounds that wait: an answer found by
+ * another worker (this process's workflow task failed, or the payment waits on an ordinary activity) is then asked
+ * for with the `submit` update, over the runner's own client (a `NativeConnection` ignores abort signals).
  */
 export interface InProcessAnswers {
+  readonly client: Client;
   readonly board: PaymentAnswerBoard;
   readonly waitMs: number;
+  /** Each eager submit's timings at debug level: the start call, the wait for the answer, and whether it came in process. */
+  readonly logger?: Logger;
 }
 
 /**
@@ -29,14 +34,26 @@ export interface InProcessAnswers {
  */
 export function temporalPaymentRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number; inProcess?: InProcessAnswers }): PaymentRunner {
   const { client, inProcess } = options;
-  /** Stops waiting (never the payment) when no worker answers in time, so callers get a 503, not a hang. */
+  /**
+   * Stops waiting (never the payment) when no worker answers in time, so callers get a 503, not a hang: the client's
+   * calls are cancelled, and whatever else the call waits on is raced against the same deadline.
+   */
   const bounded = async <T>(call: (signal: AbortSignal) => Promise<T>, retry = 'retry with the same Idempotency-Key to get its result'): Promise<T> => {
     const signal = AbortSignal.timeout(options.answerTimeoutMs);
+    const unavailable = () => new DomainError('unavailable', `The payment is still being processed; ${retry}`);
+    let stopRacing = () => {};
+    const deadline = new Promise<never>((_, reject) => {
+      const onAbort = () => reject(unavailable());
+      signal.addEventListener('abort', onAbort, { once: true });
+      stopRacing = () => signal.removeEventListener('abort', onAbort);
+    });
     try {
-      return await client.withAbortSignal(signal, () => call(signal));
+      return await Promise.race([client.withAbortSignal(signal, () => call(signal)), deadline]);
     } catch (error) {
-      if (signal.aborted) throw new DomainError('unavailable', `The payment is still being processed; ${retry}`);
+      if (signal.aborted) throw unavailable();
       throw error;
+    } finally {
+      stopRacing();
     }
   };
 
@@ -65,13 +82,22 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
       const stopWatching = new AbortController();
       const answered = local.board.expect(startOptions(input).workflowId, AbortSignal.any([signal, stopWatching.signal, AbortSignal.timeout(local.waitMs)]));
       try {
-        const handle = await client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', { ...startOptions(input), requestEagerStart: true });
-        if (handle.eagerlyStarted) {
-          const answer = await answered;
-          if (answer) return answer;
-        }
-
-        return await firstAnswerOf(handle);
+        const began = performance.now();
+        const handle = await local.client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', { ...startOptions(input), requestEagerStart: true });
+        const started = performance.now();
+        const inProcessAnswer = handle.eagerlyStarted ? await answered : undefined;
+        const answer = inProcessAnswer ?? (await firstAnswerOf(client.workflow.getHandle<typeof paymentWorkflow>(handle.workflowId)));
+        local.logger?.debug(
+          {
+            workflowId: handle.workflowId,
+            eagerlyStarted: handle.eagerlyStarted,
+            answeredInProcess: inProcessAnswer !== undefined,
+            startMs: roundedMs(started - began),
+            answerMs: roundedMs(performance.now() - started),
+          },
+          'payment answered',
+        );
+        return answer;
       } finally {
         stopWatching.abort();
       }
@@ -133,6 +159,8 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
     },
   };
 }
+
+const roundedMs = (duration: number) => Math.round(duration * 10) / 10;
 
 /** The first answer of a payment: a running one answers the `submit` update; a finished one's result is the answer. */
 async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>): Promise<SubmitResult> {

@@ -84,6 +84,15 @@ export async function findReservedMerchantAccount(em: EntityManager, orderId: nu
   return row && toCandidate(row);
 }
 
+/** The account an attempt (by its reference) was recorded on, if it was recorded. */
+export async function findAttemptMerchantAccount(em: EntityManager, reference: string): Promise<MerchantCandidate | undefined> {
+  const [row] = await em.execute<CandidateRow[]>(
+    `select ${CANDIDATE_COLUMNS} from transactions t join merchant_accounts m on m.id = t.merchant_account_id where t.reference = ?`,
+    [reference],
+  );
+  return row && toCandidate(row);
+}
+
 /**
  * Reserves the order's amount on the account's volume of this month, within `monthlyCap`: one conditional
  * update, so concurrent payments on one MID are serialized by its volume row and never pass the cap together.

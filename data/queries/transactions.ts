@@ -33,6 +33,36 @@ export interface RecordedAttempt {
   readonly wasApproved: boolean;
 }
 
+/** An attempt's recorded outcome, read back by its reference. */
+export interface RecordedAttemptOutcome {
+  readonly transactionId: string;
+  readonly approved: boolean;
+  readonly statusId: number;
+  readonly processorTransactionId: string | null;
+  readonly authCode: string | null;
+  readonly eci: string | null;
+  readonly exchange: RawExchange;
+  /** Null while the outcome is still open (a 3-D Secure challenge, an unknown answer). */
+  readonly completedAt: Date | null;
+}
+
+export async function findRecordedAttempt(em: EntityManager, reference: string): Promise<RecordedAttemptOutcome | undefined> {
+  const [row] = await em.execute<
+    { id: string; success: boolean; status_id: number; gateway_transaction_id: string | null; auth_code: string | null; eci: string | null; gateway_response: RawExchange | string; completed_at: Date | null }[]
+  >(`select id, success, status_id, gateway_transaction_id, auth_code, eci, gateway_response, completed_at from transactions where reference = ?`, [reference]);
+  if (!row) return undefined;
+  return {
+    transactionId: row.id,
+    approved: row.success,
+    statusId: row.status_id,
+    processorTransactionId: row.gateway_transaction_id,
+    authCode: row.auth_code,
+    eci: row.eci,
+    exchange: typeof row.gateway_response === 'string' ? (JSON.parse(row.gateway_response) as RawExchange) : row.gateway_response,
+    completedAt: row.completed_at,
+  };
+}
+
 /**
  * Upserts the attempt's transaction by its reference, so a replayed activity records once; order, tenant,
  * product, customer and partner session come from the submit order.

@@ -23,9 +23,8 @@ import { emailRendererFromConfig, mailerFromConfig } from '../../worker/mailer-f
 import { bundleWorkflows, createWorker } from '../../worker/create-worker.ts';
 import { openProductCache, type ProductCache } from '../../services/catalog/product-cache.ts';
 import { spawnEntry, stopChild } from '../../scripts/child-process.ts';
-import { Client } from '@temporalio/client';
 import { PaymentAnswerBoard } from '../../adapters/temporal/payment-answers.ts';
-import { localAnswerWaitMs } from '../../worker/hosted-worker.ts';
+import { hostWorker } from '../../worker/hosted-worker.ts';
 
 /** Every line the product logged during a test, for assertions (e.g. no PAN, no key). */
 export class CapturedLogs {
@@ -106,7 +105,7 @@ export async function startTestApp(
   const products = await openProductCache({ orm, logger });
   const workers: { worker: Worker; done: Promise<void>; close: () => Promise<void> }[] = [];
   const workerProcesses: ChildProcess[] = [];
-  const runWorker = async (answerBoard?: PaymentAnswerBoard) => {
+  const runWorker = async () => {
     sharedBundle ??= bundleWorkflows();
     const mailer = mailerFromConfig(config);
     const { worker, connection } = await createWorker({
@@ -116,7 +115,6 @@ export async function startTestApp(
       activities: createActivities({ orm, logger, secretBox, cardVault, processors: processorsFromConfig(config), mailer, renderEmail: emailRendererFromConfig() }),
       logger,
       workflowBundle: await sharedBundle,
-      ...(answerBoard ? { answerBoard } : {}),
     });
     workers.push({
       worker,
@@ -126,10 +124,11 @@ export async function startTestApp(
         await connection.close();
       },
     });
-    return { worker, connection };
+    return worker;
   };
   const answers = new PaymentAnswerBoard();
-  const hosted = options.hostWorker ? await runWorker(answers) : undefined;
+  // The gateway's own worker, built as api/main.ts builds it.
+  const hosted = options.hostWorker ? await hostWorker({ config, logger, answerBoard: answers, workflowBundle: await (sharedBundle ??= bundleWorkflows()) }) : undefined;
   const gateway = await buildGateway({
     config,
     orm,
@@ -138,10 +137,12 @@ export async function startTestApp(
     secretBox,
     cardVault,
     paymentRunner: temporalPaymentRunner({
-      client: hosted ? new Client({ connection: hosted.connection, namespace: config.temporalNamespace }) : temporal.client,
+      client: temporal.client,
       taskQueue,
       answerTimeoutMs: config.submitAnswerTimeoutMs,
-      ...(hosted ? { inProcess: { board: answers, waitMs: typeof options.hostWorker === 'object' ? options.hostWorker.localAnswerWaitMs : localAnswerWaitMs(config.processorTimeoutMs) } } : {}),
+      ...(hosted
+        ? { inProcess: { client: hosted.client, board: answers, waitMs: typeof options.hostWorker === 'object' ? options.hostWorker.localAnswerWaitMs : hosted.localAnswerWaitMs, logger } }
+        : {}),
     }),
     refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
     subscriptionController: temporalSubscriptionController({ client: temporal.client }),
@@ -179,7 +180,7 @@ export async function startTestApp(
       };
     },
     async startWorker() {
-      return (await runWorker()).worker;
+      return runWorker();
     },
     spawnWorkerProcess() {
       const child = spawnEntry('worker/main.ts', app.workerProcessEnv(), 'pipe');
@@ -193,6 +194,7 @@ export async function startTestApp(
         await done;
         await close();
       }
+      await hosted?.stop();
       await gateway.close();
       await products.close();
       await temporal.close();

@@ -10,5 +10,10 @@ export interface PaymentAnswerSinks extends Sinks {
   paymentAnswers: {
     /** The payment's first answer is known; the worker calls this after the workflow activation that found it. */
     answered(result: SubmitResult): void;
+    /**
+     * The answer waits on an ordinary activity (a status inquiry, a held authorization recorded, a void), whose
+     * result may come back to any worker: a caller waiting in process asks the `submit` update instead.
+     */
+    answerComesLater(): void;
   };
 }

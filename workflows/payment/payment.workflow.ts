@@ -187,6 +187,10 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     answer = result;
     paymentAnswers.answered(result);
   };
+  /** Before an ordinary activity the answer waits on: its caller in process turns to the `submit` update. */
+  const answerAfterAnOrdinaryActivity = () => {
+    if (answer === undefined) paymentAnswers.answerComesLater();
+  };
 
   setHandler(submitUpdate, async () => {
     await condition(() => answer !== undefined);
@@ -321,6 +325,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
    * (`held-authorization-end.ts`), so no hold stays `requires_capture` and none is voided without knowing.
    */
   async function holdForCapture(account: MerchantCandidate, attempt: AttemptResult, processorTransactionId: string): Promise<SubmitResult> {
+    answerAfterAnOrdinaryActivity();
     await holdApprovedAuthorization({ submitOrderId: input.submitOrderId, transactionId: attempt.transactionId });
     const settlement: Settlement = { orderId: input.submitOrderId, subscriptionId: 0 };
     const authorized: SubmitResult = { ...buildProcessedResult(payment, account, attempts, settlement, { salvage: false }), chargeSuccess: false };
@@ -429,6 +434,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
    */
   async function endFailed(cause: TemporalFailure): Promise<SubmitResult> {
     log.error('Payment ended: a step failed for good', { reason: reasonOf(cause) });
+    answerAfterAnOrdinaryActivity();
     const authorized = new Map<string, string>();
     for (const { outcome, exchange } of attempts) {
       if (outcome.kind === 'approved' || outcome.kind === 'challenge') authorized.set(outcome.processorTransactionId, exchange.gateway);
@@ -470,6 +476,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     for (let resend = 0; ; resend++) {
       if (result && result.outcome.kind !== 'unknown') break;
       if (result) attempts.push(result);
+      answerAfterAnOrdinaryActivity();
       result = await inquireAttempt({ ...context, timeoutMs: input.settings.processorTimeoutMs });
       if (result.outcome.kind !== 'not_found' || resend >= MAX_RESENDS) break;
       attempts.push(result);

@@ -107,20 +107,26 @@ const probe = await fetch(`${baseUrl}/api/${productId}`, {
 const probeResult = (await probe.json()) as { info?: string };
 if (probeResult.info !== 'Success') throw new Error(`The bench checkout is not approved: ${JSON.stringify(probeResult)}`);
 
-// One warm approved submit, timed by the client and read back from its workflow history: where the time goes.
-const phaseStarted = performance.now();
-const traced = (await (
-  await fetch(`${baseUrl}/api/${productId}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: apiKey },
-    body: JSON.stringify(benchSubmitBody(APPROVED_CARD)),
-  })
-).json()) as { submitOrderId: number };
+// Where the time goes: 21 approved submits one after another (the first ones warm the processes up), timed by the
+// client; the one of median time is read back from its workflow history.
+const traces: { submitOrderId: number; clientMs: number }[] = [];
+for (let i = 0; i < 21; i++) {
+  const began = performance.now();
+  const traced = (await (
+    await fetch(`${baseUrl}/api/${productId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: apiKey },
+      body: JSON.stringify(benchSubmitBody(APPROVED_CARD)),
+    })
+  ).json()) as { submitOrderId: number };
+  traces.push({ submitOrderId: traced.submitOrderId, clientMs: performance.now() - began });
+}
+const medianTrace = [...traces].sort((a, b) => a.clientMs - b.clientMs)[Math.floor(traces.length / 2)]!;
 const phaseRows = await phaseBreakdown({
   temporalAddress: servers.temporalAddress,
   namespace: config.temporalNamespace,
-  workflowId: workflowIds.payment(benchTenant!.id, traced.submitOrderId),
-  clientMs: performance.now() - phaseStarted,
+  workflowId: workflowIds.payment(benchTenant!.id, medianTrace.submitOrderId),
+  clientMs: medianTrace.clientMs,
 });
 
 const processNames = new Map<number, string>([
@@ -238,7 +244,7 @@ process.stdout.write(
     '| --- | --- | --- | --- |',
     ...floorsBefore.map((f) => `| ${f.name} | ${f.concurrency} | ${f.cpu.reduce((sum, [, ms]) => sum + ms, 0).toFixed(1)} | ${f.cpu.map(([group, ms]) => `${group} ${ms.toFixed(1)}`).join(', ')} |`),
     '',
-    'One warm approved submit, from its workflow history:',
+    'The approved submit of median time among 21 in a row, from its workflow history:',
     '',
     ...phaseRows,
     '',

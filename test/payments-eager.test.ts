@@ -3,6 +3,7 @@ import type { temporal } from '@temporalio/proto';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
 
 /**
  * A gateway that hosts a worker (GATEWAY_WORKER=on, the product's default) starts payments eagerly and takes
@@ -54,6 +55,15 @@ describe('a gateway hosting a worker answers eagerly started payments in process
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true, submitOrderId: pending.body.submitOrderId });
     expect(submitUpdatesIn(await historyOf(app, tenant.id, pending.body.submitOrderId))).toBe(0);
+  });
+
+  it('a held authorization (capture: false): its answer waits on an ordinary activity, so it comes through the submit update', async () => {
+    const merchant = await createPaymentsApiTenant(app);
+    const held = await call(app, 'POST', '/payments', merchant.apiKey, paymentBody('4242424242424242', { capture: false }));
+    expect(held.body).toMatchObject({ status: 'requires_capture' });
+    expect(submitUpdatesIn(await historyOf(app, merchant.id, Number(held.body.id.slice(4))))).toBe(1);
+    const captured = await call(app, 'POST', `/payments/${held.body.id}/capture`, merchant.apiKey);
+    expect(captured.body).toMatchObject({ id: held.body.id, status: 'succeeded' });
   });
 
   it('concurrent submits each get their own answer', async () => {

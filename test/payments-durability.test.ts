@@ -14,6 +14,19 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
+/** The order of the product's one payment, once the sandbox has authorized it (its answer still on the way). */
+function authorizedOrderOf(target: TestApp, productId: number): Promise<number> {
+  return vi.waitFor(
+    async () => {
+      const [order] = await target.orm.em.fork().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [productId]);
+      expect(order, 'the payment order').toBeDefined();
+      expect(await authorizationsFor(order!.id)).toBe(1);
+      return order!.id;
+    },
+    { timeout: 30_000, interval: 100 },
+  );
+}
+
 describe('durability (real worker processes)', () => {
   it('a worker killed between authorization and recording: the payment completes once, one authorization', async () => {
     const tenant = await createPaymentTenant(app);
@@ -22,16 +35,7 @@ describe('durability (real worker processes)', () => {
     const first = app.spawnWorkerProcess();
 
     const submitted = post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('4242424242424242'));
-    // Wait until the sandbox has authorized the payment (its answer is still on the way).
-    const submitOrderId = await vi.waitFor(
-      async () => {
-        const [order] = await app.orm.em.fork().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [tenant.productId]);
-        expect(order, 'the payment order').toBeDefined();
-        expect(await authorizationsFor(order!.id)).toBe(1);
-        return order!.id;
-      },
-      { timeout: 30_000, interval: 100 },
-    );
+    const submitOrderId = await authorizedOrderOf(app, tenant.productId);
 
     first.kill('SIGKILL');
     const [before] = await app.orm.em.fork().execute(`select count(*)::int as n from transactions where order_id = ?`, [submitOrderId]);
@@ -79,15 +83,7 @@ describe('a gateway hosting a worker (GATEWAY_WORKER=on) killed mid-payment', ()
     try {
       // Only the gateway's worker polls: the payment's first (eager) workflow task runs in the gateway.
       const submitted = gateway.submit(tenant.productId, tenant.apiKey, submitBody('4242424242424242')).catch((error: unknown) => error);
-      const submitOrderId = await vi.waitFor(
-        async () => {
-          const [order] = await own.orm.em.fork().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [tenant.productId]);
-          expect(order, 'the payment order').toBeDefined();
-          expect(await authorizationsFor(order!.id)).toBe(1);
-          return order!.id;
-        },
-        { timeout: 30_000, interval: 100 },
-      );
+      const submitOrderId = await authorizedOrderOf(own, tenant.productId);
       await gateway.kill();
       expect(await submitted, 'the caller lost its connection with the gateway').toBeInstanceOf(Error);
       own.spawnWorkerProcess();

@@ -100,7 +100,7 @@ async function start(): Promise<void> {
         ? []
         : [{ name: 'sandbox', stopGraceMs: 5_000, start: () => spawnEntry('sandbox/main.ts', env, logs.stdio('sandbox')) }]),
       { name: 'worker', stopGraceMs: 20_000, start: () => spawnEntry('worker/main.ts', env, logs.stdio('worker')) },
-      { name: 'gateway', stopGraceMs: 10_000, start: () => spawnEntry('api/main.ts', env, logs.stdio('gateway')) },
+      { name: 'gateway', stopGraceMs: 20_000, start: () => spawnEntry('api/main.ts', env, logs.stdio('gateway')) },
     ],
     {
       maxCrashes: 5,

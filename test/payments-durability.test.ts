@@ -101,6 +101,43 @@ describe('a gateway hosting a worker (GATEWAY_WORKER=on) killed mid-payment', ()
     }
   }, 90_000);
 
+  it('during a cascade\'s second attempt: the payment run again keeps each attempt on its own account', async () => {
+    const tenant = await createPaymentTenant(own);
+    // .98: each attempt's first answer comes after 2.5 s. This card is declined (cascadable) on the first account.
+    await own.orm.em.fork().execute(`update products set price = '12.98' where id = ?`, [tenant.productId]);
+    const gateway = await spawnGateway(own);
+    let submitOrderId: number;
+    try {
+      const submitted = gateway.submit(tenant.productId, tenant.apiKey, submitBody('4000000000000341', { cascade: true })).catch((error: unknown) => error);
+      // Both attempts reached the sandbox: the second one's answer is on its way when the gateway dies.
+      submitOrderId = await vi.waitFor(
+        async () => {
+          const [order] = await own.orm.em.fork().execute<{ id: number }[]>(`select id from orders where product_id = ?`, [tenant.productId]);
+          expect(order, 'the payment order').toBeDefined();
+          expect(await authorizationsFor(order!.id)).toBe(2);
+          return order!.id;
+        },
+        { timeout: 30_000, interval: 100 },
+      );
+      await gateway.kill();
+      expect(await submitted).toBeInstanceOf(Error);
+    } finally {
+      await gateway.kill();
+    }
+    own.spawnWorkerProcess();
+
+    const result = await own.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, submitOrderId)).result();
+    expect(result).toMatchObject({ info: 'Success', chargeSuccess: true, mid: tenant.mids[1] });
+    expect(await authorizationsFor(submitOrderId)).toBe(2);
+    const rows = await own.orm.em
+      .fork()
+      .execute<{ attempt_number: number; mid: string; success: boolean }[]>(`select attempt_number, mid, success from transactions where order_id = ? order by attempt_number`, [submitOrderId]);
+    expect(rows).toEqual([
+      { attempt_number: 1, mid: tenant.mids[0], success: false },
+      { attempt_number: 2, mid: tenant.mids[1], success: true },
+    ]);
+  }, 90_000);
+
   it('after its answer, before Temporal stored the task: the payment run again ends as it answered, on the same merchant account', async () => {
     // Two accounts; once the first has approved volume, a fresh selection would prefer the second.
     const tenant = await createLeadTenant(own, {

@@ -58,6 +58,8 @@ export async function hostWorker(options: { config: Config; logger: Logger; answ
       process.exit(1);
     },
     (error: unknown) => {
+      // Failing while asked to stop is the stop's own failure, for its caller.
+      if (stopping) throw error;
       logger.fatal({ err: error }, "the gateway's worker failed; exiting");
       process.exit(1);
     },

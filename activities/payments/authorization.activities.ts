@@ -1,4 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { ApplicationFailure } from '@temporalio/common';
 import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult, RawExchange } from '../../adapters/processors/processor-gateway.ts';
 import { addApprovedVolume, findSealedCredentials, releaseMonthlyVolume } from '../../data/queries/merchant-accounts.ts';
 import { findRecordedAttempt, recordAuthorizationAttempt, type RecordedAttemptOutcome } from '../../data/queries/transactions.ts';
@@ -46,6 +47,10 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
     // Run again after a crash, an attempt whose outcome is recorded answers with it: the caller may have had it.
     const recorded = await findRecordedAttempt(fork(), reference);
+    if (recorded && recorded.merchantAccountId !== input.candidate.merchantAccountId) {
+      // Never happens by design (the account of a recorded attempt is chosen again); sending it would authorize twice.
+      throw ApplicationFailure.nonRetryable(`Attempt ${reference} was recorded on another merchant account`, 'AttemptAccountMismatch');
+    }
     if (recorded && isSettledOutcome(recorded)) return recordedResult(reference, recorded);
     const card = await deps.cardVault.open(input.sealedCard as SealedCard);
     const credentials = await credentialsFor(input.candidate.merchantAccountId, input.currency);

@@ -106,14 +106,15 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
    */
   async function reserveMerchantAccount(input: ReserveMerchantAccountInput): Promise<MerchantAccountChoice> {
     const em = fork();
+    // A payment run again from its start (its worker died before Temporal stored the workflow task) finds the
+    // attempts it already recorded, their reservations ended: each on the same account again, never another one the
+    // processor would see as a new authorization, and with the answer its caller may already have had. First, since
+    // a reservation still held may be a later attempt's (a cascade's second account, its attempt in flight).
+    const recorded = await findAttemptMerchantAccount(em, attemptReference(input.submitOrderId, input.triedMerchantAccountIds.length + 1));
+    if (recorded) return { account: recorded };
     const reserved = await findReservedMerchantAccount(em, input.submitOrderId);
     // An earlier attempt's reservation is released when its outcome is recorded, so one found here is this attempt's.
     if (reserved && !input.triedMerchantAccountIds.includes(reserved.merchantAccountId)) return { account: reserved };
-    // A payment run again from its start (its worker died before Temporal stored the workflow task) finds the
-    // attempt it already recorded, reservation ended: the same account again, never another one the processor
-    // would see as a new authorization, and the same answer as its caller may already have had.
-    const recorded = await findAttemptMerchantAccount(em, attemptReference(input.submitOrderId, input.triedMerchantAccountIds.length + 1));
-    if (recorded) return { account: recorded };
     const reserve = (account: MerchantCandidate) => reserveMonthlyVolume(em, { orderId: input.submitOrderId, merchantAccountId: account.merchantAccountId });
 
     if (input.forcedMerchantAccountId !== undefined) {

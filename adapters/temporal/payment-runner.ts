@@ -80,10 +80,15 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
   const submitEagerly = (input: PaymentWorkflowInput, local: InProcessAnswers) =>
     bounded(async (signal) => {
       const stopWatching = new AbortController();
-      const answered = local.board.expect(startOptions(input).workflowId, AbortSignal.any([signal, stopWatching.signal, AbortSignal.timeout(local.waitMs)]));
+      // At most half the answer time in process, so the update always has its turn before the 503.
+      const waitMs = Math.min(local.waitMs, options.answerTimeoutMs / 2);
+      const answered = local.board.expect(startOptions(input).workflowId, AbortSignal.any([signal, stopWatching.signal, AbortSignal.timeout(waitMs)]));
       try {
         const began = performance.now();
-        const handle = await local.client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', { ...startOptions(input), requestEagerStart: true });
+        // A deadline, not the abort signal: a NativeConnection ignores signals and would retry the start on its own.
+        const handle = await local.client.withDeadline(Date.now() + options.answerTimeoutMs, () =>
+          local.client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', { ...startOptions(input), requestEagerStart: true }),
+        );
         const started = performance.now();
         const inProcessAnswer = handle.eagerlyStarted ? await answered : undefined;
         const answer = inProcessAnswer ?? (await firstAnswerOf(client.workflow.getHandle<typeof paymentWorkflow>(handle.workflowId)));

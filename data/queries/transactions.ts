@@ -36,6 +36,7 @@ export interface RecordedAttempt {
 /** An attempt's recorded outcome, read back by its reference. */
 export interface RecordedAttemptOutcome {
   readonly transactionId: string;
+  readonly merchantAccountId: number;
   readonly approved: boolean;
   readonly statusId: number;
   readonly processorTransactionId: string | null;
@@ -48,11 +49,12 @@ export interface RecordedAttemptOutcome {
 
 export async function findRecordedAttempt(em: EntityManager, reference: string): Promise<RecordedAttemptOutcome | undefined> {
   const [row] = await em.execute<
-    { id: string; success: boolean; status_id: number; gateway_transaction_id: string | null; auth_code: string | null; eci: string | null; gateway_response: RawExchange | string; completed_at: Date | null }[]
-  >(`select id, success, status_id, gateway_transaction_id, auth_code, eci, gateway_response, completed_at from transactions where reference = ?`, [reference]);
+    { id: string; merchant_account_id: number; success: boolean; status_id: number; gateway_transaction_id: string | null; auth_code: string | null; eci: string | null; gateway_response: RawExchange | string; completed_at: Date | null }[]
+  >(`select id, merchant_account_id, success, status_id, gateway_transaction_id, auth_code, eci, gateway_response, completed_at from transactions where reference = ?`, [reference]);
   if (!row) return undefined;
   return {
     transactionId: row.id,
+    merchantAccountId: row.merchant_account_id,
     approved: row.success,
     statusId: row.status_id,
     processorTransactionId: row.gateway_transaction_id,

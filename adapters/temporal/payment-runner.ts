@@ -79,15 +79,16 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
    */
   const submitEagerly = (input: PaymentWorkflowInput, local: InProcessAnswers) =>
     bounded(async (signal) => {
+      const start = startOptions(input);
       const stopWatching = new AbortController();
       // At most half the answer time in process, so the update always has its turn before the 503.
       const waitMs = Math.min(local.waitMs, options.answerTimeoutMs / 2);
-      const answered = local.board.expect(startOptions(input).workflowId, AbortSignal.any([signal, stopWatching.signal, AbortSignal.timeout(waitMs)]));
+      const answered = local.board.expect(start.workflowId, AbortSignal.any([signal, stopWatching.signal, AbortSignal.timeout(waitMs)]));
       try {
         const began = performance.now();
         // A deadline, not the abort signal: a NativeConnection ignores signals and would retry the start on its own.
         const handle = await local.client.withDeadline(Date.now() + options.answerTimeoutMs, () =>
-          local.client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', { ...startOptions(input), requestEagerStart: true }),
+          local.client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', { ...start, requestEagerStart: true }),
         );
         const started = performance.now();
         const inProcessAnswer = handle.eagerlyStarted ? await answered : undefined;

@@ -1,6 +1,7 @@
 import { createAuthorizationActivities, type AuthorizationActivityDeps } from './payments/authorization.activities.ts';
 import { createPaymentOrderActivities, type PaymentOrderActivityDeps } from './payments/payment-order.activities.ts';
 import { createTransactionEventActivities } from './payments/transaction-events.activities.ts';
+import { createFirstAttemptActivities } from './payments/first-attempt.activities.ts';
 import { createPaymentOutcomeActivities } from './payments/payment-outcome.activities.ts';
 import { createLeadActivities } from './leads/lead-paid.activities.ts';
 import { createWebhookDeliveryActivities, type WebhookActivityDeps } from './webhooks/webhook-delivery.activities.ts';
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWebhookDeliveryActivities(deps),
     ...createPaymentOrderActivities(deps),
     ...createAuthorizationActivities(deps),
+    ...createFirstAttemptActivities(deps),
     ...createTransactionEventActivities(deps),
     ...createPaymentOutcomeActivities(deps),
     ...createLeadActivities(deps),

@@ -10,7 +10,9 @@ import { bundleWorkflows } from '../worker/create-worker.ts';
  * recorded by the worker before the payment workflow took fewer steps before its answer (`test/fixtures/
  * payment-histories/`: the client's `fetchHistory()` of real payments, encoded as binary protobuf; read one with
  * `temporal.api.history.v1.History.decode`) must replay on today's workflow code without a nondeterminism error:
- * the `fewer-steps-before-the-answer` patch keeps their old steps.
+ * the `fewer-steps-before-the-answer` patch keeps their old steps. So must payments recorded before the first attempt
+ * became one step (`three-steps-*`: order and account, authorization, settlement as three local activities, recorded
+ * by the gateway's hosted worker): the `first-attempt-in-one-step` patch keeps those.
  */
 let workflowBundle: WorkflowBundle;
 beforeAll(async () => {
@@ -26,5 +28,11 @@ describe('payments recorded by the previous worker', () => {
 
   it('an authorization held for capture replays up to its wait', async () => {
     await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('held-authorization'), 'payment/replay-held')).resolves.toBeUndefined();
+  });
+});
+
+describe('payments recorded before the first attempt became one step', () => {
+  it.each(['three-steps-approved', 'three-steps-declined', 'three-steps-subscription'])('%s replays its three steps', async (name) => {
+    await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history(name), `payment/replay-${name}`)).resolves.toBeUndefined();
   });
 });

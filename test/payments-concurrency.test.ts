@@ -97,6 +97,34 @@ describe('velocity', () => {
   });
 });
 
+describe('one cap reservation per submit order', () => {
+  it('reserves the amount once when the reservation of one order runs eight times at once (a step run again while its first run commits)', async () => {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('once', '25.00')], merchantAccounts: [merchantAccount('ONCE')] });
+    const activities = createPaymentOrderActivities({ orm: app.orm });
+    const submitOrderId = await reserveOrderId(app.orm.em.fork());
+    const opened = await activities.openPaymentOrder({
+      tenantId: tenant.id,
+      productId: tenant.products.once!,
+      submitOrderId,
+      workflowId: `test/${submitOrderId}`,
+      email: `once-${randomUUID().slice(0, 8)}@example.com`,
+      amount: '25.00',
+      currency: 'USD',
+      order: { mobileWalletA: false, partnerSession: `ps-${submitOrderId}` },
+    });
+    expect(opened).toEqual({ alreadySubscribed: false });
+
+    const request = { tenantId: tenant.id, submitOrderId, amount: '25.00', currency: 'USD', network: 'NetworkA', triedMerchantAccountIds: [] };
+    const choices = await all(8, () => activities.reserveMerchantAccount(request));
+    expect(new Set(choices.map((choice) => choice.account?.mid))).toEqual(new Set(Object.values(tenant.mids)));
+    const [volume] = await app.orm.em.fork().execute(
+      `select v.reserved_amount from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
+      [tenant.id],
+    );
+    expect(volume).toEqual({ reserved_amount: '25.00' });
+  });
+});
+
 describe('one subscription per submit order', () => {
   it('creates one subscription and one subscription order when opening and settlement each run twice at once', async () => {
     const tenant = await createPaymentTenant(app);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { temporal } from '@temporalio/proto';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { authorizationsFor, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { authorizationsFor, createPaymentTenant, localActivitiesOf, post, submitBody, type PaymentTenant } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
 
 /**
@@ -42,6 +42,8 @@ describe('a gateway hosting a worker answers eagerly started payments in process
       expect(result).toEqual(answer);
       expect(submitUpdatesIn(await historyOf(app, tenant.id, answer.submitOrderId))).toBe(0);
       expect(await authorizationsFor(answer.submitOrderId)).toBe(1);
+      // One step before the answer (order, account, authorization, settlement), one after it (webhook, lead).
+      expect(await localActivitiesOf(app, tenant.id, answer.submitOrderId)).toEqual(['tryFirstAttempt', 'recordPaymentOutcome']);
     }
   });
 

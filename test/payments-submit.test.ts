@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestHash } from '../services/payments/submit-payment.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { authorizationsFor, card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { authorizationsFor, card, createPaymentTenant, localActivitiesOf, post, submitBody, type PaymentTenant } from './support/payments.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -136,6 +136,43 @@ describe('POST /api/{productId}', () => {
     expect(result.gatewayResponses.at(-1)).toMatchObject({ httpStatus: 200 });
     expect(await authorizationsFor(result.submitOrderId)).toBe(1);
   });
+
+  it('a first step that fails (blocked past its timeout) goes on step by step: charged once, one transaction, nothing left reserved', async () => {
+    const blocked = await createPaymentTenant(app);
+    const email = `blocked-${randomUUID()}@example.com`;
+    expect((await post(app, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email }))).body).toMatchObject({ info: 'Success' });
+    // Opening an order upserts its customer: holding that row blocks the first step past its 6 s (processor timeout + 5 s).
+    const locker = app.orm.em.fork();
+    await locker.begin();
+    try {
+      expect(await locker.execute(`select id from customers where tenant_id = ? and email = ? for update`, [blocked.id, email])).toHaveLength(1);
+      const submitted = post(app, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email }));
+      await new Promise((resolve) => setTimeout(resolve, 7_500));
+      await locker.rollback();
+      const { status, body: result } = await submitted;
+      expect(status).toBe(200);
+      expect(result).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, gatewayResponses: [expect.objectContaining({ httpStatus: 200 })] });
+
+      // The first step timed out; the payment opened (finding the order), authorized (finding the attempt) and settled.
+      expect(await localActivitiesOf(app, blocked.id, result.submitOrderId)).toEqual([
+        'tryFirstAttempt',
+        'openOrderAndReserveAccount',
+        'authorizeAttempt',
+        'settlePaymentOrder',
+        'recordPaymentOutcome',
+      ]);
+      expect(await authorizationsFor(result.submitOrderId)).toBe(1);
+      const em = app.orm.em.fork();
+      expect(await em.execute(`select success from transactions where order_id = ?`, [result.submitOrderId])).toEqual([{ success: true }]);
+      const [volume] = await em.execute(
+        `select v.reserved_amount::text as reserved from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.mid = ?`,
+        [result.mid],
+      );
+      expect(volume, 'the cap reservation was released once, not held twice').toEqual({ reserved: '0.00' });
+    } finally {
+      if (locker.isInTransaction()) await locker.rollback();
+    }
+  }, 60_000);
 
   it('stores order details: campaign and affiliate by name, sub-affiliate split, props', async () => {
     const { body: result } = await submit(

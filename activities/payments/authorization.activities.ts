@@ -35,6 +35,9 @@ interface AttemptContext {
   readonly lastName?: string;
 }
 
+/** One authorization to send: the attempt, the sealed card and how to send it. */
+export type AuthorizationRequest = AttemptContext & { sealedCard: string; threeDSecure: boolean; timeoutMs: number; capture?: boolean };
+
 /** The gateway's reason for a 3-D Secure completion asked before the cardholder answered the challenge. */
 const CHALLENGE_PENDING = 'challenge pending';
 
@@ -43,7 +46,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
   const fork = (): EntityManager => deps.orm.em.fork() as EntityManager;
 
   /** One authorization on one merchant account; the attempt is recorded whatever the answer. */
-  async function authorizeAttempt(input: AttemptContext & { sealedCard: string; threeDSecure: boolean; timeoutMs: number; capture?: boolean }): Promise<AttemptResult> {
+  async function authorizeAttempt(input: AuthorizationRequest): Promise<AttemptResult> {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
     // Run again after a crash, an attempt whose outcome is recorded answers with it: the caller may have had it.
     const recorded = await findRecordedAttempt(fork(), reference);

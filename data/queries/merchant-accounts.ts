@@ -96,7 +96,10 @@ export async function findAttemptMerchantAccount(em: EntityManager, reference: s
 /**
  * Reserves the order's amount on the account's volume of this month, within `monthlyCap`: one conditional
  * update, so concurrent payments on one MID are serialized by its volume row and never pass the cap together.
- * The order records the reservation; an order that already holds one reserves nothing more. True when reserved.
+ * The order records the reservation; an order that already holds one reserves nothing more. True when the order
+ * holds a reservation on this account, made now or by a run of the same step that committed first: the order's
+ * row is locked before the volume's, so two runs of one payment's step (one timed out, still running) wait for
+ * each other instead of reserving twice or one of them finding no account.
  */
 export async function reserveMonthlyVolume(em: EntityManager, reservation: { orderId: number; merchantAccountId: number }): Promise<boolean> {
   // The month's row must exist to be updated conditionally; creating it is idempotent.
@@ -106,17 +109,17 @@ export async function reserveMonthlyVolume(em: EntityManager, reservation: { ord
     [reservation.merchantAccountId],
   );
   const [row] = await em.execute<{ reserved: boolean }[]>(
-    `with payment as (select amount from orders where id = ? and cap_reservation_id is null),
+    `with payment as (select amount, cap_reservation_id from orders where id = ? for update),
      held as (
        update merchant_account_volumes v set reserved_amount = v.reserved_amount + p.amount
          from merchant_accounts m, payment p
-        where m.id = ? and v.merchant_account_id = m.id and v.month = ${THIS_MONTH}
+        where p.cap_reservation_id is null and m.id = ? and v.merchant_account_id = m.id and v.month = ${THIS_MONTH}
           and (m.monthly_cap is null or v.approved_amount + v.reserved_amount + p.amount <= m.monthly_cap)
         returning v.merchant_account_id, v.month),
      recorded as (
        update orders o set cap_reservation_id = h.merchant_account_id, cap_reservation_month = h.month from held h where o.id = ? returning o.id)
-     select exists (select 1 from recorded) as reserved`,
-    [reservation.orderId, reservation.merchantAccountId, reservation.orderId],
+     select exists (select 1 from recorded) or exists (select 1 from payment where cap_reservation_id = ?) as reserved`,
+    [reservation.orderId, reservation.merchantAccountId, reservation.orderId, reservation.merchantAccountId],
   );
   return row!.reserved;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
+import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 import type { TestApp } from './harness.ts';
 import { createTestTenant, type TestTenant } from './tenants.ts';
 
@@ -121,4 +122,16 @@ export async function post(app: TestApp, path: string, apiKey: string, body: unk
 export async function authorizationsFor(submitOrderId: number): Promise<number> {
   const stats = (await (await fetch(`${inject('sandboxProcessorUrl')}/v1/_stats`)).json()) as { byOrderReference: Record<string, number> };
   return stats.byOrderReference[`ord${submitOrderId}`] ?? 0;
+}
+
+/** The local activities a finished payment ran, in order, read from its history's markers (as the Temporal UI shows them). */
+export async function localActivitiesOf(app: TestApp, tenantId: number, submitOrderId: number): Promise<string[]> {
+  const handle = app.temporal.client.workflow.getHandle(workflowIds.payment(tenantId, submitOrderId));
+  await handle.result();
+  const events = (await handle.fetchHistory()).events ?? [];
+  return events.flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
+    return data ? [(JSON.parse(Buffer.from(data).toString()) as { activity_type: string }).activity_type] : [];
+  });
 }

@@ -20,6 +20,7 @@ import {
 import type { Activities } from '../../activities/index.ts';
 import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { mayCascade } from '../../domain/payments/cascade-policy.ts';
+import { closingOf, finalOutcomeOf, type Closing } from '../../domain/payments/closing.ts';
 import {
   alreadySubscribedResult,
   buildProcessedResult,
@@ -30,7 +31,6 @@ import {
   type Settlement,
 } from '../../domain/payments/processed-result.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
-import { statusById } from '../../domain/statuses/status-codes.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import { nextDunningStep, periodSeconds, trialSeconds } from '../../domain/subscriptions/dunning.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
@@ -76,6 +76,15 @@ const FEWER_STEPS_BEFORE_THE_ANSWER = 'fewer-steps-before-the-answer';
  * `authorized` (or voided blindly) before this patch; now the processor is asked and the hold always ends.
  */
 const HELD_AUTHORIZATIONS_ALWAYS_END = 'held-authorizations-always-end';
+/**
+ * Payments started by an older worker replay their first steps one by one: the order opened with the account
+ * reserved, the authorization, the settlement. Now one local activity runs them (`tryFirstAttempt`).
+ */
+const FIRST_ATTEMPT_IN_ONE_STEP = 'first-attempt-in-one-step';
+
+/** What the payment's first step found: already subscribed, or the first account with what was done on it. */
+type FirstAttempt = Awaited<ReturnType<Activities['tryFirstAttempt']>>;
+
 /** The outcome to search by once a held authorization ended. */
 const OUTCOME_OF_CHANGE = { captured: 'Success', voided: 'Voided', expired: 'Expired', failed: 'Failed' } as const;
 
@@ -163,8 +172,10 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   // An authorization is never retried by Temporal: if it times out, the outcome is unknown and the
   // processor is asked (below) before anything else happens. It runs as a local activity (one Temporal
   // round trip less per submit): if the worker dies mid-call, the new worker sends it again under the
-  // same reference, which the processor deduplicates, so the card is still charged once.
-  const { authorizeAttempt } = proxyLocalActivities<Activities>({
+  // same reference, which the processor deduplicates, so the card is still charged once. The payment's
+  // first step (order, account, authorization, settlement) is not retried either: when it fails, the
+  // payment goes on step by step, each step finding what the failed one recorded.
+  const { authorizeAttempt, tryFirstAttempt } = proxyLocalActivities<Activities>({
     startToCloseTimeout: input.settings.processorTimeoutMs + AUTHORIZATION_MARGIN_MS,
     retry: { maximumAttempts: 1 },
   });
@@ -236,7 +247,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     if (!first.account) return endUnprocessed(noMerchantAccountResult(payment), 'NoMerchantAccount');
     let account = first.account;
     let attemptNumber = 1;
-    let attempt = first.refusal === undefined ? await authorize(account, attemptNumber) : await declineUnsent(account, attemptNumber, first.refusal);
+    let attempt = first.refusal === undefined ? await authorize(account, attemptNumber, opened.attempt) : await declineUnsent(account, attemptNumber, first.refusal);
+    // The first step settled the order: its answer ended the payment (no cascade, challenge or hold follows).
+    if (opened.settlement) return endSettled(account, closingOf(finalOutcomeOf(attempt.outcome), input.subscriptionPlan), opened.settlement);
     if (input.cascade && attempt.outcome.kind === 'declined' && mayCascade(attempt.outcome.statusId, account)) {
       const second = await chooseAccount([account.merchantAccountId], account.acquiringBank);
       if (second.account && second.refusal === undefined) {
@@ -261,21 +274,25 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
     const outcome = attempt.outcome;
     if (outcome.kind === 'approved' && input.capture === false) return holdForCapture(account, attempt, outcome.processorTransactionId);
-    const approved = outcome.kind === 'approved';
-    const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : StatusId.SYSTEM_TIMEOUT;
-    const plan = input.subscriptionPlan;
-    const salvage = !approved && plan !== null && plan.gracePeriodDays > 0 && statusById(statusId)?.group === 'insufficientFunds';
+    const closing = closingOf(finalOutcomeOf(outcome), input.subscriptionPlan);
     const settlement: Settlement = await settlePaymentOrder({
       tenantId: input.tenantId,
       productId: input.productId,
       submitOrderId: input.submitOrderId,
       email: input.email,
-      state: approved ? 'approved' : 'declined',
-      subscription: plan && (approved || salvage) ? { ...plan, state: approved ? 'active' : 'grace' } : undefined,
+      state: closing.state,
+      subscription: closing.subscription,
     });
+    return endSettled(account, closing, settlement);
+  }
+
+  /** The order settled as the last attempt's answer says; a subscription it created starts billing. */
+  function endSettled(account: MerchantCandidate, closing: Closing, settlement: Settlement): Promise<SubmitResult> {
+    const plan = input.subscriptionPlan;
     const subscriptionId = settlement.subscriptionId;
-    const billing = plan && subscriptionId > 0 ? () => startRebills(plan, subscriptionId, approved ? undefined : statusId) : undefined;
-    return endProcessed(buildProcessedResult(payment, account, attempts, settlement, { salvage }), undefined, billing);
+    const declinedStatusId = closing.state === 'approved' ? undefined : closing.statusId;
+    const billing = plan && subscriptionId > 0 ? () => startRebills(plan, subscriptionId, declinedStatusId) : undefined;
+    return endProcessed(buildProcessedResult(payment, account, attempts, settlement, { salvage: closing.salvage }), undefined, billing);
   }
 
   /**
@@ -382,8 +399,15 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     return change === 'captured' ? { ...authorized, chargeSuccess: true } : authorized;
   }
 
-  /** Opens the order (claiming the plan's subscription) and reserves the first attempt's account on its monthly cap. */
-  async function openOrder() {
+  /**
+   * Opens the order (claiming the plan's subscription) and reserves the first attempt's account on its monthly cap;
+   * in the same local activity, authorizes on that account and settles the order when the answer ends the payment,
+   * so the common payment answers after one step. Should that step fail (the database away, the worker lost), the
+   * payment goes on step by step from the start: each step finds what the failed one recorded, and an attempt
+   * whose answer was lost is asked about before anything else. Only a failure no retry fixes before anything was
+   * sent ends the payment at once (the step reports any failure after the authorization as one to go on from).
+   */
+  async function openOrder(): Promise<FirstAttempt> {
     const order = {
       tenantId: input.tenantId,
       productId: input.productId,
@@ -395,6 +419,21 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       order: input.order,
       subscription: input.subscriptionPlan ? { recurringAmount: input.subscriptionPlan.recurringAmount } : undefined,
     };
+    if (patched(FIRST_ATTEMPT_IN_ONE_STEP)) {
+      try {
+        return await tryFirstAttempt({
+          ...order,
+          firstAccount: accountRequest([]),
+          authorization: authorizationRequest(),
+          terms: { cascade: input.cascade, ...(input.capture === false ? { capture: false } : {}) },
+          plan: input.subscriptionPlan,
+        });
+      } catch (error) {
+        // Failed for good opening the order (text PostgreSQL refuses): nothing was sent, the payment ends failed.
+        if (!isActivityFailure(error) || failedForGood(error)) throw error;
+        log.warn('The first step failed; the payment goes on step by step', { reason: reasonOf(error) });
+      }
+    }
     if (patched(FEWER_STEPS_BEFORE_THE_ANSWER)) return openOrderAndReserveAccount({ ...order, firstAccount: accountRequest([]) });
     const { alreadySubscribed } = await openPaymentOrder(order);
     return alreadySubscribed ? { alreadySubscribed } : { alreadySubscribed, firstAccount: await chooseAccount([]) };
@@ -455,24 +494,21 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     return result;
   }
 
-  /** One authorization; a lost answer is resolved by inquiry, and an unseen one is resent under the same reference. */
-  async function authorize(candidate: MerchantCandidate, attemptNumber: number): Promise<AttemptResult> {
+  /**
+   * One authorization (`sent`: already sent by the first step); a lost answer is resolved by inquiry, and an unseen one
+   * is resent under the same reference.
+   */
+  async function authorize(candidate: MerchantCandidate, attemptNumber: number, sent?: AttemptResult): Promise<AttemptResult> {
     const context = attemptContext(candidate, attemptNumber);
     const send = async (): Promise<AttemptResult | undefined> => {
       try {
-        return await authorizeAttempt({
-          ...context,
-          sealedCard: input.sealedCard,
-          threeDSecure: input.threeDSecure.enabled,
-          timeoutMs: input.settings.processorTimeoutMs,
-          ...(input.capture === false ? { capture: false } : {}),
-        });
+        return await authorizeAttempt({ ...authorizationRequest(), candidate, attemptNumber });
       } catch (error) {
         if (isActivityFailure(error)) return undefined; // worker lost, timed out or could not record: outcome unknown
         throw error;
       }
     };
-    let result = await send();
+    let result = sent ?? (await send());
     for (let resend = 0; ; resend++) {
       if (result && result.outcome.kind !== 'unknown') break;
       if (result) attempts.push(result);
@@ -571,12 +607,26 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   }
 
   function attemptContext(candidate: MerchantCandidate, attemptNumber: number) {
+    return { ...attemptOf(), attemptNumber, candidate };
+  }
+
+  /** An authorization of this payment's card, on an account and attempt number still to be named. */
+  function authorizationRequest() {
+    return {
+      ...attemptOf(),
+      sealedCard: input.sealedCard,
+      threeDSecure: input.threeDSecure.enabled,
+      timeoutMs: input.settings.processorTimeoutMs,
+      ...(input.capture === false ? { capture: false } : {}),
+    };
+  }
+
+  /** What every attempt of this payment carries. */
+  function attemptOf() {
     return {
       tenantId: input.tenantId,
       productId: input.productId,
       submitOrderId: input.submitOrderId,
-      attemptNumber,
-      candidate,
       amount: input.amount,
       currency: input.currency,
       email: input.email,

@@ -1,0 +1,71 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { AttemptResult } from '../../domain/payments/attempts.ts';
+import { closingOf, firstAnswerEndsPayment, type PaymentTerms } from '../../domain/payments/closing.ts';
+import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
+import type { Settlement } from '../../domain/payments/processed-result.ts';
+import { createAuthorizationActivities, type AuthorizationActivityDeps, type AuthorizationRequest } from './authorization.activities.ts';
+import {
+  createPaymentOrderActivities,
+  type MerchantAccountChoice,
+  type OpenPaymentOrderInput,
+  type ReserveMerchantAccountInput,
+} from './payment-order.activities.ts';
+
+export interface FirstAttemptInput extends OpenPaymentOrderInput {
+  readonly firstAccount: ReserveMerchantAccountInput;
+  /** The authorization on the first account, less the account and attempt number this step chooses. */
+  readonly authorization: Omit<AuthorizationRequest, 'candidate' | 'attemptNumber'>;
+  readonly terms: PaymentTerms;
+  readonly plan: SubscriptionPlan | null;
+}
+
+/**
+ * The first step of a payment: already subscribed (nothing reserved), or the first account's choice with, when it was
+ * sent, the attempt's answer, and the order's settlement when that answer ended the payment.
+ */
+export type FirstAttempt =
+  | { readonly alreadySubscribed: true }
+  | { readonly alreadySubscribed: false; readonly firstAccount: MerchantAccountChoice; readonly attempt?: AttemptResult; readonly settlement?: Settlement };
+
+/**
+ * The common payment as one local activity: open the order, reserve the first account, authorize on it and, when
+ * the answer ends the payment, settle the order. The workflow then answers after one step instead of three (each
+ * step costs it an activation). Every part is the step the workflow would otherwise run and is idempotent: run
+ * again after a crash, the order and reservation are found, a recorded answer is returned without calling the
+ * processor, and an unrecorded one is sent again under the same reference, which the processor deduplicates.
+ */
+export function createFirstAttemptActivities(deps: AuthorizationActivityDeps) {
+  const { openOrderAndReserveAccount, settlePaymentOrder } = createPaymentOrderActivities(deps);
+  const { authorizeAttempt } = createAuthorizationActivities(deps);
+
+  async function tryFirstAttempt(input: FirstAttemptInput): Promise<FirstAttempt> {
+    const { authorization, terms, plan, ...order } = input;
+    const opened = await openOrderAndReserveAccount(order);
+    if (opened.alreadySubscribed) return opened;
+    const choice = opened.firstAccount;
+    // No account, or a forced one refusing the payment unsent: the workflow goes on with those (rare) paths itself.
+    if (!choice.account || choice.refusal !== undefined) return opened;
+    const account = choice.account;
+    try {
+      const attempt = await authorizeAttempt({ ...authorization, candidate: account, attemptNumber: 1 });
+      if (!firstAnswerEndsPayment(terms, account, attempt.outcome)) return { ...opened, attempt };
+      const { state, subscription } = closingOf(attempt.outcome, plan);
+      const settlement = await settlePaymentOrder({
+        tenantId: order.tenantId,
+        productId: order.productId,
+        submitOrderId: order.submitOrderId,
+        email: order.email,
+        state,
+        ...(subscription ? { subscription } : {}),
+      });
+      return { ...opened, attempt, settlement };
+    } catch (error) {
+      // The authorization may have been sent: whatever failed, the payment must go on step by step (asking the
+      // processor before anything else), not end here. A failure opening the order ends it, nothing sent.
+      throw error instanceof ApplicationFailure && error.nonRetryable ? ApplicationFailure.retryable(error.message, error.type, ...(error.details ?? [])) : error;
+    }
+  }
+
+  // Each part already reports a failure no retry fixes as non-retryable.
+  return { tryFirstAttempt };
+}

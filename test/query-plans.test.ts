@@ -3,21 +3,19 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { openOrm, type MikroORM } from '../data/orm.ts';
 import { findPrincipalAndAdmit } from '../data/queries/api-keys.ts';
-import { ensureCampaign } from '../data/queries/attribution.ts';
-import { upsertCustomer } from '../data/queries/customers.ts';
 import { findIdempotencyKey, insertIdempotencyKey, storeIdempotentResult } from '../data/queries/idempotency-keys.ts';
 import { findLeadKeyAndAdmit, findLeadKeyByHash, isLeadOriginAllowed } from '../data/queries/lead-keys.ts';
 import { findLeadPaidBy, listLeads, markLeadPaidIfUnpaid, upsertLead } from '../data/queries/leads.ts';
-import { addApprovedVolume, findEligibleMerchantAccounts,
+import { findEligibleMerchantAccounts,
   findForcedMerchantAccount, findMerchantAccountByMid, findSealedCredentials } from '../data/queries/merchant-accounts.ts';
-import { insertSubmitOrder, updateOrderState } from '../data/queries/orders.ts';
+import { closeSubmitOrder, openSubmitOrder, updateOrderState } from '../data/queries/orders.ts';
 import { findTenantProduct } from '../data/queries/products.ts';
 import { admitRequest, deleteWindowsBefore } from '../data/queries/rate-limits.ts';
 import { deleteExpiredRows } from '../data/queries/retention.ts';
 import { screenSubmitInDatabase } from '../data/queries/screening.ts';
 import { findSubscriptionOfSubmitOrder, insertSubscriptionOfSubmitOrder } from '../data/queries/subscriptions.ts';
 import { findChallengeRedirect, findThreeDSecurePayment } from '../data/queries/three-d-secure.ts';
-import { recordAuthorizationAttempt } from '../data/queries/transactions.ts';
+import { recordAttempt } from '../data/queries/transactions.ts';
 import { dropPlanSchema, explainEach, planFindings, seedPlanSchema, sortsMoreThan } from './support/query-plans.ts';
 
 /**
@@ -154,25 +152,23 @@ const HOT_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
       tenantId: TENANT, productId: PRODUCT, email: 'c160@example.com', cardFingerprint: card.fingerprint, bin: card.bin, binCountry: 'US',
       checkSubscription: true, emailWindowSeconds: 86_400, now: new Date(), reserveOrderId: true,
     }),
-  'customer (upsertCustomer)': (em) => upsertCustomer(em, { tenantId: TENANT, email: 'c160@example.com', firstName: 'Ada' }),
-  'campaign (ensureCampaign)': (em) => ensureCampaign(em, TENANT, 'spring'),
   'MID selection (findEligibleMerchantAccounts)': (em) => findEligibleMerchantAccounts(em, { tenantId: TENANT, amount: '19.99', currency: 'USD', network: 'NetworkA' }),
   'forced MID (findForcedMerchantAccount)': (em) => findForcedMerchantAccount(em, { tenantId: TENANT, merchantAccountId: 65, amount: '19.99', currency: 'USD', network: 'NetworkA' }),
   'credentials (findSealedCredentials)': (em) => findSealedCredentials(em, 65, 'USD'),
-  'submit order (insertSubmitOrder)': (em) =>
-    insertSubmitOrder(em, {
-      id: 60001, tenantId: TENANT, productId: PRODUCT, customerId: 160, amount: '19.99', currency: 'USD', workflowId: 'payment/7/60001',
-      campaignId: null, affiliateId: null, details: { mobileWalletA: false },
+  'submit order with its customer, campaign and affiliate (openSubmitOrder)': (em) =>
+    openSubmitOrder(em, {
+      id: 60001, tenantId: TENANT, productId: PRODUCT, amount: '19.99', currency: 'USD', workflowId: 'payment/7/60001', email: 'c160@example.com',
+      details: { mobileWalletA: false, firstName: 'Ada', campaignName: 'spring', affiliateName: 'partner' },
     }),
   'order state (updateOrderState)': (em) => updateOrderState(em, { orderId: 155, state: 'pending_3ds', threeDSecureId: 'tds-155' }),
-  'authorization attempt (recordAuthorizationAttempt)': (em) =>
-    recordAuthorizationAttempt(em, {
+  'order closed, its reservation and unkept subscription released (closeSubmitOrder)': (em) => closeSubmitOrder(em, { orderId: 155, state: 'declined' }),
+  'authorization attempt, its reservation ended and its approved volume (recordAttempt)': (em) =>
+    recordAttempt(em, {
       submitOrderId: 160, reference: 'ref-160-2', attemptNumber: 2,
       merchantAccount: { merchantAccountId: 65, gateway: 'sandbox', mid: 'MID-65', descriptor: '' },
       processorTransactionId: 'px-1', statusId: 2636, status: 'Approved', approved: true, authCode: '123456', eci: null, amount: '19.99', currency: 'USD',
-      email: 'c160@example.com', card, sandbox: true, exchange: {} as never, completedAt: new Date(),
+      email: 'c160@example.com', card, sandbox: true, exchange: {} as never, completedAt: new Date(), final: true, orderState: 'approved',
     }),
-  'month volume (addApprovedVolume)': (em) => addApprovedVolume(em, 65, '19.99'),
   'subscription of a submit (findSubscriptionOfSubmitOrder)': (em) => findSubscriptionOfSubmitOrder(em, 160),
   'new subscription (insertSubscriptionOfSubmitOrder)': (em) =>
     insertSubscriptionOfSubmitOrder(em, {

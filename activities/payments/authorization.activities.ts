@@ -1,8 +1,9 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult, RawExchange } from '../../adapters/processors/processor-gateway.ts';
-import { addApprovedVolume, findSealedCredentials, releaseMonthlyVolume } from '../../data/queries/merchant-accounts.ts';
-import { findRecordedAttempt, recordAuthorizationAttempt, type RecordedAttemptOutcome } from '../../data/queries/transactions.ts';
+import { findSealedCredentials } from '../../data/queries/merchant-accounts.ts';
+import { findRecordedAttempt, recordAttempt, type RecordedAttemptOutcome } from '../../data/queries/transactions.ts';
+import { poolExecutor } from '../../data/sql-executor.ts';
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { Logger } from '../../domain/logger.ts';
@@ -44,12 +45,17 @@ const CHALLENGE_PENDING = 'challenge pending';
 /** The processor exchanges of a payment (authorize, inquire, 3-D Secure, void), each attempt recorded as a transaction. */
 export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
   const fork = (): EntityManager => deps.orm.em.fork() as EntityManager;
+  // Single statements (the attempt's record) go to the ORM's pool as prepared statements, planned once per connection.
+  const sql = poolExecutor(deps.orm);
 
-  /** One authorization on one merchant account; the attempt is recorded whatever the answer. */
-  async function authorizeAttempt(input: AuthorizationRequest): Promise<AttemptResult> {
+  /**
+   * One authorization on one merchant account; the attempt is recorded whatever the answer. `orderIsNew`: the caller
+   * created the order just now, so no attempt of it can be recorded yet.
+   */
+  async function authorizeAttempt(input: AuthorizationRequest, orderIsNew = false): Promise<AttemptResult> {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
     // Run again after a crash, an attempt whose outcome is recorded answers with it: the caller may have had it.
-    const recorded = await findRecordedAttempt(fork(), reference);
+    const recorded = orderIsNew ? undefined : await findRecordedAttempt(fork(), reference);
     if (recorded && recorded.merchantAccountId !== input.candidate.merchantAccountId) {
       // Never happens by design (the account of a recorded attempt is chosen again); sending it would authorize twice.
       throw ApplicationFailure.nonRetryable(`Attempt ${reference} was recorded on another merchant account`, 'AttemptAccountMismatch');
@@ -128,38 +134,35 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
 
   /**
    * Records the attempt (once, however often the activity runs) and ends its cap reservation when the outcome is
-   * known: a first approval moves the amount into the month's approved volume, a decline releases it.
+   * known: a first approval moves the amount into the month's approved volume, a decline releases it. One round trip.
    */
   async function record(input: AttemptContext, reference: string, result: ProcessorResult<AuthorizationOutcome>, override?: AttemptOutcome): Promise<AttemptResult> {
     const outcome: AttemptOutcome = override ?? toAttemptOutcome(result.outcome);
     // Until they settle, an attempt waiting on 3-D Secure is recorded as submitted, one with no answer yet as a timeout.
     const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : outcome.kind === 'challenge' ? StatusId.SUBMITTED : StatusId.SYSTEM_TIMEOUT;
     const approved = outcome.kind === 'approved';
-    const recorded = await fork().transactional(async (tx) => {
-      const attempt = await recordAuthorizationAttempt(tx, {
-        submitOrderId: input.submitOrderId,
-        reference,
-        attemptNumber: input.attemptNumber,
-        merchantAccount: input.candidate,
-        processorTransactionId: 'processorTransactionId' in outcome ? (outcome.processorTransactionId ?? null) : null,
-        statusId,
-        status: statusById(statusId)?.status ?? 'Unknown',
-        approved,
-        authCode: approved ? outcome.authCode : null,
-        eci: approved ? (outcome.eci ?? null) : null,
-        amount: input.amount,
-        currency: input.currency,
-        email: input.email,
-        firstName: input.firstName,
-        lastName: input.lastName,
-        card: input.card,
-        sandbox: input.candidate.gateway === 'sandbox',
-        exchange: storableExchange(result.exchange),
-        completedAt: outcome.kind === 'challenge' || outcome.kind === 'unknown' ? null : new Date(),
-      });
-      if (outcome.kind === 'approved' || outcome.kind === 'declined') await releaseMonthlyVolume(tx, { orderId: input.submitOrderId, merchantAccountId: input.candidate.merchantAccountId });
-      if (approved && !attempt.wasApproved) await addApprovedVolume(tx, input.candidate.merchantAccountId, input.amount);
-      return attempt;
+    const recorded = await recordAttempt(sql, {
+      submitOrderId: input.submitOrderId,
+      reference,
+      attemptNumber: input.attemptNumber,
+      merchantAccount: input.candidate,
+      processorTransactionId: 'processorTransactionId' in outcome ? (outcome.processorTransactionId ?? null) : null,
+      statusId,
+      status: statusById(statusId)?.status ?? 'Unknown',
+      approved,
+      authCode: approved ? outcome.authCode : null,
+      eci: approved ? (outcome.eci ?? null) : null,
+      amount: input.amount,
+      currency: input.currency,
+      email: input.email,
+      firstName: input.firstName,
+      lastName: input.lastName,
+      card: input.card,
+      sandbox: input.candidate.gateway === 'sandbox',
+      exchange: storableExchange(result.exchange),
+      completedAt: outcome.kind === 'challenge' || outcome.kind === 'unknown' ? null : new Date(),
+      // A known answer ends the attempt's reservation: an approval turns it into approved volume, a decline frees it.
+      final: outcome.kind === 'approved' || outcome.kind === 'declined',
     });
     deps.logger.info({ reference, outcome: outcome.kind, statusId, gateway: input.candidate.gateway }, 'authorization attempt');
     return { reference, transactionId: recorded.transactionId, outcome, exchange: result.exchange };

@@ -40,14 +40,14 @@ export function createFirstAttemptActivities(deps: AuthorizationActivityDeps) {
 
   async function tryFirstAttempt(input: FirstAttemptInput): Promise<FirstAttempt> {
     const { authorization, terms, plan, ...order } = input;
-    const opened = await openOrderAndReserveAccount(order);
+    const { orderIsNew, ...opened } = await openOrderAndReserveAccount(order);
     if (opened.alreadySubscribed) return opened;
     const choice = opened.firstAccount;
     // No account, or a forced one refusing the payment unsent: the workflow goes on with those (rare) paths itself.
     if (!choice.account || choice.refusal !== undefined) return opened;
     const account = choice.account;
     try {
-      const attempt = await authorizeAttempt({ ...authorization, candidate: account, attemptNumber: 1 });
+      const attempt = await authorizeAttempt({ ...authorization, candidate: account, attemptNumber: 1 }, orderIsNew);
       if (!firstAnswerEndsPayment(terms, account, attempt.outcome)) return { ...opened, attempt };
       const { state, subscription } = closingOf(attempt.outcome, plan);
       const settlement = await settlePaymentOrder({

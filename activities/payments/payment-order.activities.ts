@@ -1,6 +1,4 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { ensureAffiliate, ensureCampaign } from '../../data/queries/attribution.ts';
-import { upsertCustomer } from '../../data/queries/customers.ts';
 import {
   findAttemptMerchantAccount,
   findEligibleMerchantAccounts,
@@ -9,7 +7,8 @@ import {
   releaseMonthlyVolume,
   reserveMonthlyVolume,
 } from '../../data/queries/merchant-accounts.ts';
-import { insertSubmitOrder, updateOrderState } from '../../data/queries/orders.ts';
+import { closeSubmitOrder, openSubmitOrder, updateOrderState } from '../../data/queries/orders.ts';
+import { poolExecutor } from '../../data/sql-executor.ts';
 import {
   activateSubscriptionOfSubmitOrder,
   findSubscriptionOfSubmitOrder,
@@ -52,6 +51,12 @@ export interface ReserveMerchantAccountInput {
   preferAnotherBankThan?: string;
 }
 
+/** An order opened by `openPaymentOrder`; `created` when this run created it (nothing of it recorded before). */
+export interface OpenedOrder {
+  readonly alreadySubscribed: boolean;
+  readonly created: boolean;
+}
+
 /** An opened order: already subscribed (nothing reserved), or the first attempt's account choice. */
 export type OpenedPaymentOrder = { alreadySubscribed: true } | { alreadySubscribed: false; firstAccount: MerchantAccountChoice };
 
@@ -62,39 +67,41 @@ const FINAL_STATES: readonly OrderState[] = ['approved', 'declined', 'failed', '
 /** The submit order's life in PostgreSQL: opened before the first attempt, settled after the last. */
 export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
   const fork = (): EntityManager => deps.orm.em.fork() as EntityManager;
+  // Single statements go to the ORM's pool as prepared statements, planned once per connection.
+  const sql = poolExecutor(deps.orm);
 
   /**
    * Creates the submit order (its id was reserved by the gateway), the customer, campaign and affiliate, and,
    * for a product with a plan, claims the e-mail's one live subscription to it as `pending`, before any
    * processor call. `alreadySubscribed` when another payment or subscription holds it. Idempotent on replay.
    */
-  async function openPaymentOrder(input: OpenPaymentOrderInput): Promise<{ alreadySubscribed: boolean }> {
+  async function openPaymentOrder(input: OpenPaymentOrderInput): Promise<OpenedOrder> {
+    const order = {
+      id: input.submitOrderId,
+      tenantId: input.tenantId,
+      productId: input.productId,
+      amount: input.amount,
+      currency: input.currency,
+      workflowId: input.workflowId,
+      email: input.email,
+      details: input.order,
+    };
+    // Without a plan, one statement.
+    if (!input.subscription) return { alreadySubscribed: false, ...(await openSubmitOrder(sql, order)) };
+    const subscription = input.subscription;
     return fork().transactional(async (tx) => {
-      const o = input.order;
-      const customerId = await upsertCustomer(tx, { tenantId: input.tenantId, email: input.email, firstName: o.firstName, lastName: o.lastName, phone: o.phone });
-      await insertSubmitOrder(tx, {
-        id: input.submitOrderId,
-        tenantId: input.tenantId,
-        productId: input.productId,
-        customerId,
-        amount: input.amount,
-        currency: input.currency,
-        workflowId: input.workflowId,
-        campaignId: o.campaignName ? await ensureCampaign(tx, input.tenantId, o.campaignName) : null,
-        affiliateId: o.affiliateName ? await ensureAffiliate(tx, input.tenantId, o.affiliateName) : null,
-        details: o,
-      });
-      if (!input.subscription || (await findSubscriptionOfSubmitOrder(tx, input.submitOrderId))) return { alreadySubscribed: false };
+      const { created } = await openSubmitOrder(tx, order);
+      if (await findSubscriptionOfSubmitOrder(tx, input.submitOrderId)) return { alreadySubscribed: false, created };
       const claimed = await insertSubscriptionOfSubmitOrder(tx, {
         submitOrderId: input.submitOrderId,
         email: input.email,
         state: 'pending',
         orderState: 'processing',
-        recurringAmount: input.subscription.recurringAmount,
+        recurringAmount: subscription.recurringAmount,
         nextBillingInDays: 0,
         graceUntil: null,
       });
-      return { alreadySubscribed: claimed === undefined };
+      return { alreadySubscribed: claimed === undefined, created };
     });
   }
 
@@ -103,18 +110,21 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
    * account when the request named one (refused with a status when it cannot take the payment), else the
    * least used eligible account not tried yet, preferring another acquiring bank for a cascade. A candidate
    * whose cap a concurrent payment used up meanwhile is passed over. A replay finds its own reservation.
+   * `orderIsNew`: this run created the order just now, so nothing of it can be recorded or reserved yet.
    */
-  async function reserveMerchantAccount(input: ReserveMerchantAccountInput): Promise<MerchantAccountChoice> {
+  async function reserveMerchantAccount(input: ReserveMerchantAccountInput, orderIsNew = false): Promise<MerchantAccountChoice> {
     const em = fork();
-    // A payment run again from its start (its worker died before Temporal stored the workflow task) finds the
-    // attempts it already recorded, their reservations ended: each on the same account again, never another one the
-    // processor would see as a new authorization, and with the answer its caller may already have had. First, since
-    // a reservation still held may be a later attempt's (a cascade's second account, its attempt in flight).
-    const recorded = await findAttemptMerchantAccount(em, attemptReference(input.submitOrderId, input.triedMerchantAccountIds.length + 1));
-    if (recorded) return { account: recorded };
-    const reserved = await findReservedMerchantAccount(em, input.submitOrderId);
-    // An earlier attempt's reservation is released when its outcome is recorded, so one found here is this attempt's.
-    if (reserved && !input.triedMerchantAccountIds.includes(reserved.merchantAccountId)) return { account: reserved };
+    if (!orderIsNew) {
+      // A payment run again from its start (its worker died before Temporal stored the workflow task) finds the
+      // attempts it already recorded, their reservations ended: each on the same account again, never another one the
+      // processor would see as a new authorization, and with the answer its caller may already have had. First, since
+      // a reservation still held may be a later attempt's (a cascade's second account, its attempt in flight).
+      const recorded = await findAttemptMerchantAccount(em, attemptReference(input.submitOrderId, input.triedMerchantAccountIds.length + 1));
+      if (recorded) return { account: recorded };
+      const reserved = await findReservedMerchantAccount(em, input.submitOrderId);
+      // An earlier attempt's reservation is released when its outcome is recorded, so one found here is this attempt's.
+      if (reserved && !input.triedMerchantAccountIds.includes(reserved.merchantAccountId)) return { account: reserved };
+    }
     const reserve = (account: MerchantCandidate) => reserveMonthlyVolume(em, { orderId: input.submitOrderId, merchantAccountId: account.merchantAccountId });
 
     if (input.forcedMerchantAccountId !== undefined) {
@@ -139,11 +149,11 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
    * subscribed) reserves the first attempt's merchant account. One step instead of two spares the workflow an
    * activation before its answer; both halves are idempotent, so a replay after a crash is as safe as before.
    */
-  async function openOrderAndReserveAccount(input: OpenPaymentOrderInput & { firstAccount: ReserveMerchantAccountInput }): Promise<OpenedPaymentOrder> {
+  async function openOrderAndReserveAccount(input: OpenPaymentOrderInput & { firstAccount: ReserveMerchantAccountInput }): Promise<OpenedPaymentOrder & { orderIsNew?: boolean }> {
     const { firstAccount, ...order } = input;
     const opened = await openPaymentOrder(order);
     if (opened.alreadySubscribed) return { alreadySubscribed: true };
-    return { alreadySubscribed: false, firstAccount: await reserveMerchantAccount(firstAccount) };
+    return { alreadySubscribed: false, firstAccount: await reserveMerchantAccount(firstAccount, opened.created), orderIsNew: opened.created };
   }
 
   /**
@@ -162,6 +172,12 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     serviceSession?: string;
     subscription?: { state: 'active' | 'grace'; recurringAmount: string; intervalDays: number; trialDays: number; gracePeriodDays: number };
   }): Promise<{ orderId: number; subscriptionId: number }> {
+    const keepsNothing = FINAL_STATES.includes(input.state) && !input.subscription;
+    if (keepsNothing && !input.threeDSecureId && !input.challengeUrl && !input.serviceSession) {
+      // The common close (every payment that keeps no subscription) in one statement.
+      await closeSubmitOrder(sql, { orderId: input.submitOrderId, state: input.state });
+      return { orderId: input.submitOrderId, subscriptionId: 0 };
+    }
     return fork().transactional(async (tx) => {
       await updateOrderState(tx, {
         orderId: input.submitOrderId,

@@ -102,13 +102,7 @@ export async function findAttemptMerchantAccount(em: EntityManager, reference: s
  * each other instead of reserving twice or one of them finding no account.
  */
 export async function reserveMonthlyVolume(em: EntityManager, reservation: { orderId: number; merchantAccountId: number }): Promise<boolean> {
-  // The month's row must exist to be updated conditionally; creating it is idempotent.
-  await em.execute(
-    `insert into merchant_account_volumes (merchant_account_id, month, approved_amount, reserved_amount) values (?, ${THIS_MONTH}, 0, 0)
-     on conflict (merchant_account_id, month) do nothing`,
-    [reservation.merchantAccountId],
-  );
-  const [row] = await em.execute<{ reserved: boolean }[]>(
+  const [row] = await em.execute<{ reserved: boolean; month_open: boolean }[]>(
     `with payment as (select amount, cap_reservation_id from orders where id = ? for update),
      held as (
        update merchant_account_volumes v set reserved_amount = v.reserved_amount + p.amount
@@ -118,10 +112,18 @@ export async function reserveMonthlyVolume(em: EntityManager, reservation: { ord
         returning v.merchant_account_id, v.month),
      recorded as (
        update orders o set cap_reservation_id = h.merchant_account_id, cap_reservation_month = h.month from held h where o.id = ? returning o.id)
-     select exists (select 1 from recorded) or exists (select 1 from payment where cap_reservation_id = ?) as reserved`,
-    [reservation.orderId, reservation.merchantAccountId, reservation.orderId, reservation.merchantAccountId],
+     select exists (select 1 from recorded) or exists (select 1 from payment where cap_reservation_id = ?) as reserved,
+       exists (select 1 from merchant_account_volumes where merchant_account_id = ? and month = ${THIS_MONTH}) as month_open`,
+    [reservation.orderId, reservation.merchantAccountId, reservation.orderId, reservation.merchantAccountId, reservation.merchantAccountId],
   );
-  return row!.reserved;
+  if (row!.reserved || row!.month_open) return row!.reserved;
+  // The account's first reservation of the month: its row is created (idempotently), then the reservation made.
+  await em.execute(
+    `insert into merchant_account_volumes (merchant_account_id, month, approved_amount, reserved_amount) values (?, ${THIS_MONTH}, 0, 0)
+     on conflict (merchant_account_id, month) do nothing`,
+    [reservation.merchantAccountId],
+  );
+  return reserveMonthlyVolume(em, reservation);
 }
 
 /**
@@ -140,15 +142,6 @@ export async function releaseMonthlyVolume(em: EntityManager, release: { orderId
        from released r
       where v.merchant_account_id = r.merchant_account_id and v.month = r.month`,
     [release.orderId, release.merchantAccountId ?? null],
-  );
-}
-
-/** Adds an approved amount to the account's volume of the current month (what `monthlyCap` is checked against). */
-export async function addApprovedVolume(em: EntityManager, merchantAccountId: number, amount: string): Promise<void> {
-  await em.execute(
-    `insert into merchant_account_volumes (merchant_account_id, month, approved_amount, reserved_amount) values (?, ${THIS_MONTH}, ?, 0)
-     on conflict (merchant_account_id, month) do update set approved_amount = merchant_account_volumes.approved_amount + excluded.approved_amount`,
-    [merchantAccountId, amount],
   );
 }
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { persistedPartnerSession, type OrderDetails } from '../../domain/payments/payment-input.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
+import type { SqlExecutor } from '../sql-executor.ts';
 
 /** Order ids come from the orders sequence before the workflow starts, so its id names the order. */
 export async function reserveOrderId(em: EntityManager): Promise<number> {
@@ -12,32 +13,56 @@ export interface NewSubmitOrder {
   readonly id: number;
   readonly tenantId: number;
   readonly productId: number;
-  readonly customerId: number;
   readonly amount: string;
   readonly currency: string;
   readonly workflowId: string;
-  readonly campaignId: number | null;
-  readonly affiliateId: number | null;
+  readonly email: string;
   readonly details: OrderDetails;
 }
 
-/** Creates the submit order in `processing` under its reserved id; a replay finds it there and changes nothing. */
-export async function insertSubmitOrder(em: EntityManager, order: NewSubmitOrder): Promise<void> {
+/**
+ * Opens the submit order in one statement: its customer upserted by e-mail (names and phone kept when none are
+ * given), its campaign and affiliate created by name on first use, and the order created in `processing` under its
+ * reserved id. A replay finds the order there and changes nothing but the customer's details; `created` says which.
+ */
+export async function openSubmitOrder(sql: SqlExecutor, order: NewSubmitOrder): Promise<{ created: boolean }> {
   const o = order.details;
-  await em.execute(
-    `insert into orders (id, tenant_id, product_id, customer_id, kind, state, amount, currency, partner_session, service_session, workflow_id,
-       campaign_id, affiliate_id, sub_affiliate_primary, sub_affiliate_secondary, tracker_click_id, props, user_agent, ip,
-       billing_address, shipping_address, storefront, phone, mobile_wallet_a, created_at, updated_at)
-     values (?, ?, ?, ?, 'submit', 'processing', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now(), now())
-     on conflict (id) do nothing`,
+  const campaign = o.campaignName?.trim() || null;
+  const affiliate = o.affiliateName?.trim() || null;
+  const [row] = await sql.execute<{ created: boolean }[]>(
+    `with customer as (
+       insert into customers (tenant_id, email, first_name, last_name, phone, created_at, updated_at) values (?, ?, ?, ?, ?, now(), now())
+       on conflict (tenant_id, email) do update set first_name = coalesce(excluded.first_name, customers.first_name),
+         last_name = coalesce(excluded.last_name, customers.last_name), phone = coalesce(excluded.phone, customers.phone), updated_at = now()
+       returning id),
+     campaign as (
+       insert into campaigns (tenant_id, name, created_at) select ?, cast(? as text), now() where cast(? as text) is not null
+       on conflict (tenant_id, name) do update set name = excluded.name returning id),
+     affiliate as (
+       insert into affiliates (tenant_id, name, created_at) select ?, cast(? as text), now() where cast(? as text) is not null
+       on conflict (tenant_id, name) do update set name = excluded.name returning id),
+     opened as (
+       insert into orders (id, tenant_id, product_id, customer_id, amount, currency, partner_session, service_session, workflow_id,
+         campaign_id, affiliate_id, sub_affiliate_primary, sub_affiliate_secondary, tracker_click_id, props, user_agent, ip,
+         billing_address, shipping_address, storefront, phone, mobile_wallet_a, created_at, updated_at)
+       select ?, ?, ?, customer.id, ?, ?, ?, ?, ?, (select id from campaign), (select id from affiliate), ?, ?, ?, cast(? as jsonb), ?, ?,
+         cast(? as jsonb), cast(? as jsonb), cast(? as jsonb), ?, ?, now(), now()
+         from customer
+       on conflict (id) do nothing
+       returning id)
+     select exists (select 1 from opened) as created`,
     [
-      order.id, order.tenantId, order.productId, order.customerId, order.amount, order.currency,
+      order.tenantId, order.email, o.firstName ?? null, o.lastName ?? null, o.phone ?? null,
+      order.tenantId, campaign, campaign,
+      order.tenantId, affiliate, affiliate,
+      order.id, order.tenantId, order.productId, order.amount, order.currency,
       // Stored for correlation only when it fits the 50-character column; the workflow still carries a longer one.
       persistedPartnerSession(o.partnerSession) ?? null, o.serviceSession ?? null, order.workflowId,
-      order.campaignId, order.affiliateId, o.subAffiliatePrimary ?? null, o.subAffiliateSecondary ?? null, o.trackerClickId ?? null,
+      o.subAffiliatePrimary ?? null, o.subAffiliateSecondary ?? null, o.trackerClickId ?? null,
       json(o.props), o.userAgent ?? null, o.ip ?? null, json(o.billingAddress), json(o.shippingAddress), json(o.storefront), o.phone ?? null, o.mobileWalletA,
     ],
   );
+  return { created: row!.created };
 }
 
 /** Sets an order's state; a 3-D Secure id, challenge URL or service session, once recorded, is kept when none is given. */
@@ -49,6 +74,31 @@ export async function updateOrderState(
     `update orders set state = ?, three_d_secure_id = coalesce(?, three_d_secure_id), challenge_url = coalesce(?, challenge_url),
        service_session = coalesce(?, service_session), updated_at = now() where id = ?`,
     [change.state, change.threeDSecureId ?? null, change.challengeUrl ?? null, change.serviceSession ?? null, change.orderId],
+  );
+}
+
+/**
+ * Closes a submit order in one statement: its final state, its cap reservation released (if one is still held), and a
+ * subscription it claimed but does not keep given up (the pending subscription and its order deleted), so the e-mail
+ * may subscribe again. What `settlePaymentOrder` does for a payment that keeps no subscription.
+ */
+export async function closeSubmitOrder(sql: SqlExecutor, close: { orderId: number; state: OrderState }): Promise<void> {
+  await sql.execute(
+    `with closed as (
+       update orders o set state = ?, cap_reservation_id = null, cap_reservation_month = null, updated_at = now()
+         from orders previous
+        where o.id = ? and previous.id = o.id
+        returning previous.cap_reservation_id as merchant_account_id, previous.cap_reservation_month as month, o.amount),
+     released as (
+       update merchant_account_volumes v set reserved_amount = v.reserved_amount - c.amount
+         from closed c
+        where v.merchant_account_id = c.merchant_account_id and v.month = c.month),
+     given_up as (
+       delete from subscriptions s using orders claim
+        where claim.parent_order_id = ? and claim.kind = ? and s.order_id = claim.id and s.state = ?
+        returning s.order_id)
+     delete from orders where id in (select order_id from given_up)`,
+    [close.state, close.orderId, close.orderId, 'subscription', 'pending'],
   );
 }
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { OrderState } from '../../schema/entities/index.ts';
+import type { SqlExecutor } from '../sql-executor.ts';
 import type { MerchantCandidate, RawExchange } from '../../domain/payments/attempts.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
 
@@ -66,31 +68,27 @@ export async function findRecordedAttempt(em: EntityManager, reference: string):
 }
 
 /**
- * Upserts the attempt's transaction by its reference, so a replayed activity records once; order, tenant,
- * product, customer and partner session come from the submit order.
+ * Records an attempt in one round trip (`routines.record_attempt`): upserts its transaction by reference, so a
+ * replayed activity records once (order, tenant, product, customer and partner session come from the submit order);
+ * with a final answer (`final`) ends the order's reservation on the attempt's account; with an approval not recorded
+ * before, counts the amount in the account's approved volume of the month; with `orderState`, settles the order too.
  */
-export async function recordAuthorizationAttempt(em: EntityManager, attempt: AuthorizationAttemptRecord): Promise<RecordedAttempt> {
+export async function recordAttempt(sql: SqlExecutor, attempt: AuthorizationAttemptRecord & { readonly final: boolean; readonly orderState?: OrderState }): Promise<RecordedAttempt> {
   const account = attempt.merchantAccount;
   const card = attempt.card;
-  const [row] = await em.execute<{ id: string; was_success: boolean | null }[]>(
-    `insert into transactions (id, tenant_id, order_id, product_id, customer_id, merchant_account_id, kind, reference, attempt_number, gateway,
-       gateway_transaction_id, status_id, status, success, amount, currency, mid, descriptor, auth_code, email, first_name, last_name,
-       bin, last4, brand, bin_country, card_fingerprint, expiry_month, expiry_year, eci, partner_session, sandbox, refundable, gateway_response, sent_at, completed_at)
-     select ?, o.tenant_id, o.id, o.product_id, o.customer_id, ?, 'authorization', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, o.partner_session, ?, ?, ?, now(), ?
-       from orders o where o.id = ?
-     on conflict (reference) do update set gateway_transaction_id = coalesce(excluded.gateway_transaction_id, transactions.gateway_transaction_id),
-       status_id = excluded.status_id, status = excluded.status, success = excluded.success, auth_code = excluded.auth_code, eci = excluded.eci,
-       refundable = excluded.refundable, gateway_response = excluded.gateway_response, completed_at = excluded.completed_at
-     returning id, (select previous.success from transactions previous where previous.reference = ?) as was_success`,
+  const [row] = await sql.execute<{ transaction_id: string | null; was_success: boolean | null }[]>(
+    `select transaction_id, was_success from routines.record_attempt(?::uuid, ?::int, ?::int, ?::text, ?::int, ?::text, ?::text, ?::int, ?::text, ?::boolean,
+       ?::numeric, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::int, ?::int, ?::text,
+       ?::boolean, ?::jsonb, ?::timestamptz, ?::boolean, ?::text)`,
     [
-      randomUUID(), account.merchantAccountId, attempt.reference, attempt.attemptNumber, account.gateway,
+      randomUUID(), attempt.submitOrderId, account.merchantAccountId, attempt.reference, attempt.attemptNumber, account.gateway,
       attempt.processorTransactionId, attempt.statusId, attempt.status, attempt.approved,
       attempt.amount, attempt.currency, account.mid, account.descriptor || null, attempt.authCode,
       attempt.email, attempt.firstName ?? null, attempt.lastName ?? null, card.bin, card.last4, card.network, card.binCountry ?? null,
       card.fingerprint, card.expiryMonth, card.expiryYear, attempt.eci,
-      attempt.sandbox, attempt.approved, JSON.stringify(attempt.exchange), attempt.completedAt, attempt.submitOrderId, attempt.reference,
+      attempt.sandbox, JSON.stringify(attempt.exchange), attempt.completedAt, attempt.final, attempt.orderState ?? null,
     ],
   );
-  // RETURNING's subquery sees the row as it was before this statement.
-  return { transactionId: row!.id, wasApproved: row!.was_success === true };
+  if (!row?.transaction_id) throw new Error(`Attempt ${attempt.reference} not recorded: its order ${attempt.submitOrderId} does not exist`);
+  return { transactionId: row.transaction_id, wasApproved: row.was_success === true };
 }

@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WebhookEndpoint } from '../../schema/entities/index.ts';
-import { insertWebhookDeliveries } from '../../data/queries/webhook-deliveries.ts';
+import { findSubscribedEndpointIds, insertWebhookDeliveries } from '../../data/queries/webhook-deliveries.ts';
 import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
 import { serializeEvent, type WebhookEvent } from '../../domain/webhooks/events.ts';
 
@@ -34,14 +33,10 @@ function deliveryId(input: EventToDeliver, endpointId: string): string {
  * id is the Standard Webhooks `webhook-id` receivers deduplicate on.
  */
 export async function recordWebhookDeliveries(em: EntityManager, input: EventToDeliver): Promise<RecordedDelivery[]> {
-  const endpoints = await em.find(WebhookEndpoint, {
-    tenant: input.tenantId,
-    disabledAt: null,
-    ...(input.endpointIds ? { id: { $in: [...input.endpointIds] } } : {}),
-  });
-  const subscribed = endpoints.filter((e) => e.eventTypes.length === 0 || e.eventTypes.includes(input.event.type));
+  const subscribed = await findSubscribedEndpointIds(em, { tenantId: input.tenantId, eventType: input.event.type, endpointIds: input.endpointIds });
+  if (subscribed.length === 0) return [];
   const body = serializeEvent(input.event);
-  const deliveries = subscribed.map((endpoint) => ({ id: deliveryId(input, endpoint.id), tenantId: input.tenantId, endpointId: endpoint.id, eventType: input.event.type, body }));
+  const deliveries = subscribed.map((endpointId) => ({ id: deliveryId(input, endpointId), tenantId: input.tenantId, endpointId, eventType: input.event.type, body }));
   await insertWebhookDeliveries(em, deliveries);
   return deliveries.map((d) => ({ deliveryId: d.id, tenantId: d.tenantId, endpointId: d.endpointId, eventType: d.eventType }));
 }

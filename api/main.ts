@@ -39,7 +39,7 @@ const app = await buildGateway({
     client: temporal.client,
     taskQueue: config.temporalTaskQueue,
     answerTimeoutMs: config.submitAnswerTimeoutMs,
-    ...(hosted ? { inProcess: { client: hosted.client, board: answers, waitMs: hosted.localAnswerWaitMs, logger } } : {}),
+    ...(hosted ? { inProcess: { client: hosted.client, board: answers, waitMs: hosted.localAnswerWaitMs, atOnce: config.gatewayPaymentsAtOnce, logger } } : {}),
   }),
   refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),
   subscriptionController: temporalSubscriptionController({ client: temporal.client }),

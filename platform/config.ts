@@ -88,6 +88,16 @@ export const SETTINGS = {
     }),
     { decode: (value: 'on' | 'off') => value === 'on', expected: 'must be on or off' },
   ),
+  gatewayPaymentsAtOnce: setting(
+    'GATEWAY_PAYMENTS_AT_ONCE',
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000,
+      default: 16,
+      description:
+        'With GATEWAY_WORKER=on: payments whose first step (order, merchant account, authorization) the gateway runs at once; more wait in line, first come first served, within SUBMIT_ANSWER_TIMEOUT_MS (a submit still in line then gets its 503 and its payment is not started). The first step is CPU work in the gateway and the database: past the cores, more at once only lengthen each one.',
+    }),
+  ),
   temporalCliPath: setting('TEMPORAL_CLI_PATH', Type.Optional(Type.String({ description: 'Path of the `temporal` binary; default: found on PATH.' }))),
   temporalDevPort: setting('TEMPORAL_DEV_PORT', port(7233, 'Frontend port of the embedded Temporal dev server.')),
   temporalUiPort: setting('TEMPORAL_UI_PORT', port(8233, 'Web UI port of the embedded Temporal dev server.')),

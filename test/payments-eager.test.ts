@@ -134,3 +134,54 @@ describe('an answer slower than SUBMIT_ANSWER_TIMEOUT_MS', () => {
     expect(await authorizationsFor(retry.body.submitOrderId)).toBe(1);
   });
 });
+
+describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
+  let narrow: TestApp;
+  let narrowTenant: PaymentTenant;
+  beforeAll(async () => {
+    // One payment's first step at a time; a caller waits three seconds at most.
+    narrow = await startTestApp({ GATEWAY_PAYMENTS_AT_ONCE: '1', SUBMIT_ANSWER_TIMEOUT_MS: '3000' }, { hostWorker: true });
+    narrowTenant = await createPaymentTenant(narrow);
+  });
+  afterAll(() => narrow?.close());
+
+  it('submits beyond the line\'s width wait their turn and are all answered', async () => {
+    const bodies = Array.from({ length: 6 }, (_, index) => submitBody(index % 2 === 0 ? '4242424242424242' : '4000000000000002'));
+    const answers = await Promise.all(bodies.map((body) => post(narrow, `/api/${narrowTenant.productId}`, narrowTenant.apiKey, body)));
+    expect(answers.map(({ status, body }) => [status, body.info])).toEqual(bodies.map((_, index) => [200, index % 2 === 0 ? 'Success' : 'Error']));
+  });
+
+  it('a submit waits its turn behind a payment that holds the line: answered after that one\'s caller got its 503', async () => {
+    const blocked = await createPaymentTenant(narrow);
+    const email = `line-${crypto.randomUUID()}@example.com`;
+    expect((await post(narrow, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email }))).status).toBe(200);
+    // The first payment's first step waits on its customer's row, holding the line's only place until its caller's 503.
+    const locker = narrow.orm.em.fork();
+    await locker.begin();
+    try {
+      await locker.execute(`select id from customers where tenant_id = ? and email = ? for update`, [blocked.id, email]);
+      const answered: string[] = [];
+      const first = post(narrow, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email })).then((answer) => {
+        answered.push('first');
+        return answer;
+      });
+      await vi.waitFor(
+        async () => expect(await narrow.orm.em.fork().execute(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into customers%'`)).toHaveLength(1),
+        { timeout: 5_000, interval: 50 },
+      );
+      const second = await post(narrow, `/api/${narrowTenant.productId}`, narrowTenant.apiKey, submitBody('4242424242424242'));
+      answered.push('second');
+      expect((await first).status).toBe(503);
+      expect(second.body).toMatchObject({ info: 'Success' });
+      expect(answered).toEqual(['first', 'second']);
+      await locker.rollback();
+      // The blocked payment goes on once its row is free, and ends approved.
+      await vi.waitFor(
+        async () => expect(await narrow.orm.em.fork().execute(`select state from orders where product_id = ? and state = 'approved'`, [blocked.productId])).toHaveLength(2),
+        { timeout: 15_000, interval: 100 },
+      );
+    } finally {
+      if (locker.isInTransaction()) await locker.rollback();
+    }
+  }, 40_000);
+});

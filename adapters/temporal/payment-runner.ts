@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { THREE_D_SECURE_REFUSALS, type PaymentRunner, type ThreeDSecureCompletion, type ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
@@ -22,6 +23,11 @@ export interface InProcessAnswers {
   readonly client: Client;
   readonly board: PaymentAnswerBoard;
   readonly waitMs: number;
+  /**
+   * Payments whose first step runs here at once; more wait in line, first come first served. The first step is CPU
+   * work in this process (and the database's): past the cores, more at once only lengthen every one of them.
+   */
+  readonly atOnce: number;
   /** Each eager submit's timings at debug level: the start call, the wait for the answer, and whether it came in process. */
   readonly logger?: Logger;
 }
@@ -77,37 +83,50 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
    * start the server did not make eager (no free slot here, eager start off on the server, an existing payment
    * under this id) runs wherever matching sends it, and is answered by the update.
    */
-  const submitEagerly = (input: PaymentWorkflowInput, local: InProcessAnswers) =>
-    bounded(async (signal) => {
-      const start = startOptions(input);
-      const stopWatching = new AbortController();
-      // At most half the answer time in process, so the update always has its turn before the 503.
-      const waitMs = Math.min(local.waitMs, options.answerTimeoutMs / 2);
-      const answered = local.board.expect(start.workflowId, AbortSignal.any([signal, stopWatching.signal, AbortSignal.timeout(waitMs)]));
-      try {
-        const began = performance.now();
-        // A deadline, not the abort signal: a NativeConnection ignores signals and would retry the start on its own.
-        const handle = await local.client.withDeadline(Date.now() + options.answerTimeoutMs, () =>
-          local.client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', { ...start, requestEagerStart: true }),
-        );
-        const started = performance.now();
-        const inProcessAnswer = handle.eagerlyStarted ? await answered : undefined;
-        const answer = inProcessAnswer ?? (await firstAnswerOf(client.workflow.getHandle<typeof paymentWorkflow>(handle.workflowId)));
-        local.logger?.debug(
-          {
-            workflowId: handle.workflowId,
-            eagerlyStarted: handle.eagerlyStarted,
-            answeredInProcess: inProcessAnswer !== undefined,
-            startMs: roundedMs(started - began),
-            answerMs: roundedMs(performance.now() - started),
-          },
-          'payment answered',
-        );
-        return answer;
-      } finally {
-        stopWatching.abort();
-      }
-    });
+  const inLine = pLimit(inProcess?.atOnce ?? 1);
+  const submitEagerly = (input: PaymentWorkflowInput, local: InProcessAnswers) => {
+    const arrived = performance.now();
+    const deadline = Date.now() + options.answerTimeoutMs;
+    return bounded((signal) => inLine(() => startEagerly(input, local, { signal, deadline, queuedMs: performance.now() - arrived })));
+  };
+
+  /**
+   * A payment whose turn came: started unless its caller's wait ended in line (it got its 503; the payment was never
+   * started, and a retry with its Idempotency-Key takes the claim over once abandoned).
+   */
+  const startEagerly = async (input: PaymentWorkflowInput, local: InProcessAnswers, turn: { signal: AbortSignal; deadline: number; queuedMs: number }) => {
+    const { signal, deadline } = turn;
+    if (signal.aborted) throw new DomainError('unavailable', 'The gateway is busy; the payment was not started');
+    const start = startOptions(input);
+    const stopWatching = new AbortController();
+    // At most half the answer time left in process, so the update always has its turn before the 503.
+    const waitMs = Math.max(0, Math.floor(Math.min(local.waitMs, (deadline - Date.now()) / 2)));
+    const answered = local.board.expect(start.workflowId, AbortSignal.any([signal, stopWatching.signal, AbortSignal.timeout(waitMs)]));
+    try {
+      const began = performance.now();
+      // A deadline, not the abort signal: a NativeConnection ignores signals and would retry the start on its own.
+      const handle = await local.client.withDeadline(deadline, () =>
+        local.client.workflow.start<typeof paymentWorkflow>('paymentWorkflow', { ...start, requestEagerStart: true }),
+      );
+      const started = performance.now();
+      const inProcessAnswer = handle.eagerlyStarted ? await answered : undefined;
+      const answer = inProcessAnswer ?? (await firstAnswerOf(client.workflow.getHandle<typeof paymentWorkflow>(handle.workflowId)));
+      local.logger?.debug(
+        {
+          workflowId: handle.workflowId,
+          eagerlyStarted: handle.eagerlyStarted,
+          answeredInProcess: inProcessAnswer !== undefined,
+          queuedMs: roundedMs(turn.queuedMs),
+          startMs: roundedMs(started - began),
+          answerMs: roundedMs(performance.now() - started),
+        },
+        'payment answered',
+      );
+      return answer;
+    } finally {
+      stopWatching.abort();
+    }
+  };
 
   return {
     async submit(input) {

@@ -141,7 +141,15 @@ export async function startTestApp(
       taskQueue,
       answerTimeoutMs: config.submitAnswerTimeoutMs,
       ...(hosted
-        ? { inProcess: { client: hosted.client, board: answers, waitMs: typeof options.hostWorker === 'object' ? options.hostWorker.localAnswerWaitMs : hosted.localAnswerWaitMs, logger } }
+        ? {
+            inProcess: {
+              client: hosted.client,
+              board: answers,
+              waitMs: typeof options.hostWorker === 'object' ? options.hostWorker.localAnswerWaitMs : hosted.localAnswerWaitMs,
+              atOnce: config.gatewayPaymentsAtOnce,
+              logger,
+            },
+          }
         : {}),
     }),
     refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs }),

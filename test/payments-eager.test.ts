@@ -139,8 +139,8 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
   let narrow: TestApp;
   let narrowTenant: PaymentTenant;
   beforeAll(async () => {
-    // One payment's first step at a time; a caller waits three seconds at most.
-    narrow = await startTestApp({ GATEWAY_PAYMENTS_AT_ONCE: '1', SUBMIT_ANSWER_TIMEOUT_MS: '3000' }, { hostWorker: true });
+    // One payment's first step at a time; a caller waits four seconds at most.
+    narrow = await startTestApp({ GATEWAY_PAYMENTS_AT_ONCE: '1', SUBMIT_ANSWER_TIMEOUT_MS: '4000' }, { hostWorker: true });
     narrowTenant = await createPaymentTenant(narrow);
   });
   afterAll(() => narrow?.close());
@@ -169,6 +169,8 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
         async () => expect(await narrow.orm.em.fork().execute(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into customers%'`)).toHaveLength(1),
         { timeout: 5_000, interval: 50 },
       );
+      // Half-way through the first one's wait: its place frees at its caller's 503, two seconds before this one's ends.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
       const second = await post(narrow, `/api/${narrowTenant.productId}`, narrowTenant.apiKey, submitBody('4242424242424242'));
       answered.push('second');
       expect((await first).status).toBe(503);

@@ -3,6 +3,7 @@
  * (embedded PostgreSQL and Temporal dev server under .data/bench unless DATABASE_URL/TEMPORAL_ADDRESS
  * are set), runs the gateway as a separate process, provisions a bench tenant without a practical rate
  * limit, and drives load with autocannon. Prints p50/p99 latency and requests/s per scenario.
+ * `BENCH_ONLY=<text>` picks scenarios by name, `BENCH_CONCURRENCY=<n>` one concurrency.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -146,7 +147,7 @@ const rows: string[] = [];
 const cpuRows: string[] = [];
 const submitFigures = new Map<number, autocannon.Result>();
 for (const scenario of scenarios(auth, productId).filter((s) => !process.env.BENCH_ONLY || s.name.includes(process.env.BENCH_ONLY))) {
-  for (const connections of scenario.concurrency) {
+  for (const connections of scenario.concurrency.filter((c) => !process.env.BENCH_CONCURRENCY || String(c) === process.env.BENCH_CONCURRENCY)) {
     await runOnce(scenario, 1, 2); // warm-up
     const cpuBefore = snapshotCpu(processNames);
     const result = await runOnce(scenario, connections, durationSeconds);

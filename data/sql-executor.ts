@@ -20,11 +20,17 @@ interface PreparedStatement {
   readonly text: string;
 }
 
-/** `?` placeholders as `pg` numbers them; only for statements without quoted text, where a `?` could be data. */
+/**
+ * `?` placeholders as `pg` numbers them. Quoted text may hold constants (`date_trunc('month', …)`) but no `?`, where
+ * it could be data rather than a placeholder; numbered placeholders and dollar quoting are refused alike.
+ */
 function numberPlaceholders(sql: string): string {
-  if (/['"$]/.test(sql)) throw new Error('poolExecutor runs statements without quoted text or numbered placeholders');
+  const quoted = sql.match(/'[^']*'|"[^"]*"/g) ?? [];
+  if (sql.includes('$') || quoted.some((text) => text.includes('?'))) {
+    throw new Error('poolExecutor runs statements without a ? in quoted text, or numbered placeholders');
+  }
   let position = 0;
-  return sql.replace(/\?/g, () => `$${++position}`);
+  return sql.replace(/'[^']*'|"[^"]*"|\?/g, (match) => (match === '?' ? `$${++position}` : match));
 }
 
 /** Named after its text: every executor on a pool prepares the same text under the same name, and another under another. */

@@ -37,9 +37,19 @@ it('runs one statement on every pooled connection at once (each prepares it unde
   expect(answers.map(([row]) => row!.n)).toEqual(Array.from({ length: 24 }, (_, i) => i * 2));
 });
 
-it('refuses a statement holding quoted text, where a ? could be data rather than a placeholder', async () => {
+it('refuses a statement with a ? in quoted text, where it could be data rather than a placeholder', async () => {
   const executor = poolExecutor(orm);
-  await expect(executor.execute(`select '?' as mark, cast(? as integer) as n`, [1])).rejects.toThrow(/without quoted text/);
+  await expect(executor.execute(`select '?' as mark, cast(? as integer) as n`, [1])).rejects.toThrow(/without a \? in quoted text/);
+  await expect(executor.execute(`select cast($1 as integer) as n`, [1])).rejects.toThrow(/numbered placeholders/);
+});
+
+it('keeps quoted constants as they are and numbers the placeholders around them', async () => {
+  const executor = poolExecutor(orm);
+  const [row] = await executor.execute<{ month: string; label: string; n: number }[]>(
+    `select to_char(date_trunc('month', cast(? as date)), 'YYYY-MM-DD') as month, 'a:b' as label, cast(? as integer) as n`,
+    ['2026-11-24', 7],
+  );
+  expect(row).toEqual({ month: '2026-11-01', label: 'a:b', n: 7 });
 });
 
 it('keeps the statements of two executors on one pool apart', async () => {

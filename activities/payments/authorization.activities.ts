@@ -128,7 +128,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
   }
 
   async function credentialsFor(merchantAccountId: number, currency: string): Promise<Record<string, string>> {
-    const sealed = await findSealedCredentials(fork(), merchantAccountId, currency);
+    const sealed = await findSealedCredentials(sql, merchantAccountId, currency);
     return sealed ? (JSON.parse(deps.secretBox.open(sealed)) as Record<string, string>) : {};
   }
 

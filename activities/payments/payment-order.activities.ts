@@ -125,7 +125,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
       // An earlier attempt's reservation is released when its outcome is recorded, so one found here is this attempt's.
       if (reserved && !input.triedMerchantAccountIds.includes(reserved.merchantAccountId)) return { account: reserved };
     }
-    const reserve = (account: MerchantCandidate) => reserveMonthlyVolume(em, { orderId: input.submitOrderId, merchantAccountId: account.merchantAccountId });
+    const reserve = (account: MerchantCandidate) => reserveMonthlyVolume(sql, { orderId: input.submitOrderId, merchantAccountId: account.merchantAccountId });
 
     if (input.forcedMerchantAccountId !== undefined) {
       // A forced account is the only one: a cascade never leaves it.
@@ -137,7 +137,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
       return (await reserve(forced.candidate)) ? { account: forced.candidate } : { account: forced.candidate, refusal: FORCED_ACCOUNT_REFUSALS.monthlyCapReached };
     }
 
-    const candidates = await findEligibleMerchantAccounts(em, { ...input, excludedMerchantAccountIds: input.triedMerchantAccountIds });
+    const candidates = await findEligibleMerchantAccounts(sql, { ...input, excludedMerchantAccountIds: input.triedMerchantAccountIds });
     for (const candidate of preferAnotherBank(candidates, input.preferAnotherBankThan)) {
       if (await reserve(candidate)) return { account: candidate };
     }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SqlExecutor } from '../sql-executor.ts';
 import type { MerchantCandidate } from '../../domain/payments/attempts.ts';
 import type { ForcedAccountFit } from '../../domain/payments/forced-merchant-account.ts';
 
@@ -31,7 +32,7 @@ const THIS_MONTH = `date_trunc('month', now())::date`;
  * and month-to-date approved plus reserved volume plus this amount within `monthlyCap`. A hint only:
  * `reserveMonthlyVolume` is what holds the cap.
  */
-export async function findEligibleMerchantAccounts(em: EntityManager, criteria: EligibilityCriteria): Promise<MerchantCandidate[]> {
+export async function findEligibleMerchantAccounts(em: SqlExecutor, criteria: EligibilityCriteria): Promise<MerchantCandidate[]> {
   const rows = await em.execute<CandidateRow[]>(
     `select ${CANDIDATE_COLUMNS},
             (coalesce(v.approved_amount, 0) + coalesce(v.reserved_amount, 0)) / nullif(m.monthly_cap, 0) as usage
@@ -101,7 +102,7 @@ export async function findAttemptMerchantAccount(em: EntityManager, reference: s
  * row is locked before the volume's, so two runs of one payment's step (one timed out, still running) wait for
  * each other instead of reserving twice or one of them finding no account.
  */
-export async function reserveMonthlyVolume(em: EntityManager, reservation: { orderId: number; merchantAccountId: number }): Promise<boolean> {
+export async function reserveMonthlyVolume(em: SqlExecutor, reservation: { orderId: number; merchantAccountId: number }): Promise<boolean> {
   const [row] = await em.execute<{ reserved: boolean; month_open: boolean }[]>(
     `with payment as (select amount, cap_reservation_id from orders where id = ? for update),
      held as (
@@ -157,7 +158,7 @@ export async function findMerchantAccountByMid(em: EntityManager, mid: string): 
 }
 
 /** The account's processor credentials for a currency, still sealed by the secret box; undefined when none are configured. */
-export async function findSealedCredentials(em: EntityManager, merchantAccountId: number, currency: string): Promise<string | undefined> {
+export async function findSealedCredentials(em: SqlExecutor, merchantAccountId: number, currency: string): Promise<string | undefined> {
   const [row] = await em.execute<{ credentials_ciphertext: string }[]>(
     `select credentials_ciphertext from merchant_account_currencies where merchant_account_id = ? and currency = ?`,
     [merchantAccountId, currency],

@@ -95,7 +95,7 @@ export const SETTINGS = {
       maximum: 1_000,
       default: 16,
       description:
-        'With GATEWAY_WORKER=on: payments whose first step (order, merchant account, authorization) the gateway runs at once; more wait in line, first come first served, within SUBMIT_ANSWER_TIMEOUT_MS (a submit still in line then gets its 503 and its payment is not started). The first step is CPU work in the gateway and the database: past the cores, more at once only lengthen each one.',
+        'With GATEWAY_WORKER=on: payments whose first step (order, merchant account, authorization) the gateway runs at once; more wait in line, first come first served; a submit whose turn comes with less than half of SUBMIT_ANSWER_TIMEOUT_MS left gets its 503 then, and its payment is not started. The first step is CPU work in the gateway and the database: past the cores, more at once only lengthen each one.',
     }),
   ),
   temporalCliPath: setting('TEMPORAL_CLI_PATH', Type.Optional(Type.String({ description: 'Path of the `temporal` binary; default: found on PATH.' }))),

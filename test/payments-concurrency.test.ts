@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { asyncLocalStorage, type Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuthorizationActivities } from '../activities/payments/authorization.activities.ts';
 import { createPaymentOrderActivities } from '../activities/payments/payment-order.activities.ts';
-import { reserveOrderId } from '../data/queries/orders.ts';
+import { releaseMonthlyVolume, reserveMonthlyVolume } from '../data/queries/merchant-accounts.ts';
+import { closeSubmitOrder, reserveOrderId } from '../data/queries/orders.ts';
+import { recordAttempt } from '../data/queries/transactions.ts';
+import { poolExecutor } from '../data/sql-executor.ts';
+import { attemptReference, type MerchantCandidate } from '../domain/payments/attempts.ts';
+import { processorsFromConfig } from '../worker/processors-from-config.ts';
 import { insertSubscriptionOfSubmitOrder } from '../data/queries/subscriptions.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createMerchantTenant, createPaymentTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
@@ -122,6 +129,123 @@ describe('one cap reservation per submit order', () => {
       [tenant.id],
     );
     expect(volume).toEqual({ reserved_amount: '25.00' });
+  });
+});
+
+/**
+ * A local activity that times out is not stopped: it runs on beside the run the workflow starts next. Each test plays
+ * such a late run against what the run beside it already did, through the same activity and query functions.
+ */
+describe('a run of a payment step that outlived its time limit', () => {
+  const card = { bin: '424242', last4: '4242', network: 'NetworkA', expiryMonth: 12, expiryYear: 2030, fingerprint: 'f'.repeat(64) };
+
+  async function openOrderOnTwoAccounts(amount = '25.00') {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('late', amount)], merchantAccounts: [merchantAccount('LATE-1'), merchantAccount('LATE-2')] });
+    const activities = createPaymentOrderActivities({ orm: app.orm });
+    const submitOrderId = await reserveOrderId(app.orm.em.fork());
+    const email = `late-${randomUUID().slice(0, 8)}@example.com`;
+    await activities.openPaymentOrder({
+      tenantId: tenant.id, productId: tenant.products.late!, submitOrderId, workflowId: `test/${submitOrderId}`, email, amount, currency: 'USD',
+      order: { mobileWalletA: false, partnerSession: `ps-${submitOrderId}` },
+    });
+    const request = { tenantId: tenant.id, submitOrderId, amount, currency: 'USD', network: 'NetworkA', triedMerchantAccountIds: [] };
+    return { tenant, activities, submitOrderId, email, request };
+  }
+
+  const record = (submitOrderId: number, account: MerchantCandidate, outcome: 'approved' | 'declined' | 'unknown', amount = '25.00') =>
+    recordAttempt(poolExecutor(app.orm), {
+      submitOrderId, reference: attemptReference(submitOrderId, 1), attemptNumber: 1, merchantAccount: account,
+      processorTransactionId: outcome === 'unknown' ? null : `px-${submitOrderId}`,
+      statusId: outcome === 'approved' ? 2636 : outcome === 'declined' ? 4302 : 4285, status: outcome, approved: outcome === 'approved',
+      authCode: outcome === 'approved' ? '123456' : null, eci: null, amount, currency: 'USD', email: 'late@example.com', card, sandbox: true,
+      exchange: { gateway: 'sandbox', httpStatus: outcome === 'unknown' ? 0 : 200, response: outcome }, completedAt: outcome === 'unknown' ? null : new Date(),
+      final: outcome !== 'unknown',
+    });
+
+  const volumesOf = (tenantId: number) =>
+    app.orm.em.fork().execute<{ mid: string; approved: string; reserved: string }[]>(
+      `select m.mid, v.approved_amount::text as approved, v.reserved_amount::text as reserved
+         from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ? order by m.mid`,
+      [tenantId],
+    );
+
+  it('takes no new reservation, on any account, for an attempt the run beside it already recorded (it would be sent to another MID)', async () => {
+    const { tenant, activities, submitOrderId, request } = await openOrderOnTwoAccounts();
+    // The run beside it chose the least used account, sent the attempt, and recorded it: the reservation ended there.
+    const first = await activities.reserveMerchantAccount(request);
+    await record(submitOrderId, first.account!, 'declined');
+    const other = Object.values(tenant.mids).find((mid) => mid !== first.account!.mid);
+
+    // The late run created the order itself, so it looks nothing up and goes straight to a reservation: refused.
+    expect(await activities.reserveMerchantAccount(request, true)).toEqual({});
+    const [otherAccount] = await app.orm.em.fork().execute<{ id: number }[]>(`select id from merchant_accounts where mid = ?`, [other]);
+    const sql = poolExecutor(app.orm);
+    expect(await reserveMonthlyVolume(sql, { orderId: submitOrderId, merchantAccountId: otherAccount!.id, reference: attemptReference(submitOrderId, 1) })).toBe(false);
+    // The next attempt of a cascade still reserves.
+    expect(await reserveMonthlyVolume(sql, { orderId: submitOrderId, merchantAccountId: otherAccount!.id, reference: attemptReference(submitOrderId, 2) })).toBe(true);
+  });
+
+  it('takes no reservation for an order already closed (the run beside it found no account and failed the payment)', async () => {
+    const { activities, submitOrderId, request } = await openOrderOnTwoAccounts();
+    await closeSubmitOrder(poolExecutor(app.orm), { orderId: submitOrderId, state: 'failed' });
+    expect(await activities.reserveMerchantAccount(request, true)).toEqual({});
+    expect(await activities.reserveMerchantAccount(request)).toEqual({});
+  });
+
+  it('sends nothing once Temporal gave its run up; the run that replaces it sends the attempt once', async () => {
+    const { tenant, activities, submitOrderId, email, request } = await openOrderOnTwoAccounts('25.00');
+    const { account } = await activities.reserveMerchantAccount(request);
+    const authorization = createAuthorizationActivities({ orm: app.orm, logger: app.logger, secretBox: app.secretBox, cardVault: app.cardVault, processors: processorsFromConfig(app.config) });
+    const sealedCard = await app.cardVault.seal({ pan: '4242424242424242', cvv: '123', expiryMonth: 12, expiryYear: 2030, bin: '424242', last4: '4242', network: 'NetworkA' });
+    const attempt = {
+      tenantId: tenant.id, productId: tenant.products.late!, submitOrderId, attemptNumber: 1, candidate: account!, amount: '25.00', currency: 'USD', email, card,
+      sealedCard, threeDSecure: false, timeoutMs: 2_000,
+    };
+    // As the SDK's core does when a local activity times out: the run's context is cancelled.
+    const givenUp = { cancellationSignal: AbortSignal.abort() } as unknown as Context;
+    await expect(asyncLocalStorage.run(givenUp, () => authorization.authorizeAttempt(attempt, true))).rejects.toThrow(/not sent: its run was given up/);
+    expect(await authorizationsFor(submitOrderId)).toBe(0);
+    expect(await app.orm.em.fork().execute(`select 1 from transactions where order_id = ?`, [submitOrderId])).toHaveLength(0);
+
+    expect((await authorization.authorizeAttempt(attempt)).outcome.kind).toBe('approved');
+    expect(await authorizationsFor(submitOrderId)).toBe(1);
+  });
+
+  it('keeps an approval recorded first when the run beside it records an unknown answer: counted once, still refundable', async () => {
+    const { tenant, activities, submitOrderId, request } = await openOrderOnTwoAccounts();
+    const { account } = await activities.reserveMerchantAccount(request);
+    expect(await record(submitOrderId, account!, 'approved')).toMatchObject({ alreadySettled: false });
+    expect(await record(submitOrderId, account!, 'unknown')).toMatchObject({ alreadySettled: true, wasApproved: true });
+    expect(await record(submitOrderId, account!, 'approved')).toMatchObject({ alreadySettled: true, wasApproved: true });
+    const [row] = await app.orm.em.fork().execute(`select success, refundable, status_id from transactions where order_id = ?`, [submitOrderId]);
+    expect(row).toEqual({ success: true, refundable: true, status_id: 2636 });
+    expect((await volumesOf(tenant.id)).find((volume) => volume.mid === account!.mid)).toMatchObject({ approved: '25.00', reserved: '0.00' });
+  });
+
+  it('counts nothing for an attempt of an order that does not exist', async () => {
+    const { tenant, activities, request } = await openOrderOnTwoAccounts();
+    const { account } = await activities.reserveMerchantAccount(request);
+    const before = await volumesOf(tenant.id);
+    await expect(record(2_000_000_000, account!, 'approved')).rejects.toThrow(/does not exist/);
+    expect(await volumesOf(tenant.id)).toEqual(before);
+  });
+
+  it('releases a reservation once when the order closes while another run releases it', async () => {
+    const { tenant, activities, submitOrderId, request } = await openOrderOnTwoAccounts();
+    const { account } = await activities.reserveMerchantAccount(request);
+    const held = app.orm.em.fork();
+    await held.begin();
+    try {
+      // The run beside it ends the reservation and holds the order's row until it commits; the close waits for it.
+      await releaseMonthlyVolume(held, { orderId: submitOrderId });
+      const closing = closeSubmitOrder(poolExecutor(app.orm), { orderId: submitOrderId, state: 'declined' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await held.commit();
+      await closing;
+    } finally {
+      if (held.isInTransaction()) await held.rollback();
+    }
+    expect((await volumesOf(tenant.id)).find((volume) => volume.mid === account!.mid)).toMatchObject({ reserved: '0.00' });
   });
 });
 

@@ -151,39 +151,63 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
     expect(answers.map(({ status, body }) => [status, body.info])).toEqual(bodies.map((_, index) => [200, index % 2 === 0 ? 'Success' : 'Error']));
   });
 
-  it('a submit waits its turn behind a payment that holds the line: answered after that one\'s caller got its 503', async () => {
+  /** A payment whose first step waits on its customer's row, holding the line's only place until its caller's 503. */
+  async function holdTheLine() {
     const blocked = await createPaymentTenant(narrow);
     const email = `line-${crypto.randomUUID()}@example.com`;
     expect((await post(narrow, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email }))).status).toBe(200);
-    // The first payment's first step waits on its customer's row, holding the line's only place until its caller's 503.
     const locker = narrow.orm.em.fork();
     await locker.begin();
+    await locker.execute(`select id from customers where tenant_id = ? and email = ? for update`, [blocked.id, email]);
+    const first = post(narrow, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email }));
+    await vi.waitFor(
+      async () => expect(await narrow.orm.em.fork().execute(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into customers%'`)).toHaveLength(1),
+      { timeout: 5_000, interval: 50 },
+    );
+    return {
+      first,
+      async release() {
+        if (locker.isInTransaction()) await locker.rollback();
+        // The blocked payment goes on once its row is free, and ends approved.
+        await vi.waitFor(
+          async () => expect(await narrow.orm.em.fork().execute(`select state from orders where product_id = ? and state = 'approved'`, [blocked.productId])).toHaveLength(2),
+          { timeout: 15_000, interval: 100 },
+        );
+      },
+    };
+  }
+
+  it('a submit waits its turn behind a payment that holds the line: answered after that one\'s caller got its 503', async () => {
+    const line = await holdTheLine();
     try {
-      await locker.execute(`select id from customers where tenant_id = ? and email = ? for update`, [blocked.id, email]);
       const answered: string[] = [];
-      const first = post(narrow, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email })).then((answer) => {
-        answered.push('first');
-        return answer;
-      });
-      await vi.waitFor(
-        async () => expect(await narrow.orm.em.fork().execute(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into customers%'`)).toHaveLength(1),
-        { timeout: 5_000, interval: 50 },
-      );
-      // Half-way through the first one's wait: its place frees at its caller's 503, two seconds before this one's ends.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      void line.first.then(() => answered.push('first'));
+      // Three seconds into the first one's wait: its place frees at its caller's 503, with three of this one's four left.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
       const second = await post(narrow, `/api/${narrowTenant.productId}`, narrowTenant.apiKey, submitBody('4242424242424242'));
       answered.push('second');
-      expect((await first).status).toBe(503);
+      expect((await line.first).status).toBe(503);
       expect(second.body).toMatchObject({ info: 'Success' });
       expect(answered).toEqual(['first', 'second']);
-      await locker.rollback();
-      // The blocked payment goes on once its row is free, and ends approved.
-      await vi.waitFor(
-        async () => expect(await narrow.orm.em.fork().execute(`select state from orders where product_id = ? and state = 'approved'`, [blocked.productId])).toHaveLength(2),
-        { timeout: 15_000, interval: 100 },
-      );
     } finally {
-      if (locker.isInTransaction()) await locker.rollback();
+      await line.release();
+    }
+  }, 40_000);
+
+  it('a submit whose turn comes with less than half its answer time left is not started: its 503 comes then, nothing is charged', async () => {
+    const line = await holdTheLine();
+    try {
+      const email = `too-late-${crypto.randomUUID()}@example.com`;
+      // Half a second into the first one's wait: its place frees with about half a second of this one's four left.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const second = await post(narrow, `/api/${narrowTenant.productId}`, narrowTenant.apiKey, submitBody('4242424242424242', { email }));
+      expect((await line.first).status).toBe(503);
+      expect(second.status).toBe(503);
+      expect(second.body).toMatchObject({ message: expect.stringMatching(/not started/) });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(await narrow.orm.em.fork().execute(`select 1 from orders o join customers c on c.id = o.customer_id where c.email = ?`, [email]), 'no payment was started for it').toHaveLength(0);
+    } finally {
+      await line.release();
     }
   }, 40_000);
 });

@@ -7,7 +7,7 @@ import { findIdempotencyKey, insertIdempotencyKey, storeIdempotentResult } from 
 import { findLeadKeyAndAdmit, findLeadKeyByHash, isLeadOriginAllowed } from '../data/queries/lead-keys.ts';
 import { findLeadPaidBy, listLeads, markLeadPaidIfUnpaid, upsertLead } from '../data/queries/leads.ts';
 import { findEligibleMerchantAccounts,
-  findForcedMerchantAccount, findMerchantAccountByMid, findSealedCredentials } from '../data/queries/merchant-accounts.ts';
+  findForcedMerchantAccount, findMerchantAccountByMid, findSealedCredentials, reserveMonthlyVolume } from '../data/queries/merchant-accounts.ts';
 import { closeSubmitOrder, openSubmitOrder, updateOrderState } from '../data/queries/orders.ts';
 import { findTenantProduct } from '../data/queries/products.ts';
 import { admitRequest, deleteWindowsBefore } from '../data/queries/rate-limits.ts';
@@ -155,6 +155,7 @@ const HOT_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
   'MID selection (findEligibleMerchantAccounts)': (em) => findEligibleMerchantAccounts(em, { tenantId: TENANT, amount: '19.99', currency: 'USD', network: 'NetworkA' }),
   'forced MID (findForcedMerchantAccount)': (em) => findForcedMerchantAccount(em, { tenantId: TENANT, merchantAccountId: 65, amount: '19.99', currency: 'USD', network: 'NetworkA' }),
   'credentials (findSealedCredentials)': (em) => findSealedCredentials(em, 65, 'USD'),
+  'cap reservation of an attempt (reserveMonthlyVolume)': (em) => reserveMonthlyVolume(em, { orderId: 160, merchantAccountId: 65, reference: 'ref-160-3' }),
   'submit order with its customer, campaign and affiliate (openSubmitOrder)': (em) =>
     openSubmitOrder(em, {
       id: 60001, tenantId: TENANT, productId: PRODUCT, amount: '19.99', currency: 'USD', workflowId: 'payment/7/60001', email: 'c160@example.com',

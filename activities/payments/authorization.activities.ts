@@ -4,6 +4,7 @@ import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult, RawExchan
 import { findSealedCredentials } from '../../data/queries/merchant-accounts.ts';
 import { findRecordedAttempt, recordAttempt, type RecordedAttemptOutcome } from '../../data/queries/transactions.ts';
 import { poolExecutor } from '../../data/sql-executor.ts';
+import { runGivenUp } from '../shared/run-given-up.ts';
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { Logger } from '../../domain/logger.ts';
@@ -50,7 +51,9 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
 
   /**
    * One authorization on one merchant account; the attempt is recorded whatever the answer. `orderIsNew`: the caller
-   * created the order just now, so no attempt of it can be recorded yet.
+   * created the order just now and reserved this account itself, so no attempt of it was recorded before, and one
+   * recorded meanwhile by a run beside this one is on this same account (the processor sees the same reference twice;
+   * the record keeps the first final answer, which this run then answers with).
    */
   async function authorizeAttempt(input: AuthorizationRequest, orderIsNew = false): Promise<AttemptResult> {
     const reference = attemptReference(input.submitOrderId, input.attemptNumber);
@@ -70,6 +73,8 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
       deps.logger.error({ merchantAccountId: input.candidate.merchantAccountId, gateway: input.candidate.gateway }, response);
       return record(input, reference, { outcome: { kind: 'declined', statusId: StatusId.PROCESSOR_CONFIGURATION_INVALID, message: response }, exchange: { gateway: input.candidate.gateway, httpStatus: 0, response } });
     }
+    // A run Temporal gave up goes on beside the run that replaces it: only that one may send the attempt.
+    if (runGivenUp()) throw ApplicationFailure.retryable(`Attempt ${reference} not sent: its run was given up`, 'RunGivenUp');
     const processor = deps.processors.get(input.candidate.gateway);
     const result = await processor.authorize(
       {
@@ -164,6 +169,12 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
       // A known answer ends the attempt's reservation: an approval turns it into approved volume, a decline frees it.
       final: outcome.kind === 'approved' || outcome.kind === 'declined',
     });
+    if (recorded.alreadySettled) {
+      // Another run of this step recorded the processor's final word first: that is the attempt's answer.
+      const settled = await findRecordedAttempt(fork(), reference);
+      deps.logger.info({ reference, outcome: outcome.kind, recordedApproved: settled!.approved }, 'authorization attempt already settled by another run');
+      return recordedResult(reference, settled!);
+    }
     deps.logger.info({ reference, outcome: outcome.kind, statusId, gateway: input.candidate.gateway }, 'authorization attempt');
     return { reference, transactionId: recorded.transactionId, outcome, exchange: result.exchange };
   }

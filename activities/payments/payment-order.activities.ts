@@ -114,18 +114,19 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
    */
   async function reserveMerchantAccount(input: ReserveMerchantAccountInput, orderIsNew = false): Promise<MerchantAccountChoice> {
     const em = fork();
+    const reference = attemptReference(input.submitOrderId, input.triedMerchantAccountIds.length + 1);
     if (!orderIsNew) {
       // A payment run again from its start (its worker died before Temporal stored the workflow task) finds the
       // attempts it already recorded, their reservations ended: each on the same account again, never another one the
       // processor would see as a new authorization, and with the answer its caller may already have had. First, since
       // a reservation still held may be a later attempt's (a cascade's second account, its attempt in flight).
-      const recorded = await findAttemptMerchantAccount(em, attemptReference(input.submitOrderId, input.triedMerchantAccountIds.length + 1));
+      const recorded = await findAttemptMerchantAccount(em, reference);
       if (recorded) return { account: recorded };
       const reserved = await findReservedMerchantAccount(em, input.submitOrderId);
       // An earlier attempt's reservation is released when its outcome is recorded, so one found here is this attempt's.
       if (reserved && !input.triedMerchantAccountIds.includes(reserved.merchantAccountId)) return { account: reserved };
     }
-    const reserve = (account: MerchantCandidate) => reserveMonthlyVolume(sql, { orderId: input.submitOrderId, merchantAccountId: account.merchantAccountId });
+    const reserve = (account: MerchantCandidate) => reserveMonthlyVolume(sql, { orderId: input.submitOrderId, merchantAccountId: account.merchantAccountId, reference });
 
     if (input.forcedMerchantAccountId !== undefined) {
       // A forced account is the only one: a cascade never leaves it.
@@ -141,6 +142,10 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     for (const candidate of preferAnotherBank(candidates, input.preferAnotherBankThan)) {
       if (await reserve(candidate)) return { account: candidate };
     }
+    // Every candidate refused, or none was left: another run of this step (one that timed out, still running) may
+    // have reserved meanwhile, and its account counts as used in the candidates' figures. The attempt goes there.
+    const reservedMeanwhile = await findReservedMerchantAccount(em, input.submitOrderId);
+    if (reservedMeanwhile && !input.triedMerchantAccountIds.includes(reservedMeanwhile.merchantAccountId)) return { account: reservedMeanwhile };
     return {};
   }
 

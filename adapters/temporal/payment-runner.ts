@@ -91,12 +91,13 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
   };
 
   /**
-   * A payment whose turn came: started unless its caller's wait ended in line (it got its 503; the payment was never
-   * started, and a retry with its Idempotency-Key takes the claim over once abandoned).
+   * A payment whose turn came: started while at least half its caller's answer time is left. One that waited longer
+   * in line is not started and its caller gets its 503 now, rather than a 503 its payment goes on after (a caller
+   * without an Idempotency-Key that sent it again would pay twice); a retry with its key takes the claim over.
    */
   const startEagerly = async (input: PaymentWorkflowInput, local: InProcessAnswers, turn: { signal: AbortSignal; deadline: number; queuedMs: number }) => {
     const { signal, deadline } = turn;
-    if (signal.aborted) throw new DomainError('unavailable', 'The gateway is busy; the payment was not started');
+    if (signal.aborted || deadline - Date.now() < options.answerTimeoutMs / 2) throw new DomainError('unavailable', 'The gateway is busy; the payment was not started');
     const start = startOptions(input);
     const stopWatching = new AbortController();
     // At most half the answer time left in process, so the update always has its turn before the 503.

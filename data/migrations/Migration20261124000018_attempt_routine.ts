@@ -1,20 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/**
- * One round trip to record an authorization attempt (issue 13): `routines.record_attempt` runs what was a
- * transaction of five round trips (begin, the attempt's upsert, the reservation's release, the approved volume,
- * commit), and, when the attempt's answer ends a payment without a plan, the order's final state with it.
- *
- * Whether the attempt was already recorded as approved (a run again after a crash) decides whether the approved
- * volume grows: the insert does nothing on a recorded reference and the row is then read locked, so a second run
- * that raced the first waits for it and sees its committed answer (the volume grows once).
- */
-export class Migration20261124000018_attempt_routine extends Migration {
-
-  override name = 'Migration20261124000018_attempt_routine';
-
-  override up(): void | Promise<void> {
-    this.addSql(`create function "routines"."record_attempt"(
+/** The routine as this migration creates it (migration 000019 replaces it, and restores it when undone). */
+export const RECORD_ATTEMPT_ROUTINE = `create function "routines"."record_attempt"(
   p_id uuid, p_order_id int, p_merchant_account_id int, p_reference text, p_attempt_number int, p_gateway text,
   p_gateway_transaction_id text, p_status_id int, p_status text, p_success boolean, p_amount numeric, p_currency text,
   p_mid text, p_descriptor text, p_auth_code text, p_email text, p_first_name text, p_last_name text,
@@ -57,7 +44,23 @@ begin
   if p_order_state is not null then
     update orders set state = p_order_state, updated_at = now() where id = p_order_id;
   end if;
-end $$;`);
+end $$;`;
+
+/**
+ * One round trip to record an authorization attempt (issue 13): `routines.record_attempt` runs what was a
+ * transaction of five round trips (begin, the attempt's upsert, the reservation's release, the approved volume,
+ * commit), and, when the attempt's answer ends a payment without a plan, the order's final state with it.
+ *
+ * Whether the attempt was already recorded as approved (a run again after a crash) decides whether the approved
+ * volume grows: the insert does nothing on a recorded reference and the row is then read locked, so a second run
+ * that raced the first waits for it and sees its committed answer (the volume grows once).
+ */
+export class Migration20261124000018_attempt_routine extends Migration {
+
+  override name = 'Migration20261124000018_attempt_routine';
+
+  override up(): void | Promise<void> {
+    this.addSql(RECORD_ATTEMPT_ROUTINE);
   }
 
   override down(): void | Promise<void> {

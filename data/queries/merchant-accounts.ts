@@ -95,36 +95,22 @@ export async function findAttemptMerchantAccount(em: EntityManager, reference: s
 }
 
 /**
- * Reserves the order's amount on the account's volume of this month, within `monthlyCap`: one conditional
- * update, so concurrent payments on one MID are serialized by its volume row and never pass the cap together.
- * The order records the reservation; an order that already holds one reserves nothing more. True when the order
- * holds a reservation on this account, made now or by a run of the same step that committed first: the order's
- * row is locked before the volume's, so two runs of one payment's step (one timed out, still running) wait for
- * each other instead of reserving twice or one of them finding no account.
+ * Reserves the order's amount on the account's volume of this month, within `monthlyCap`, for the attempt of
+ * `reference` (`routines.reserve_volume`, migration 000019, one round trip): one conditional update, so concurrent
+ * payments on one MID are serialized by its volume row and never pass the cap together. The order records the
+ * reservation; an order that already holds one reserves nothing more. True when the order holds a reservation on
+ * this account, made now or by a run of the same step that committed first: the order's row is locked before
+ * anything else, so two runs of one payment's step (one timed out, still running) wait for each other instead of
+ * reserving twice or one of them finding no account. False, whatever the cap, for a closed order or an attempt
+ * already recorded: a late run must not send that attempt to another account.
  */
-export async function reserveMonthlyVolume(em: SqlExecutor, reservation: { orderId: number; merchantAccountId: number }): Promise<boolean> {
-  const [row] = await em.execute<{ reserved: boolean; month_open: boolean }[]>(
-    `with payment as (select amount, cap_reservation_id from orders where id = ? for update),
-     held as (
-       update merchant_account_volumes v set reserved_amount = v.reserved_amount + p.amount
-         from merchant_accounts m, payment p
-        where p.cap_reservation_id is null and m.id = ? and v.merchant_account_id = m.id and v.month = ${THIS_MONTH}
-          and (m.monthly_cap is null or v.approved_amount + v.reserved_amount + p.amount <= m.monthly_cap)
-        returning v.merchant_account_id, v.month),
-     recorded as (
-       update orders o set cap_reservation_id = h.merchant_account_id, cap_reservation_month = h.month from held h where o.id = ? returning o.id)
-     select exists (select 1 from recorded) or exists (select 1 from payment where cap_reservation_id = ?) as reserved,
-       exists (select 1 from merchant_account_volumes where merchant_account_id = ? and month = ${THIS_MONTH}) as month_open`,
-    [reservation.orderId, reservation.merchantAccountId, reservation.orderId, reservation.merchantAccountId, reservation.merchantAccountId],
-  );
-  if (row!.reserved || row!.month_open) return row!.reserved;
-  // The account's first reservation of the month: its row is created (idempotently), then the reservation made.
-  await em.execute(
-    `insert into merchant_account_volumes (merchant_account_id, month, approved_amount, reserved_amount) values (?, ${THIS_MONTH}, 0, 0)
-     on conflict (merchant_account_id, month) do nothing`,
-    [reservation.merchantAccountId],
-  );
-  return reserveMonthlyVolume(em, reservation);
+export async function reserveMonthlyVolume(sql: SqlExecutor, reservation: { orderId: number; merchantAccountId: number; reference: string }): Promise<boolean> {
+  const [row] = await sql.execute<{ reserved: boolean }[]>(`select routines.reserve_volume(?::int, ?::int, ?::text) as reserved`, [
+    reservation.orderId,
+    reservation.merchantAccountId,
+    reservation.reference,
+  ]);
+  return row?.reserved === true;
 }
 
 /**

@@ -84,11 +84,14 @@ export async function updateOrderState(
  */
 export async function closeSubmitOrder(sql: SqlExecutor, close: { orderId: number; state: OrderState }): Promise<void> {
   await sql.execute(
-    `with closed as (
+    // The reservation released is the one the locked row holds: under a concurrent release, a self-join would read
+    // the row as the statement's snapshot had it and release that reservation a second time.
+    `with payment as (select id, cap_reservation_id, cap_reservation_month, amount from orders where id = ? for update),
+     closed as (
        update orders o set state = ?, cap_reservation_id = null, cap_reservation_month = null, updated_at = now()
-         from orders previous
-        where o.id = ? and previous.id = o.id
-        returning previous.cap_reservation_id as merchant_account_id, previous.cap_reservation_month as month, o.amount),
+         from payment p
+        where o.id = p.id
+        returning p.cap_reservation_id as merchant_account_id, p.cap_reservation_month as month, p.amount),
      released as (
        update merchant_account_volumes v set reserved_amount = v.reserved_amount - c.amount
          from closed c
@@ -98,7 +101,7 @@ export async function closeSubmitOrder(sql: SqlExecutor, close: { orderId: numbe
         where claim.parent_order_id = ? and claim.kind = ? and s.order_id = claim.id and s.state = ?
         returning s.order_id)
      delete from orders where id in (select order_id from given_up)`,
-    [close.state, close.orderId, close.orderId, 'subscription', 'pending'],
+    [close.orderId, close.state, close.orderId, 'subscription', 'pending'],
   );
 }
 

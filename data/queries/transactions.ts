@@ -33,6 +33,8 @@ export interface RecordedAttempt {
   readonly transactionId: string;
   /** Whether an earlier recording of this attempt (a replayed activity) was already an approval. */
   readonly wasApproved: boolean;
+  /** The attempt was already recorded with the processor's final word, which was kept: this record changed nothing. */
+  readonly alreadySettled: boolean;
 }
 
 /** An attempt's recorded outcome, read back by its reference. */
@@ -69,15 +71,16 @@ export async function findRecordedAttempt(em: EntityManager, reference: string):
 
 /**
  * Records an attempt in one round trip (`routines.record_attempt`): upserts its transaction by reference, so a
- * replayed activity records once (order, tenant, product, customer and partner session come from the submit order);
+ * replayed activity records once (order, tenant, product, customer and partner session come from the submit order),
+ * and never over the processor's final word recorded before (`alreadySettled`: nothing changes);
  * with a final answer (`final`) ends the order's reservation on the attempt's account; with an approval not recorded
  * before, counts the amount in the account's approved volume of the month; with `orderState`, settles the order too.
  */
 export async function recordAttempt(sql: SqlExecutor, attempt: AuthorizationAttemptRecord & { readonly final: boolean; readonly orderState?: OrderState }): Promise<RecordedAttempt> {
   const account = attempt.merchantAccount;
   const card = attempt.card;
-  const [row] = await sql.execute<{ transaction_id: string | null; was_success: boolean | null }[]>(
-    `select transaction_id, was_success from routines.record_attempt(?::uuid, ?::int, ?::int, ?::text, ?::int, ?::text, ?::text, ?::int, ?::text, ?::boolean,
+  const [row] = await sql.execute<{ transaction_id: string | null; was_success: boolean | null; already_settled: boolean }[]>(
+    `select transaction_id, was_success, already_settled from routines.record_attempt(?::uuid, ?::int, ?::int, ?::text, ?::int, ?::text, ?::text, ?::int, ?::text, ?::boolean,
        ?::numeric, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::int, ?::int, ?::text,
        ?::boolean, ?::jsonb, ?::timestamptz, ?::boolean, ?::text)`,
     [
@@ -90,5 +93,5 @@ export async function recordAttempt(sql: SqlExecutor, attempt: AuthorizationAtte
     ],
   );
   if (!row?.transaction_id) throw new Error(`Attempt ${attempt.reference} not recorded: its order ${attempt.submitOrderId} does not exist`);
-  return { transactionId: row.transaction_id, wasApproved: row.was_success === true };
+  return { transactionId: row.transaction_id, wasApproved: row.was_success === true, alreadySettled: row.already_settled };
 }

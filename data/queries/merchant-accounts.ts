@@ -32,8 +32,8 @@ const THIS_MONTH = `date_trunc('month', now())::date`;
  * and month-to-date approved plus reserved volume plus this amount within `monthlyCap`. A hint only:
  * `reserveMonthlyVolume` is what holds the cap.
  */
-export async function findEligibleMerchantAccounts(em: SqlExecutor, criteria: EligibilityCriteria): Promise<MerchantCandidate[]> {
-  const rows = await em.execute<CandidateRow[]>(
+export async function findEligibleMerchantAccounts(sql: SqlExecutor, criteria: EligibilityCriteria): Promise<MerchantCandidate[]> {
+  const rows = await sql.execute<CandidateRow[]>(
     `select ${CANDIDATE_COLUMNS},
             (coalesce(v.approved_amount, 0) + coalesce(v.reserved_amount, 0)) / nullif(m.monthly_cap, 0) as usage
        from merchant_accounts m
@@ -144,8 +144,8 @@ export async function findMerchantAccountByMid(em: EntityManager, mid: string): 
 }
 
 /** The account's processor credentials for a currency, still sealed by the secret box; undefined when none are configured. */
-export async function findSealedCredentials(em: SqlExecutor, merchantAccountId: number, currency: string): Promise<string | undefined> {
-  const [row] = await em.execute<{ credentials_ciphertext: string }[]>(
+export async function findSealedCredentials(sql: SqlExecutor, merchantAccountId: number, currency: string): Promise<string | undefined> {
+  const [row] = await sql.execute<{ credentials_ciphertext: string }[]>(
     `select credentials_ciphertext from merchant_account_currencies where merchant_account_id = ? and currency = ?`,
     [merchantAccountId, currency],
   );

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { requestHash } from '../services/payments/submit-payment.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, card, createPaymentTenant, localActivitiesOf, post, submitBody, type PaymentTenant } from './support/payments.ts';
@@ -137,7 +137,7 @@ describe('POST /api/{productId}', () => {
     expect(await authorizationsFor(result.submitOrderId)).toBe(1);
   });
 
-  it('a first step that fails (blocked past its timeout) goes on step by step: charged once, one transaction, nothing left reserved', async () => {
+  it('a first step that fails (blocked past its timeout) goes on step by step: charged once, one transaction, nothing left reserved, the timed-out run sends nothing', async () => {
     const blocked = await createPaymentTenant(app);
     const email = `blocked-${randomUUID()}@example.com`;
     expect((await post(app, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email }))).body).toMatchObject({ info: 'Success' });
@@ -162,6 +162,8 @@ describe('POST /api/{productId}', () => {
         'recordPaymentOutcome',
       ]);
       expect(await authorizationsFor(result.submitOrderId)).toBe(1);
+      // The timed-out first step went on once the row was free, and stopped before sending: Temporal had given it up.
+      await vi.waitFor(() => expect(app.logs.text()).toContain(`Attempt ord${result.submitOrderId}-a1 not sent: its run was given up`), { timeout: 5_000 });
       const em = app.orm.em.fork();
       expect(await em.execute(`select success from transactions where order_id = ?`, [result.submitOrderId])).toEqual([{ success: true }]);
       const [volume] = await em.execute(

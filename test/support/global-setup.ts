@@ -39,7 +39,10 @@ export default async function setup(project: TestProject) {
       stops.push(embedded.stop);
       serverUrl = embedded.url;
     }
-    const databaseUrl = await createFreshDatabase(serverUrl, `payments_test_${process.pid}`);
+    const databaseName = `payments_test_${process.pid}`;
+    const databaseUrl = await createFreshDatabase(serverUrl, databaseName);
+    // On a server of the user's own, the run's database goes with the run (an embedded server goes whole).
+    if (process.env.TEST_DATABASE_URL) stops.push(() => dropDatabase(process.env.TEST_DATABASE_URL!, databaseName));
     const orm = await openOrm({ databaseUrl });
     await migrate(orm);
     await orm.close();
@@ -71,6 +74,15 @@ export default async function setup(project: TestProject) {
   }
 
   return stopAll;
+}
+
+async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  const admin = await openOrm({ databaseUrl: serverUrl, poolSize: 1 });
+  try {
+    await admin.em.fork().execute(`drop database if exists "${name}" with (force)`);
+  } finally {
+    await admin.close();
+  }
 }
 
 async function createFreshDatabase(serverUrl: string, name: string): Promise<string> {

@@ -222,6 +222,24 @@ describe('a run of a payment step that outlived its time limit', () => {
     expect((await volumesOf(tenant.id)).find((volume) => volume.mid === account!.mid)).toMatchObject({ approved: '25.00', reserved: '0.00' });
   });
 
+  it('ends approved and counts the amount once when eight runs record one attempt at once, approvals and unknown answers mixed', async () => {
+    const { tenant, activities, submitOrderId, request } = await openOrderOnTwoAccounts();
+    const { account } = await activities.reserveMerchantAccount(request);
+    await all(8, (index) => record(submitOrderId, account!, index % 2 === 0 ? 'unknown' : 'approved'));
+    const [row] = await app.orm.em.fork().execute(`select success, refundable, status_id from transactions where order_id = ?`, [submitOrderId]);
+    expect(row).toEqual({ success: true, refundable: true, status_id: 2636 });
+    expect((await volumesOf(tenant.id)).find((volume) => volume.mid === account!.mid)).toMatchObject({ approved: '25.00', reserved: '0.00' });
+  });
+
+  it('refuses every late reservation fired at once after the attempt was recorded, on every account', async () => {
+    const { tenant, activities, submitOrderId, request } = await openOrderOnTwoAccounts();
+    const { account } = await activities.reserveMerchantAccount(request);
+    await record(submitOrderId, account!, 'declined');
+    const choices = await all(8, () => activities.reserveMerchantAccount(request, true));
+    expect(choices).toEqual(Array.from({ length: 8 }, () => ({})));
+    expect((await volumesOf(tenant.id)).map((volume) => volume.reserved)).toEqual((await volumesOf(tenant.id)).map(() => '0.00'));
+  });
+
   it('counts nothing for an attempt of an order that does not exist', async () => {
     const { tenant, activities, request } = await openOrderOnTwoAccounts();
     const { account } = await activities.reserveMerchantAccount(request);

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { bearer, createLeadTenant, getLeads, newSessionId, postLead } from './support/leads.ts';
-import { merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
+import { localActivitiesOf, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
 /** The whole path: a checkout's lead, a successful card submit with its session as partnerSession, the webhook. */
@@ -36,7 +36,7 @@ it('a successful submit marks the lead of its partnerSession paid and fires one 
 
     const first = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
     expect(first.body.info).toBe('Success');
-    // The marking runs after the answer: the payment workflow's end is when it is done.
+    // The marking is recorded by the payment's first step (or after its answer, should that fail): done when the workflow ends.
     await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, first.body.submitOrderId)).result();
     const [paid] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
     expect(paid).toMatchObject({ status: 'paid', transaction_id: first.body.transactionId, order_id: first.body.orderId, amount: '19.99', currency: 'USD' });
@@ -59,6 +59,46 @@ it('a successful submit marks the lead of its partnerSession paid and fires one 
     const after = await app.orm.em.fork().getConnection().execute(`select id from webhook_deliveries where tenant_id = ? and event_type = 'customer_lead.paid'`, [tenant.id]);
     expect(after).toHaveLength(1);
   } finally {
+    await receiver.close();
+  }
+});
+
+it("a lead row another transaction holds does not hold the answer back: the first step leaves the marking to a step after the answer, which marks it once the row is free", async () => {
+  const secret = generateWebhookSecret();
+  const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+  const locker = app.orm.em.fork();
+  try {
+    const tenant = await createLeadTenant(app, {
+      extra: {
+        products: [oneOffProduct('ebook', '19.99')],
+        merchantAccounts: [merchantAccount(`LEADLOCK-${randomUUID().slice(0, 8)}`)],
+        webhookEndpoints: [{ slug: 'all', url: receiver.url, secret, eventTypes: ['customer_lead.paid', 'transaction.completed'] }],
+      },
+    });
+    const productId = tenant.result.products[0]!.id;
+    const sessionId = newSessionId();
+    expect((await postLead(app.baseUrl, { email: 'held@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
+    await locker.begin();
+    expect(await locker.execute(`select id from customer_leads where tenant_id = ? and session_id = ? for update`, [tenant.id, sessionId])).toHaveLength(1);
+
+    const answer = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+    expect(answer.body).toMatchObject({ info: 'Success', chargeSuccess: true });
+    const [unpaid] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(unpaid, 'answered while the row was still held').toMatchObject({ status: expect.not.stringMatching(/^paid$/) });
+    await locker.rollback();
+
+    // The first step did not wait for the row (it would have timed out and gone on step by step): one step, then the outcome.
+    expect(await localActivitiesOf(app, tenant.id, answer.body.submitOrderId)).toEqual(['tryFirstAttempt', 'recordPaymentOutcome']);
+    const [paid] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(paid).toMatchObject({ status: 'paid', transaction_id: answer.body.transactionId });
+    const deliveries = await app.orm.em.fork().execute<{ event_type: string }[]>(`select event_type from webhook_deliveries where tenant_id = ? order by event_type`, [tenant.id]);
+    expect(deliveries.map((d) => d.event_type), 'each event recorded once, though the first step recorded the transaction webhook before failing on the lead').toEqual([
+      'customer_lead.paid',
+      'transaction.completed',
+    ]);
+    await vi.waitFor(() => expect(receiver.received.map((r) => (r.payload as { type: string }).type).sort()).toEqual(['customer_lead.paid', 'transaction.completed']), { timeout: 10_000 });
+  } finally {
+    if (locker.isInTransaction()) await locker.rollback();
     await receiver.close();
   }
 });

@@ -149,7 +149,8 @@ describe('a gateway hosting a worker (GATEWAY_WORKER=on) killed mid-payment', ()
     const productId = tenant.result.products[0]!.id;
     const sessionId = newSessionId();
     expect((await postLead(own.baseUrl, { email: 'after@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
-    // The step after the answer marks this lead paid: holding its row keeps the answered workflow task open.
+    // Holding the lead's row: the first step leaves the marking to a step after the answer (it never waits for a
+    // lead before answering), which waits for the row and keeps the answered workflow task open.
     const locker = own.orm.em.fork();
     await locker.begin();
     try {

@@ -42,8 +42,8 @@ describe('a gateway hosting a worker answers eagerly started payments in process
       expect(result).toEqual(answer);
       expect(submitUpdatesIn(await historyOf(app, tenant.id, answer.submitOrderId))).toBe(0);
       expect(await authorizationsFor(answer.submitOrderId)).toBe(1);
-      // One step before the answer (order, account, authorization, settlement), one after it (webhook, lead).
-      expect(await localActivitiesOf(app, tenant.id, answer.submitOrderId)).toEqual(['tryFirstAttempt', 'recordPaymentOutcome']);
+      // One step (order, account, authorization, settlement, the webhook recorded), nothing after the answer.
+      expect(await localActivitiesOf(app, tenant.id, answer.submitOrderId)).toEqual(['tryFirstAttempt']);
     }
   });
 

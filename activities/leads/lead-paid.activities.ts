@@ -1,30 +1,19 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { markLeadPaid as markPaid } from '../../services/leads/mark-lead-paid.ts';
 import type { RecordedDelivery } from '../../services/webhooks/dispatch.ts';
+import type { PaidLead } from '../../domain/payments/payment-outcome.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 /** A successful charge, as the payment workflow knows it, to mark the lead of its session paid. */
-export interface LeadPaidInput {
-  readonly tenantId: number;
-  readonly productId: number;
-  readonly merchantAccountId: number;
-  /** The checkout's `partnerSession` (the lead's `session_id`). */
-  readonly sessionId: string;
-  readonly transactionId: string;
-  readonly orderId: number;
-  /** Exact decimal string. */
-  readonly amount: string;
-  readonly currency: string;
-  /** 0 when the payment started no subscription. */
-  readonly subscriptionId: number;
-  /** ISO 8601. */
-  readonly paidAt: string;
-}
+export type LeadPaidInput = PaidLead;
 
-export function createLeadActivities(deps: { orm: MikroORM }) {
-  /** Marks the matching lead paid and records its `customer_lead.paid` deliveries; the workflow starts them. */
-  async function markLeadPaid(input: LeadPaidInput): Promise<RecordedDelivery[]> {
-    return markPaid(
+/**
+ * Marks the lead of a charged checkout session paid and records its `customer_lead.paid` deliveries (the workflow
+ * starts them). `waitForLock: false`: a lead row another transaction holds fails the marking at once.
+ */
+export function createPaidLeadMarker(deps: { orm: MikroORM }) {
+  return (input: LeadPaidInput, options: { waitForLock: boolean } = { waitForLock: true }): Promise<RecordedDelivery[]> =>
+    markPaid(
       deps.orm.em.fork(),
       { tenantId: input.tenantId, productId: input.productId, merchantAccountId: input.merchantAccountId, sessionId: input.sessionId },
       {
@@ -35,7 +24,13 @@ export function createLeadActivities(deps: { orm: MikroORM }) {
         subscriptionId: input.subscriptionId > 0 ? input.subscriptionId : null,
         paidAt: new Date(input.paidAt),
       },
+      options,
     );
-  }
+}
+
+export function createLeadActivities(deps: { orm: MikroORM }) {
+  const markPaidLead = createPaidLeadMarker(deps);
+  /** Marks the matching lead paid and records its `customer_lead.paid` deliveries; the workflow starts them. */
+  const markLeadPaid = (input: LeadPaidInput) => markPaidLead(input);
   return withPermanentFailures({ markLeadPaid });
 }

@@ -1,37 +1,39 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { RecordedDelivery } from '../../services/webhooks/dispatch.ts';
-import { createLeadActivities, type LeadPaidInput } from '../leads/lead-paid.activities.ts';
+import type { PaymentOutcome } from '../../domain/payments/payment-outcome.ts';
+import { createPaidLeadMarker } from '../leads/lead-paid.activities.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
-import { createTransactionEventActivities, type TransactionEventData } from './transaction-events.activities.ts';
+import { createTransactionEventActivities } from './transaction-events.activities.ts';
 
-export interface PaymentOutcomeInput {
-  readonly tenantId: number;
-  /** ISO 8601. */
-  readonly occurredAt: string;
-  /** The `transaction.completed` webhook's data. */
-  readonly transaction: TransactionEventData;
-  /** A successful charge of a checkout session: its lead becomes paid. */
-  readonly paidLead?: LeadPaidInput;
-}
+export type PaymentOutcomeInput = PaymentOutcome;
 
 /**
- * What a payment records after its answer, as one activity (one workflow activation for the payment, not one
- * per step): the transaction webhook's deliveries and, for a charge, the paid lead with its
- * `customer_lead.paid` deliveries. The halves do not wait on each other's success; both are idempotent, so when
- * either fails the retry runs both again.
+ * Records what a payment's outcome tells its tenant: the transaction webhook's deliveries and, for a charge, the paid
+ * lead with its `customer_lead.paid` deliveries. The halves do not wait on each other's success; both are idempotent,
+ * so when either fails a second recording runs both again and yields the same deliveries. `waitForLock: false` (the
+ * payment's first step, before its answer): a lead row held by another transaction fails the recording at once
+ * rather than holding the answer back, and the workflow records the outcome after its answer.
  */
-export function createPaymentOutcomeActivities(deps: { orm: MikroORM }) {
+export function createPaymentOutcomeRecorder(deps: { orm: MikroORM }) {
   const { recordTransactionEvent } = createTransactionEventActivities(deps);
-  const { markLeadPaid } = createLeadActivities(deps);
-
-  async function recordPaymentOutcome(input: PaymentOutcomeInput): Promise<RecordedDelivery[]> {
+  const markPaidLead = createPaidLeadMarker(deps);
+  return async (input: PaymentOutcomeInput, options: { waitForLock: boolean }): Promise<RecordedDelivery[]> => {
     const [transaction, lead] = await Promise.allSettled([
       recordTransactionEvent({ tenantId: input.tenantId, occurredAt: input.occurredAt, data: input.transaction }),
-      input.paidLead ? markLeadPaid(input.paidLead) : Promise.resolve([]),
+      input.paidLead ? markPaidLead(input.paidLead, options) : Promise.resolve([]),
     ]);
     if (transaction.status === 'rejected') throw transaction.reason;
     if (lead.status === 'rejected') throw lead.reason;
     return [...transaction.value, ...lead.value];
-  }
+  };
+}
+
+/**
+ * What a payment records after its answer when its first step did not (an older workflow, a later attempt, a lead row
+ * that was held), as one activity: one workflow activation for the payment, not one per half.
+ */
+export function createPaymentOutcomeActivities(deps: { orm: MikroORM }) {
+  const record = createPaymentOutcomeRecorder(deps);
+  const recordPaymentOutcome = (input: PaymentOutcomeInput) => record(input, { waitForLock: true });
   return withPermanentFailures({ recordPaymentOutcome });
 }

@@ -1,13 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
-import type { SubmitResult } from '../../domain/payments/submit-result.ts';
+import type { TransactionEventData } from '../../domain/payments/payment-outcome.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
-
-/** The transaction webhook's `data`: the submit result without card-derived details beyond BIN and last 4. */
-export type TransactionEventData = Pick<
-  SubmitResult,
-  'info' | 'statusId' | 'error' | 'chargeSuccess' | 'subscribeSuccess' | 'declineSalvage' | 'amount' | 'transactionId' | 'orderId' | 'submitOrderId' | 'subscriptionId' | 'mid' | 'email' | 'partnerSession' | 'serviceSession' | 'bin' | 'last4'
-> & { currency: string; productId: number };
 
 export function createTransactionEventActivities(deps: { orm: MikroORM }) {
   /** Records the `transaction.completed` deliveries; the workflow then starts one delivery workflow each. */

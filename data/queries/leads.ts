@@ -141,16 +141,21 @@ export interface PaidLeadMatch {
  * Marks the matching lead paid with this payment's identifiers, only if it is not paid yet: one conditional update,
  * so two payments of one session never both win and a paid lead keeps its first payment. The application is the
  * product's; the environment is the merchant account's (its gateway). Undefined when nothing changed.
+ * `waitForLock: false`: a lead row another transaction holds fails the statement at once (`lock_not_available`)
+ * instead of waiting for it, for a caller that has a later chance to mark it.
  */
-export async function markLeadPaidIfUnpaid(em: EntityManager, match: PaidLeadMatch, payment: LeadPayment): Promise<LeadRecord | undefined> {
+export async function markLeadPaidIfUnpaid(em: EntityManager, match: PaidLeadMatch, payment: LeadPayment, options: { waitForLock: boolean } = { waitForLock: true }): Promise<LeadRecord | undefined> {
   const [row] = await em.execute<LeadRow[]>(
     `update customer_leads l
         set status = 'paid', transaction_id = ?, order_id = ?, amount = ?, currency = ?, subscription_id = ?, paid_at = ?, updated_at = now()
-       from products p, merchant_accounts m
-      where p.id = ? and p.tenant_id = ? and m.id = ? and m.tenant_id = ?
-        and l.tenant_id = p.tenant_id and l.application_id = p.application_id
-        and l.environment = case when m.gateway = ? then 'test' else 'live' end
-        and l.session_id = ? and l.status <> 'paid'
+       from (select unpaid.id
+               from customer_leads unpaid, products p, merchant_accounts m
+              where p.id = ? and p.tenant_id = ? and m.id = ? and m.tenant_id = ?
+                and unpaid.tenant_id = p.tenant_id and unpaid.application_id = p.application_id
+                and unpaid.environment = case when m.gateway = ? then 'test' else 'live' end
+                and unpaid.session_id = ? and unpaid.status <> 'paid'
+                for update of unpaid${options.waitForLock ? '' : ' nowait'}) matched
+      where l.id = matched.id
       returning ${LEAD_COLUMNS}`,
     [
       payment.transactionId,

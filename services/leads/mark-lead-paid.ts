@@ -8,12 +8,13 @@ import { recordWebhookDeliveries, type RecordedDelivery } from '../webhooks/disp
  * A successful payment makes the matching lead `paid` (spec 3.2) and records its `customer_lead.paid` deliveries,
  * in one transaction. Only the first payment of a session wins; a later one changes nothing and emits nothing.
  * A retry after a commit whose answer was lost finds the lead paid by this same transaction and returns the same
- * deliveries (their ids derive from the lead), so nothing is recorded or sent twice.
+ * deliveries (their ids derive from the lead), so nothing is recorded or sent twice. `waitForLock: false`: a lead row
+ * held by another transaction fails the marking at once (see `markLeadPaidIfUnpaid`).
  */
-export async function markLeadPaid(em: EntityManager, match: PaidLeadMatch, payment: LeadPayment): Promise<RecordedDelivery[]> {
+export async function markLeadPaid(em: EntityManager, match: PaidLeadMatch, payment: LeadPayment, options: { waitForLock: boolean } = { waitForLock: true }): Promise<RecordedDelivery[]> {
   return em.transactional(async (tx) => {
     const lead =
-      (await markLeadPaidIfUnpaid(tx, match, payment)) ?? (await findLeadPaidBy(tx, { tenantId: match.tenantId, sessionId: match.sessionId, transactionId: payment.transactionId }));
+      (await markLeadPaidIfUnpaid(tx, match, payment, options)) ?? (await findLeadPaidBy(tx, { tenantId: match.tenantId, sessionId: match.sessionId, transactionId: payment.transactionId }));
     if (!lead) return [];
     return recordWebhookDeliveries(tx, {
       tenantId: match.tenantId,

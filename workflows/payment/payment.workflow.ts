@@ -37,6 +37,7 @@ import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
 import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
+import { paidLeadOf, paymentOutcomeOf, transactionEventOf, type OutcomeContext } from '../../domain/payments/payment-outcome.ts';
 import type { ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
 import { changeOf, endUndecidedHold, sendDecision, type SentDecision } from './held-authorization-end.ts';
 import { NOT_AUTHORIZED, capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate, type AuthorizationDecision } from '../contract/payment-updates.ts';
@@ -81,6 +82,9 @@ const HELD_AUTHORIZATIONS_ALWAYS_END = 'held-authorizations-always-end';
  * reserved, the authorization, the settlement. Now one local activity runs them (`tryFirstAttempt`).
  */
 const FIRST_ATTEMPT_IN_ONE_STEP = 'first-attempt-in-one-step';
+
+/** Webhook deliveries recorded for the payment, each to start as a durable delivery workflow. */
+type Deliveries = readonly { readonly deliveryId: string }[];
 
 /** What the payment's first step found: already subscribed, or the first account with what was done on it. */
 type FirstAttempt = Awaited<ReturnType<Activities['tryFirstAttempt']>>;
@@ -190,6 +194,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   /** Who the results are for; a session issued for the 3-D Secure completion joins it. */
   let payment: PaymentView = input;
   const attempts: AttemptResult[] = [];
+  /** Whose outcome the tenant is told of. */
+  const outcomeContext: OutcomeContext = { tenantId: input.tenantId, productId: input.productId, amount: input.amount, currency: input.currency, partnerSession: input.order.partnerSession };
   let hold: Hold | undefined;
 
   /** The caller's answer, given once: to the `submit` update, and through the sink to a caller in this process. */
@@ -249,7 +255,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     let attemptNumber = 1;
     let attempt = first.refusal === undefined ? await authorize(account, attemptNumber, opened.attempt) : await declineUnsent(account, attemptNumber, first.refusal);
     // The first step settled the order: its answer ended the payment (no cascade, challenge or hold follows).
-    if (opened.settlement) return endSettled(account, closingOf(finalOutcomeOf(attempt.outcome), input.subscriptionPlan), opened.settlement);
+    if (opened.settlement) return endSettled(account, closingOf(finalOutcomeOf(attempt.outcome), input.subscriptionPlan), opened.settlement, opened.told);
     if (input.cascade && attempt.outcome.kind === 'declined' && mayCascade(attempt.outcome.statusId, account)) {
       const second = await chooseAccount([account.merchantAccountId], account.acquiringBank);
       if (second.account && second.refusal === undefined) {
@@ -286,13 +292,16 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     return endSettled(account, closing, settlement);
   }
 
-  /** The order settled as the last attempt's answer says; a subscription it created starts billing. */
-  function endSettled(account: MerchantCandidate, closing: Closing, settlement: Settlement): Promise<SubmitResult> {
+  /**
+   * The order settled as the last attempt's answer says; a subscription it created starts billing. `told`: the first
+   * step recorded what the tenant is told, these deliveries.
+   */
+  function endSettled(account: MerchantCandidate, closing: Closing, settlement: Settlement, told?: Deliveries): Promise<SubmitResult> {
     const plan = input.subscriptionPlan;
     const subscriptionId = settlement.subscriptionId;
     const declinedStatusId = closing.state === 'approved' ? undefined : closing.statusId;
     const billing = plan && subscriptionId > 0 ? () => startRebills(plan, subscriptionId, declinedStatusId) : undefined;
-    return endProcessed(buildProcessedResult(payment, account, attempts, settlement, { salvage: closing.salvage }), undefined, billing);
+    return endProcessed(buildProcessedResult(payment, account, attempts, settlement, { salvage: closing.salvage }), { startBilling: billing, told });
   }
 
   /**
@@ -320,16 +329,19 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
   /**
    * The final result: the caller's answer unless one was given (a Pending), the outcome to search by, the tenant
-   * told, and a new subscription's billing started alongside (so it can be paused soon after the answer).
+   * told (unless the first step did: `told`), and a new subscription's billing started alongside (so it can be
+   * paused soon after the answer).
    */
-  async function endProcessed(result: SubmitResult, outcome: string = result.info, startBilling?: () => Promise<void>): Promise<SubmitResult> {
+  async function endProcessed(result: SubmitResult, options: { outcome?: string; startBilling?: () => Promise<void>; told?: Deliveries } = {}): Promise<SubmitResult> {
+    const { outcome = result.info, startBilling, told } = options;
     finalResult = result;
     giveAnswer(result);
     upsertSearchAttributes([{ key: OutcomeAttribute, value: outcome }]);
+    const tell = () => (told ? startDeliveries(told) : tellTheTenant(result));
     if (patched(FEWER_STEPS_BEFORE_THE_ANSWER)) {
-      await Promise.all([tellTheTenant(result), startBilling?.()]);
+      await Promise.all([tell(), startBilling?.()]);
     } else {
-      await tellTheTenant(result);
+      await tell();
       await startBilling?.();
     }
     return result;
@@ -427,6 +439,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
           authorization: authorizationRequest(),
           terms: { cascade: input.cascade, ...(input.capture === false ? { capture: false } : {}) },
           plan: input.subscriptionPlan,
+          tellTheTenant: { resultContext: input.resultContext },
         });
       } catch (error) {
         // Failed for good opening the order (text PostgreSQL refuses): nothing was sent, the payment ends failed.
@@ -484,7 +497,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     await bestEffort('settle', () =>
       settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed' }),
     );
-    return endProcessed(unprocessableResult(payment, attempts), 'Failed');
+    return endProcessed(unprocessableResult(payment, attempts), { outcome: 'Failed' });
   }
 
   /** A forced account that cannot take the payment declines it without calling the processor. */
@@ -593,7 +606,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   async function expireChallenge(expired: Challenge): Promise<SubmitResult> {
     await voidAuthorization({ gateway: expired.account.gateway, processorTransactionId: expired.processorTransactionId, timeoutMs: input.settings.processorTimeoutMs });
     const settlement = await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'expired' });
-    return endProcessed(buildProcessedResult(payment, expired.account, attempts, settlement, { salvage: false, overrideStatusId: StatusId.THREE_DS_FAILED }), 'Expired');
+    return endProcessed(buildProcessedResult(payment, expired.account, attempts, settlement, { salvage: false, overrideStatusId: StatusId.THREE_DS_FAILED }), { outcome: 'Expired' });
   }
 
   /** A step of the failure path: its own failure is logged, and the payment still ends. */
@@ -648,13 +661,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       await markPaidLead(result);
       return;
     }
-    const paidLead = paidLeadOf(result);
-    const deliveries = await recordPaymentOutcome({
-      tenantId: input.tenantId,
-      occurredAt: new Date().toISOString(),
-      transaction: transactionEventOf(result),
-      ...(paidLead ? { paidLead } : {}),
-    }).catch((error: unknown) => {
+    const deliveries = await recordPaymentOutcome(paymentOutcomeOf(result, outcomeContext, new Date().toISOString())).catch((error: unknown) => {
       if (!isActivityFailure(error)) throw error;
       log.error('Transaction webhook or paid lead not recorded', { reason: reasonOf(error) });
       return [];
@@ -664,7 +671,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
   /** The transaction webhook alone, as a local activity: how payments started by an older worker replay it. */
   async function notify(result: SubmitResult): Promise<void> {
-    const deliveries = await recordTransactionEvent({ tenantId: input.tenantId, occurredAt: new Date().toISOString(), data: transactionEventOf(result) }).catch(
+    const deliveries = await recordTransactionEvent({ tenantId: input.tenantId, occurredAt: new Date().toISOString(), data: transactionEventOf(result, outcomeContext) }).catch(
       (error: unknown) => {
         if (!isActivityFailure(error)) throw error;
         log.error('Transaction webhook not recorded', { reason: reasonOf(error) });
@@ -676,7 +683,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
   /** The paid lead alone, as a local activity: a captured authorization (its webhook went with the change). */
   async function markPaidLead(result: SubmitResult): Promise<void> {
-    const paidLead = paidLeadOf(result);
+    const paidLead = paidLeadOf(result, outcomeContext, new Date().toISOString());
     if (!paidLead) return;
     const deliveries = await markLeadPaid(paidLead).catch((error: unknown) => {
       if (!isActivityFailure(error)) throw error;
@@ -686,51 +693,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     await startDeliveries(deliveries);
   }
 
-  /** The `transaction.completed` data: the result, with no card detail beyond BIN and last 4. */
-  function transactionEventOf(result: SubmitResult) {
-    return {
-      info: result.info,
-      statusId: result.statusId,
-      error: result.error,
-      chargeSuccess: result.chargeSuccess,
-      subscribeSuccess: result.subscribeSuccess,
-      declineSalvage: result.declineSalvage,
-      amount: result.amount,
-      currency: input.currency,
-      productId: input.productId,
-      transactionId: result.transactionId,
-      orderId: result.orderId,
-      submitOrderId: result.submitOrderId,
-      subscriptionId: result.subscriptionId,
-      mid: result.mid,
-      email: result.email,
-      partnerSession: persistedPartnerSession(input.order.partnerSession) ?? '',
-      serviceSession: result.serviceSession,
-      bin: result.bin,
-      last4: result.last4,
-    };
-  }
-
-  /** A successful charge makes the lead of its checkout session paid (spec 3.2); nothing else does. */
-  function paidLeadOf(result: SubmitResult) {
-    const sessionId = persistedPartnerSession(input.order.partnerSession);
-    if (!result.chargeSuccess || !sessionId) return undefined;
-    return {
-      tenantId: input.tenantId,
-      productId: input.productId,
-      merchantAccountId: result.merchantAccountId,
-      sessionId,
-      transactionId: result.transactionId,
-      orderId: result.orderId,
-      amount: input.amount,
-      currency: input.currency,
-      subscriptionId: result.subscriptionId,
-      paidAt: new Date().toISOString(),
-    };
-  }
-
   /** One durable delivery workflow per recorded delivery; they outlive this workflow. */
-  async function startDeliveries(deliveries: readonly { deliveryId: string }[]): Promise<void> {
+  async function startDeliveries(deliveries: Deliveries): Promise<void> {
     for (const delivery of deliveries) {
       await startChild(webhookDeliveryWorkflow, {
         workflowId: workflowIds.webhookDelivery(delivery.deliveryId),

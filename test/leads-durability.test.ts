@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, onTestFinished, vi } from 'vitest';
+import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { bearer, createLeadTenant, getLeads, newSessionId, postLead } from './support/leads.ts';
 import { merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
+import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
 /**
- * The paid marking runs in the payment workflow's background phase. A worker that dies after the transaction is
- * recorded but before the lead is marked must not lose the marking: the next worker replays the workflow and
- * finishes it.
+ * A lead whose row is held when its payment settles is marked by the payment's step after the answer. A worker that
+ * dies there, after the transaction is recorded, must not lose the marking or its webhook: the next worker replays the
+ * workflow and finishes both.
  */
 let app: TestApp;
 
@@ -16,9 +18,16 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-it('a worker killed after the transaction is recorded and before the lead is marked: the lead still ends paid', async () => {
+it('a worker killed after the transaction is recorded and before the lead is marked: the lead still ends paid, its webhook sent once', async () => {
+  const secret = generateWebhookSecret();
+  const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+  onTestFinished(() => receiver.close());
   const tenant = await createLeadTenant(app, {
-    extra: { products: [oneOffProduct('ebook', '19.99')], merchantAccounts: [merchantAccount(`LEADKILL-${randomUUID().slice(0, 8)}`)] },
+    extra: {
+      products: [oneOffProduct('ebook', '19.99')],
+      merchantAccounts: [merchantAccount(`LEADKILL-${randomUUID().slice(0, 8)}`)],
+      webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
+    },
   });
   const productId = tenant.result.products[0]!.id;
   const sessionId = newSessionId();
@@ -43,7 +52,10 @@ it('a worker killed after the transaction is recorded and before the lead is mar
     first.kill('SIGKILL');
   });
   const lead = async () => (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data[0];
+  const leadDeliveries = () => app.orm.em.fork().execute(`select id from webhook_deliveries where tenant_id = ? and event_type = 'customer_lead.paid'`, [tenant.id]);
+  // The killed worker's marking and its deliveries are one transaction that never committed.
   expect((await lead()).status).toBe('lead');
+  expect(await leadDeliveries()).toEqual([]);
 
   app.spawnWorkerProcess();
   const paid = await vi.waitFor(
@@ -57,4 +69,8 @@ it('a worker killed after the transaction is recorded and before the lead is mar
   expect(paid).toMatchObject({ transaction_id: transactionId, amount: '19.99', currency: 'USD' });
   const charges = await app.orm.em.fork().execute(`select count(*)::int as n from transactions where product_id = ? and success`, [productId]);
   expect(charges).toEqual([{ n: 1 }]);
+  // The next worker's marking found the lead paid by this transaction and recorded its webhook: one delivery, sent.
+  await vi.waitFor(() => expect(receiver.received.map((r) => (r.payload as { type: string }).type)).toEqual(['customer_lead.paid']), { timeout: 30_000, interval: 200 });
+  expect(await leadDeliveries()).toHaveLength(1);
+  expect(receiver.received[0]!.payload).toMatchObject({ data: { status: 'paid', transaction_id: transactionId } });
 }, 120_000);

@@ -1,6 +1,7 @@
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type Config } from '../platform/config.ts';
-import { ensureLocalServers } from '../scripts/local-stack/local-runtime.ts';
+import { ensureLocalServers, portIsOpen } from '../scripts/local-stack/local-runtime.ts';
 
 /** Where a bench keeps its own servers: a folder under DATA_DIR and ports apart from `npm start`'s and the tests'. */
 export interface BenchServerPlace {
@@ -23,6 +24,11 @@ export async function startBenchServers(place: BenchServerPlace): Promise<{ conf
       ? { TEMPORAL_DEV_PORT: process.env.TEMPORAL_DEV_PORT ?? String(place.temporal.port), TEMPORAL_UI_PORT: process.env.TEMPORAL_UI_PORT ?? String(place.temporal.uiPort) }
       : {}),
   });
+  // A Temporal dev server the bench starts begins empty: the histories of earlier runs (a gigabyte after ten runs of
+  // `npm run bench`) slow its SQLite down by a sixth and more, so figures of runs on one machine would drift apart.
+  if (place.temporal && !config.temporalAddress && !(await portIsOpen(config.temporalDevPort))) {
+    for (const file of ['temporal.sqlite', 'temporal.sqlite-shm', 'temporal.sqlite-wal']) rmSync(path.join(config.dataDir, 'temporal', file), { force: true });
+  }
   const servers = await ensureLocalServers(config, { temporal: place.temporal !== undefined });
   return { config, servers };
 }

@@ -9,13 +9,24 @@ const PHASES: Partial<Record<number, string>> = {
   [EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED]: 'workflow task scheduled',
   [EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED]: 'workflow task picked up by a worker (eager start: the gateway\'s, in the start itself)',
   [EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED]: 'workflow task completed',
-  [EventType.EVENT_TYPE_MARKER_RECORDED]: 'local activity recorded',
   [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED]: 'submit update accepted',
   [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED]: 'submit update completed (the answer)',
   [EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]: 'activity scheduled',
   [EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED]: 'activity completed',
   [EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED]: 'workflow completed (background phase done)',
 };
+
+/** A marker is a local activity's record or a patch's (written once by a new workflow, read on replay). */
+function markerPhase(marker: proto.temporal.api.history.v1.IMarkerRecordedEventAttributes | null | undefined): string {
+  const name = marker?.markerName;
+  const payload = (key: string) => {
+    const data = marker?.details?.[key]?.payloads?.[0]?.data;
+    return data ? (JSON.parse(Buffer.from(data).toString()) as Record<string, unknown>) : undefined;
+  };
+  if (name === 'core_local_activity') return `local activity recorded (${String(payload('data')?.activity_type ?? 'unknown')})`;
+  if (name === 'core_patch') return `patch marker (${String(payload('patch-data')?.id ?? 'unknown')})`;
+  return `marker recorded (${name ?? 'unnamed'})`;
+}
 
 const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
 
@@ -35,7 +46,7 @@ export async function phaseBreakdown(options: { temporalAddress: string; namespa
     const start = millis(events[0]?.eventTime);
     const lines = [`| event | ms after start |`, '| --- | --- |'];
     for (const event of events) {
-      const phase = PHASES[event.eventType ?? 0];
+      const phase = event.eventType === EventType.EVENT_TYPE_MARKER_RECORDED ? markerPhase(event.markerRecordedEventAttributes) : PHASES[event.eventType ?? 0];
       if (phase) lines.push(`| ${phase} | ${(millis(event.eventTime) - start).toFixed(1)} |`);
     }
     lines.push(`| the client's whole request (gateway checks + start + answer) | ${options.clientMs.toFixed(1)} total |`);

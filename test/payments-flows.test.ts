@@ -231,6 +231,38 @@ describe('transaction webhook', () => {
   });
 });
 
+describe('transaction webhook, told by the first step', () => {
+  it("carries the caller's answer: approved, declined, and a partnerSession too long to keep", async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const hooked = await createPaymentTenant(app);
+      await provision(
+        { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+        parseFixture({ tenants: [{ slug: hooked.result.slug, name: 'Hooked', clientId: hooked.clientId, webhookEndpoints: [{ slug: 'tx', url: receiver.url, secret }] }] }),
+      );
+      const bodies = [submitBody('4242424242424242'), submitBody('4000000000000002'), submitBody('4242424242424242', { partnerSession: `long-${'s'.repeat(60)}` })];
+      for (const [index, body] of bodies.entries()) {
+        const { body: answer } = await submit(body, hooked.productId, hooked);
+        await app.temporal.client.workflow.getHandle(workflowIds.payment(hooked.id, answer.submitOrderId)).result();
+        await vi.waitFor(() => expect(receiver.received).toHaveLength(index + 1), { timeout: 10_000, interval: 50 });
+        const { data } = receiver.received[index]!.payload as { data: Record<string, unknown> };
+        const fields = ['info', 'statusId', 'error', 'chargeSuccess', 'subscribeSuccess', 'declineSalvage', 'amount', 'transactionId', 'orderId', 'submitOrderId', 'subscriptionId', 'mid', 'email', 'serviceSession', 'bin', 'last4'];
+        expect(data).toEqual({
+          ...Object.fromEntries(fields.map((field) => [field, answer[field]])),
+          currency: 'USD',
+          productId: hooked.productId,
+          // A partnerSession longer than the order keeps (50) is not a correlation the tenant can use.
+          partnerSession: body.partnerSession.length <= 50 ? body.partnerSession : '',
+        });
+      }
+      expect(receiver.received.map((r) => (r.payload as { data: { info: string } }).data.info)).toEqual(['Success', 'Error', 'Success']);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
 describe('Temporal visibility', () => {
   it('finds a checkout by tenant, product, partnerSession, e-mail and outcome', async () => {
     const body = submitBody('4242424242424242');

@@ -8,6 +8,7 @@ import type { ResultContext } from '../../domain/payments/submit-result.ts';
 import type { RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { createAuthorizationActivities, type AuthorizationActivityDeps, type AuthorizationRequest } from './authorization.activities.ts';
 import { createPaymentOutcomeRecorder } from './payment-outcome.activities.ts';
+import { runGivenUp } from '../shared/run-given-up.ts';
 import {
   createPaymentOrderActivities,
   type MerchantAccountChoice,
@@ -67,7 +68,9 @@ export function createFirstAttemptActivities(deps: AuthorizationActivityDeps) {
     const account = choice.account;
     try {
       const attempt = await authorizeAttempt({ ...authorization, candidate: account, attemptNumber: 1 }, orderIsNew);
-      if (!firstAnswerEndsPayment(terms, account, attempt.outcome)) return { ...opened, attempt };
+      // A run Temporal gave up (it outlived its time limit) settles and tells nothing: the payment went on step by step
+      // without it and may end otherwise (voided, failed), and the tenant must be told that end, not this run's.
+      if (runGivenUp() || !firstAnswerEndsPayment(terms, account, attempt.outcome)) return { ...opened, attempt };
       const { state, subscription, salvage } = closingOf(attempt.outcome, plan);
       const settlement = await settlePaymentOrder({
         tenantId: order.tenantId,
@@ -77,13 +80,14 @@ export function createFirstAttemptActivities(deps: AuthorizationActivityDeps) {
         state,
         ...(subscription ? { subscription } : {}),
       });
-      if (!tellTheTenant) return { ...opened, attempt, settlement };
+      if (!tellTheTenant || runGivenUp()) return { ...opened, attempt, settlement };
       // What the tenant is told is the answer the workflow gives: the same pure function over the same facts.
       const result = buildProcessedResult({ submitOrderId: order.submitOrderId, resultContext: tellTheTenant.resultContext }, account, [attempt], settlement, { salvage });
       const outcome = paymentOutcomeOf(result, { ...order, partnerSession: order.order.partnerSession }, new Date().toISOString());
       const told = await recordPaymentOutcome(outcome, { waitForLock: false }).catch((error: unknown) => {
         // Settled all the same: the workflow records the outcome after its answer, with retries.
-        deps.logger.warn({ submitOrderId: order.submitOrderId, reason: error instanceof Error ? error.message : String(error) }, 'payment outcome left to the workflow');
+        // The SQLSTATE only: the driver's message can quote the statement's values (a session id, the webhook's body).
+        deps.logger.warn({ submitOrderId: order.submitOrderId, sqlState: (error as { code?: unknown } | null)?.code, error: error instanceof Error ? error.name : typeof error }, 'payment outcome left to the workflow');
         return undefined;
       });
       return { ...opened, attempt, settlement, ...(told ? { told } : {}) };

@@ -145,6 +145,7 @@ export interface PaidLeadMatch {
  * instead of waiting for it, for a caller that has a later chance to mark it.
  */
 export async function markLeadPaidIfUnpaid(em: EntityManager, match: PaidLeadMatch, payment: LeadPayment, options: { waitForLock: boolean } = { waitForLock: true }): Promise<LeadRecord | undefined> {
+  // `for no key update`: the lock the plain update took (no key column changes), taken first so that it can be `nowait`.
   const [row] = await em.execute<LeadRow[]>(
     `update customer_leads l
         set status = 'paid', transaction_id = ?, order_id = ?, amount = ?, currency = ?, subscription_id = ?, paid_at = ?, updated_at = now()
@@ -154,7 +155,7 @@ export async function markLeadPaidIfUnpaid(em: EntityManager, match: PaidLeadMat
                 and unpaid.tenant_id = p.tenant_id and unpaid.application_id = p.application_id
                 and unpaid.environment = case when m.gateway = ? then 'test' else 'live' end
                 and unpaid.session_id = ? and unpaid.status <> 'paid'
-                for update of unpaid${options.waitForLock ? '' : ' nowait'}) matched
+                for no key update of unpaid${options.waitForLock ? '' : ' nowait'}) matched
       where l.id = matched.id
       returning ${LEAD_COLUMNS}`,
     [

@@ -207,15 +207,21 @@ describe('tenant isolation', () => {
 });
 
 describe('transaction webhook', () => {
-  it('tells the tenant about the outcome, signed and correlated by partnerSession', async () => {
+  /** A tenant of its own with one webhook endpoint (every event type), a real receiver behind it. */
+  async function tenantWithWebhookReceiver() {
     const secret = generateWebhookSecret();
     const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    const hooked = await createPaymentTenant(app);
+    await provision(
+      { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+      parseFixture({ tenants: [{ slug: hooked.result.slug, name: 'Hooked', clientId: hooked.clientId, webhookEndpoints: [{ slug: 'tx', url: receiver.url, secret }] }] }),
+    );
+    return { receiver, hooked };
+  }
+
+  it('tells the tenant about the outcome, signed and correlated by partnerSession', async () => {
+    const { receiver, hooked } = await tenantWithWebhookReceiver();
     try {
-      const hooked = await createPaymentTenant(app);
-      await provision(
-        { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
-        parseFixture({ tenants: [{ slug: hooked.result.slug, name: 'Hooked', clientId: hooked.clientId, webhookEndpoints: [{ slug: 'tx', url: receiver.url, secret }] }] }),
-      );
       const body = submitBody('4000000000000002');
       const { body: result } = await submit(body, hooked.productId, hooked);
       await app.temporal.client.workflow.getHandle(workflowIds.payment(hooked.id, result.submitOrderId)).result();
@@ -229,18 +235,10 @@ describe('transaction webhook', () => {
       await receiver.close();
     }
   });
-});
 
-describe('transaction webhook, told by the first step', () => {
-  it("carries the caller's answer: approved, declined, and a partnerSession too long to keep", async () => {
-    const secret = generateWebhookSecret();
-    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+  it("told by the first step, carries the caller's answer: approved, declined, and a partnerSession too long to keep", async () => {
+    const { receiver, hooked } = await tenantWithWebhookReceiver();
     try {
-      const hooked = await createPaymentTenant(app);
-      await provision(
-        { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
-        parseFixture({ tenants: [{ slug: hooked.result.slug, name: 'Hooked', clientId: hooked.clientId, webhookEndpoints: [{ slug: 'tx', url: receiver.url, secret }] }] }),
-      );
       const bodies = [submitBody('4242424242424242'), submitBody('4000000000000002'), submitBody('4242424242424242', { partnerSession: `long-${'s'.repeat(60)}` })];
       for (const [index, body] of bodies.entries()) {
         const { body: answer } = await submit(body, hooked.productId, hooked);

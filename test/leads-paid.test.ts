@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLeadActivities, type LeadPaidInput } from '../activities/leads/lead-paid.activities.ts';
+import { createLeadActivities, createPaidLeadMarker } from '../activities/leads/lead-paid.activities.ts';
+import type { PaidLead } from '../domain/payments/payment-outcome.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
@@ -43,7 +44,7 @@ afterAll(async () => {
  * submit itself carries no partnerSession, so the payment workflow leaves the lead alone and the test drives the
  * marking (its retries and races) by hand.
  */
-async function pay(sessionId: string): Promise<LeadPaidInput> {
+async function pay(sessionId: string): Promise<PaidLead> {
   const { status, body } = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242'));
   expect(status).toBe(200);
   expect(body.info).toBe('Success');
@@ -119,5 +120,27 @@ describe('marking a lead paid', () => {
     expect(ids.size).toBe(1);
     const [row] = await app.orm.em.fork().getConnection().execute<{ count: number }[]>(`select count(*)::int as count from webhook_deliveries where id = ?`, [[...ids][0]!]);
     expect(row?.count).toBe(1);
+  });
+
+  it("without waiting for the row (a payment's first step): six payments of one session marking at once, one wins, the others refused or too late", async () => {
+    const sessionId = newSessionId();
+    expect((await postLead(app.baseUrl, { email: 'nowait@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
+    const payments: PaidLead[] = [];
+    for (let i = 0; i < 6; i++) payments.push(await pay(sessionId));
+    const markPaidLead = createPaidLeadMarker({ orm: app.orm });
+    const results = await Promise.allSettled(payments.map((payment) => markPaidLead(payment, { waitForLock: false })));
+    // A marking that met the row held by another gets lock_not_available at once; none waits, none marks twice.
+    for (const result of results) if (result.status === 'rejected') expect((result.reason as { code?: string }).code).toBe('55P03');
+    const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(lead.status).toBe('paid');
+    const winner = payments.findIndex((payment) => payment.transactionId === lead.transaction_id);
+    expect(winner).toBeGreaterThanOrEqual(0);
+    const delivered = results.flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
+    expect(new Set(delivered.map((d) => d.deliveryId)).size).toBeLessThanOrEqual(1);
+    // Marked again as the workflow's later step would (waiting): the winner finds its deliveries, the others nothing.
+    const again = await Promise.all(payments.map((payment) => markPaidLead(payment)));
+    again.forEach((deliveries, index) => expect(deliveries).toHaveLength(index === winner ? 1 : 0));
+    const rows = await app.orm.em.fork().execute(`select id from webhook_deliveries where tenant_id = ? and event_type = 'customer_lead.paid' and body like ?`, [tenant.id, `%${sessionId}%`]);
+    expect(rows).toHaveLength(1);
   });
 });

@@ -4,15 +4,12 @@ import type { RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import type { PaidLead } from '../../domain/payments/payment-outcome.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
-/** A successful charge, as the payment workflow knows it, to mark the lead of its session paid. */
-export type LeadPaidInput = PaidLead;
-
 /**
  * Marks the lead of a charged checkout session paid and records its `customer_lead.paid` deliveries (the workflow
  * starts them). `waitForLock: false`: a lead row another transaction holds fails the marking at once.
  */
 export function createPaidLeadMarker(deps: { orm: MikroORM }) {
-  return (input: LeadPaidInput, options: { waitForLock: boolean } = { waitForLock: true }): Promise<RecordedDelivery[]> =>
+  return (input: PaidLead, options: { waitForLock: boolean } = { waitForLock: true }): Promise<RecordedDelivery[]> =>
     markPaid(
       deps.orm.em.fork(),
       { tenantId: input.tenantId, productId: input.productId, merchantAccountId: input.merchantAccountId, sessionId: input.sessionId },
@@ -31,6 +28,6 @@ export function createPaidLeadMarker(deps: { orm: MikroORM }) {
 export function createLeadActivities(deps: { orm: MikroORM }) {
   const markPaidLead = createPaidLeadMarker(deps);
   /** Marks the matching lead paid and records its `customer_lead.paid` deliveries; the workflow starts them. */
-  const markLeadPaid = (input: LeadPaidInput) => markPaidLead(input);
+  const markLeadPaid = (input: PaidLead) => markPaidLead(input);
   return withPermanentFailures({ markLeadPaid });
 }

@@ -5,8 +5,6 @@ import { createPaidLeadMarker } from '../leads/lead-paid.activities.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 import { createTransactionEventActivities } from './transaction-events.activities.ts';
 
-export type PaymentOutcomeInput = PaymentOutcome;
-
 /**
  * Records what a payment's outcome tells its tenant: the transaction webhook's deliveries and, for a charge, the paid
  * lead with its `customer_lead.paid` deliveries. The halves do not wait on each other's success; both are idempotent,
@@ -17,7 +15,7 @@ export type PaymentOutcomeInput = PaymentOutcome;
 export function createPaymentOutcomeRecorder(deps: { orm: MikroORM }) {
   const { recordTransactionEvent } = createTransactionEventActivities(deps);
   const markPaidLead = createPaidLeadMarker(deps);
-  return async (input: PaymentOutcomeInput, options: { waitForLock: boolean }): Promise<RecordedDelivery[]> => {
+  return async (input: PaymentOutcome, options: { waitForLock: boolean }): Promise<RecordedDelivery[]> => {
     const [transaction, lead] = await Promise.allSettled([
       recordTransactionEvent({ tenantId: input.tenantId, occurredAt: input.occurredAt, data: input.transaction }),
       input.paidLead ? markPaidLead(input.paidLead, options) : Promise.resolve([]),
@@ -34,6 +32,6 @@ export function createPaymentOutcomeRecorder(deps: { orm: MikroORM }) {
  */
 export function createPaymentOutcomeActivities(deps: { orm: MikroORM }) {
   const record = createPaymentOutcomeRecorder(deps);
-  const recordPaymentOutcome = (input: PaymentOutcomeInput) => record(input, { waitForLock: true });
+  const recordPaymentOutcome = (input: PaymentOutcome) => record(input, { waitForLock: true });
   return withPermanentFailures({ recordPaymentOutcome });
 }

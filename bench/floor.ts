@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
 import { createFloorActivities } from '../activities/floor/floor.activities.ts';
 import type { Activities } from '../activities/index.ts';
 import { floorAnswerUpdate } from '../workflows/contract/floor.ts';
 import type { floorWorkflow } from '../workflows/floor/floor.workflow.ts';
-import { bundleWorkflows, limitWorkflowStackTraces } from '../worker/create-worker.ts';
+import { createWorker, type WorkerTuning } from '../worker/create-worker.ts';
+import { createLogger } from '../platform/logger.ts';
 import { closedLoop } from './closed-loop.ts';
 import { cpuPerRequest, snapshotCpu } from './cpu-usage.ts';
 
@@ -15,7 +15,8 @@ import { cpuPerRequest, snapshotCpu } from './cpu-usage.ts';
  *   product's own worker process (same settings) runs it; answers after one local activity.
  * - `eager start`: a client sharing an in-process worker's NativeConnection starts it with `requestEagerStart`,
  *   so its first workflow task runs here without a trip through matching (needs the server's
- *   `system.enableEagerWorkflowStart`, which the dev server of scripts/local-stack gets).
+ *   `system.enableEagerWorkflowStart`, which the dev server of scripts/local-stack gets). Its worker has the settings
+ *   of the worker a gateway hosts, workflow task slots included: a start that finds no free slot is not eager.
  */
 export interface FloorFigures {
   readonly name: string;
@@ -35,6 +36,8 @@ export async function measureFloors(options: {
   durationMs: number;
   concurrency: readonly number[];
   workflowStackTraceFrames: number;
+  /** The hosted worker's capacity settings (a gateway's worker runs the eager submits). */
+  workerTuning: WorkerTuning;
   /** Names of the bench's processes for the CPU figures. */
   processNames: ReadonlyMap<number, string>;
 }): Promise<FloorFigures[]> {
@@ -60,17 +63,17 @@ export async function measureFloors(options: {
   }
   await connection.close();
 
-  // The product worker's settings: its workflow stack-trace depth too.
-  limitWorkflowStackTraces(options.workflowStackTraceFrames);
-  const nativeConnection = await NativeConnection.connect({ address: options.temporalAddress });
+  // A worker made as a gateway makes its own (createWorker, the hosted worker's settings and workflow stack-trace
+  // depth), running only the floor's activity; the bundle is the product's.
   const eagerQueue = `${options.taskQueue}-eager-floor`;
-  // Only the floor's activity runs here; the bundle is the product's, as in its worker.
-  const worker = await Worker.create({
-    connection: nativeConnection,
+  const { worker, connection: nativeConnection } = await createWorker({
+    address: options.temporalAddress,
     namespace: options.namespace,
     taskQueue: eagerQueue,
-    activities: createFloorActivities() as Partial<Activities>,
-    workflowBundle: await bundleWorkflows(),
+    activities: createFloorActivities() as Partial<Activities> as Activities,
+    logger: createLogger({ level: 'warn', name: 'eager-floor' }),
+    workflowStackTraceFrames: options.workflowStackTraceFrames,
+    tuning: options.workerTuning,
   });
   const running = worker.run();
   const eagerClient = new Client({ connection: nativeConnection, namespace: options.namespace });

@@ -22,6 +22,8 @@ import { APPROVED_CARD, benchSubmitBody, scenarios, THREE_DS_CARD, type Scenario
 import { closedLoop } from './closed-loop.ts';
 import { measureFloors, type FloorFigures } from './floor.ts';
 import { phaseBreakdown } from './phases.ts';
+import { hostedWorkerConfig } from '../worker/hosted-worker.ts';
+import { workerTuningOf } from '../worker/worker-from-config.ts';
 import { cpuPerRequest, snapshotCpu } from './cpu-usage.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 
@@ -139,7 +141,7 @@ const processNames = new Map<number, string>([
 ]);
 // The floor right before and after the submit scenarios: ratios to it are what count (absolute times drift).
 const measureFloorNow = () =>
-  measureFloors({ temporalAddress: servers.temporalAddress, namespace: config.temporalNamespace, taskQueue: childEnv.TEMPORAL_TASK_QUEUE, durationMs: durationSeconds * 1000, concurrency: [1, 64], workflowStackTraceFrames: config.workflowStackTraceFrames, processNames });
+  measureFloors({ temporalAddress: servers.temporalAddress, namespace: config.temporalNamespace, taskQueue: childEnv.TEMPORAL_TASK_QUEUE, durationMs: durationSeconds * 1000, concurrency: [1, 64], workflowStackTraceFrames: config.workflowStackTraceFrames, workerTuning: workerTuningOf(hostedWorkerConfig(config)), processNames });
 const floorsBefore = process.env.BENCH_ONLY ? [] : await measureFloorNow();
 
 const auth = { authorization: `Bearer ${apiKey}`, clientid: clientId, useremail: 'bench@example.com' };

@@ -28,6 +28,11 @@ export const localAnswerWaitMs = (processorTimeoutMs: number) => 2 * (processorT
  */
 const HOSTED_WORKFLOW_TASK_SLOTS = 200;
 
+/** The configuration a gateway's worker runs with: the worker's own, with the hosted default of workflow task slots. */
+export function hostedWorkerConfig(config: Config): Config {
+  return { ...config, workerMaxConcurrentWorkflowTasks: config.workerMaxConcurrentWorkflowTasks ?? HOSTED_WORKFLOW_TASK_SLOTS };
+}
+
 export interface HostedWorker {
   /** A client on the worker's own connection: workflows it starts with `requestEagerStart` run their first task here. */
   readonly client: Client;
@@ -47,7 +52,7 @@ export interface HostedWorker {
  */
 export async function hostWorker(options: { config: Config; logger: Logger; answerBoard: PaymentAnswerBoard; workflowBundle?: WorkflowBundle }): Promise<HostedWorker> {
   const { logger } = options;
-  const config = { ...options.config, workerMaxConcurrentWorkflowTasks: options.config.workerMaxConcurrentWorkflowTasks ?? HOSTED_WORKFLOW_TASK_SLOTS };
+  const config = hostedWorkerConfig(options.config);
   const orm = await openOrm({ databaseUrl: requireSetting(config.databaseUrl, 'DATABASE_URL'), poolSize: config.databasePoolSize });
   const { worker, connection, close } = await workerFromConfig({ ...options, config, orm });
   let stopping = false;

@@ -7,7 +7,7 @@ import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
 import { requireSetting } from '../platform/require-setting.ts';
-import { createWorker } from './create-worker.ts';
+import { createWorker, type WorkerTuning } from './create-worker.ts';
 import { emailRendererFromConfig, mailerFromConfig } from './mailer-from-config.ts';
 import { processorsFromConfig } from './processors-from-config.ts';
 
@@ -52,12 +52,7 @@ export async function workerFromConfig(options: {
     activities,
     logger,
     workflowStackTraceFrames: config.workflowStackTraceFrames,
-    tuning: {
-      maxCachedWorkflows: config.workerMaxCachedWorkflows,
-      workflowThreads: config.workerWorkflowThreads,
-      maxConcurrentWorkflowTasks: config.workerMaxConcurrentWorkflowTasks,
-      workflowTaskPollers: config.workerWorkflowTaskPollers,
-    },
+    tuning: workerTuningOf(config),
     ...(options.answerBoard ? { answerBoard: options.answerBoard } : {}),
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
   });
@@ -68,5 +63,15 @@ export async function workerFromConfig(options: {
       mailer.close();
       await connection.close();
     },
+  };
+}
+
+/** The worker's capacity settings of the configuration (WORKER_*); each unset one keeps the SDK's default. */
+export function workerTuningOf(config: Config): WorkerTuning {
+  return {
+    maxCachedWorkflows: config.workerMaxCachedWorkflows,
+    workflowThreads: config.workerWorkflowThreads,
+    maxConcurrentWorkflowTasks: config.workerMaxConcurrentWorkflowTasks,
+    workflowTaskPollers: config.workerWorkflowTaskPollers,
   };
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../platform/config.ts';
+import { hostedWorkerConfig } from '../../worker/hosted-worker.ts';
+import { workerTuningOf } from '../../worker/worker-from-config.ts';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -17,6 +19,18 @@ describe('configuration from the environment', () => {
     const config = loadConfig({ DATA_ENCRYPTION_KEY: key.toString('base64'), WEBHOOK_RETRY_SCHEDULE: '0, 10,60', PORT: '8080', DATABASE_URL: 'postgres://app:pw@db:5432/payments' });
     expect(config.dataEncryptionKey).toEqual(key);
     expect(config).toMatchObject({ webhookRetrySchedule: [0, 10, 60], port: 8080, databaseUrl: 'postgres://app:pw@db:5432/payments' });
+  });
+
+  it("runs 200 workflow tasks at once in a gateway's worker unless WORKER_MAX_CONCURRENT_WORKFLOW_TASKS says otherwise, the SDK's default in a worker process", () => {
+    expect(workerTuningOf(hostedWorkerConfig(loadConfig({}))).maxConcurrentWorkflowTasks).toBe(200);
+    expect(workerTuningOf(hostedWorkerConfig(loadConfig({ WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '60' }))).maxConcurrentWorkflowTasks).toBe(60);
+    expect(workerTuningOf(loadConfig({})).maxConcurrentWorkflowTasks).toBeUndefined();
+    expect(workerTuningOf(loadConfig({ WORKER_WORKFLOW_THREADS: '2', WORKER_WORKFLOW_TASK_POLLERS: '4', WORKER_MAX_CACHED_WORKFLOWS: '500' }))).toEqual({
+      maxCachedWorkflows: 500,
+      workflowThreads: 2,
+      maxConcurrentWorkflowTasks: undefined,
+      workflowTaskPollers: 4,
+    });
   });
 
   it('treats an empty variable as unset', () => {

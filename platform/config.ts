@@ -74,7 +74,11 @@ export const SETTINGS = {
   workerWorkflowThreads: setting('WORKER_WORKFLOW_THREADS', sdkDefaultOr(1, 16, "Threads a worker runs workflow code on. Unset: the Temporal SDK's default (1).")),
   workerMaxConcurrentWorkflowTasks: setting(
     'WORKER_MAX_CONCURRENT_WORKFLOW_TASKS',
-    sdkDefaultOr(2, 1_000, "Workflow tasks a worker runs at once. Unset: the Temporal SDK's default (40)."),
+    sdkDefaultOr(
+      2,
+      1_000,
+      "Workflow tasks a worker runs at once. Unset: 200 in the worker a gateway hosts (an eager start needs a free slot for its whole first task), the Temporal SDK's default (40) in a worker process.",
+    ),
   ),
   workerWorkflowTaskPollers: setting('WORKER_WORKFLOW_TASK_POLLERS', sdkDefaultOr(2, 100, "Long polls a worker keeps open for workflow tasks. Unset: the Temporal SDK's default (10).")),
   gatewayWorker: setting(

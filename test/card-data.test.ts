@@ -80,3 +80,24 @@ describe('idempotency request hashes', () => {
     expect(count).toBe(1);
   });
 });
+
+describe('what of a card number is shown and stored', () => {
+  it('a 13-digit number shows its first 6 and last 4 digits (the first 8 would leave one digit, which Luhn gives away), in the answer, the database and the replay', async () => {
+    const pan = '4222222222222';
+    const key = `short-card-${randomUUID()}`;
+    const first = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody(pan), { 'idempotency-key': key });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ info: 'Success', bin: '422222', last4: '2222' });
+    const rows = await app.orm.em.fork().execute<{ bin: string; last4: string }[]>(`select bin, last4 from transactions where order_id = ?`, [first.body.orderId]);
+    expect(rows).toEqual([{ bin: '422222', last4: '2222' }]);
+    const again = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody(pan), { 'idempotency-key': key });
+    expect(JSON.stringify(again.body)).not.toContain('42222222');
+  });
+
+  it('a number of no known network shows nothing of itself in the failure', async () => {
+    const answer = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('712345678908'));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ info: 'Failed', error: 'Unknown cards not supported' });
+    expect(JSON.stringify(answer.body)).not.toMatch(/7123|8908/);
+  });
+});

@@ -3,6 +3,7 @@ import { cancelSubscription, findRebillSubject, openRebill, recordRebillOutcome,
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
+import { shownCardDigits } from '../../domain/payments/pre-validation.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
@@ -61,8 +62,8 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
       currency: subject.currency,
       sealedCard: subject.sealedCard,
       card: {
-        bin: card.bin,
-        last4: card.last4,
+        // Derived again from the number: cards sealed before short numbers showed 6 digits held 8.
+        ...(shownCardDigits(card.pan) ?? { bin: '', last4: '' }),
         network: card.network,
         binCountry: card.binCountry,
         expiryMonth: card.expiryMonth,

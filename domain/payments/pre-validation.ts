@@ -10,17 +10,34 @@ export interface ValidatedCard {
   readonly expiryMonth: number;
   readonly expiryYear: number;
   readonly holderName?: string;
+  /** The BIN as shown and stored (see `shownCardDigits`). */
   readonly bin: string;
   readonly last4: string;
   readonly network: CardNetwork;
   readonly binCountry?: string;
 }
 
+/** The first 8 digits whatever the number's length: what blocklists and BIN tables match on, in memory only. */
+export const issuerPrefixOf = (pan: string): string => pan.slice(0, 8);
+
+type ShownCardDigits = Pick<ValidatedCard, 'bin' | 'last4'>;
+
+/**
+ * What of a card number may be shown and stored (PCI DSS: at most the first 8 and last 4 digits of a number of 16 or
+ * more digits, the first 6 and last 4 of a shorter one): the first 8 and last 4 of a 13-digit number leave one digit
+ * unknown, which the Luhn check gives away. A number of no known network (12 to 19 digits, any prefix) shows nothing:
+ * a 12-digit one would be all but two digits.
+ */
+export function shownCardDigits(pan: string): ShownCardDigits | undefined {
+  if (!detectNetwork(pan)) return undefined;
+  return { bin: pan.slice(0, pan.length >= 16 ? 8 : 6), last4: pan.slice(-4) };
+}
+
 export type PreValidation =
   | { readonly ok: true; readonly email: string; readonly card: ValidatedCard }
-  | { readonly ok: false; readonly info: SubmitInfo; readonly error: string; readonly card?: Pick<ValidatedCard, 'bin' | 'last4'> };
+  | { readonly ok: false; readonly info: SubmitInfo; readonly error: string; readonly card?: ShownCardDigits };
 
-const fail = (error: string, card?: Pick<ValidatedCard, 'bin' | 'last4'>): PreValidation => ({ ok: false, info: 'Failed', error, card });
+const fail = (error: string, card?: ShownCardDigits): PreValidation => ({ ok: false, info: 'Failed', error, card });
 
 /**
  * The pre-processing validations of spec 7.1, in order: sessions, e-mail, card data, network accepted
@@ -34,12 +51,12 @@ export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly s
 
   const pan = (card.pan ?? '').replace(/[\s-]/g, '');
   if (!isValidCardNumber(pan)) return fail('Invalid CC Number');
-  const summary = { bin: pan.slice(0, 8), last4: pan.slice(-4) };
+  const summary = shownCardDigits(pan);
   if (!isValidExpiry(card.expiryMonth, card.expiryYear, now)) return fail('Invalid expiry', summary);
   const network = detectNetwork(pan);
   const cvv = card.cvv?.trim() ?? '';
   if (!new RegExp(`^\\d{${cvvLengthFor(network)}}$`).test(cvv)) return fail('Invalid CVV', summary);
-  if (!network || !acceptedNetworks.includes(network)) return fail(`${network ?? 'Unknown'} cards not supported`, summary);
+  if (!network || !summary || !acceptedNetworks.includes(network)) return fail(`${network ?? 'Unknown'} cards not supported`, summary);
 
   return {
     ok: true,
@@ -52,7 +69,8 @@ export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly s
       holderName: card.name,
       ...summary,
       network,
-      binCountry: binCountry(summary.bin),
+      // The first 8 digits, whatever the number's length: looked up, never stored or shown.
+      binCountry: binCountry(issuerPrefixOf(pan)),
     },
   };
 }

@@ -4,7 +4,7 @@ import type { PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { OrderDetails, PaymentSettings, PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
-import { validateSubmit } from '../../domain/payments/pre-validation.ts';
+import { issuerPrefixOf, validateSubmit } from '../../domain/payments/pre-validation.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import { preProcessingResult, type ResultContext, type SubmitResult } from '../../domain/payments/submit-result.ts';
 import { claimIdempotencyKey, rememberIdempotentResult } from './idempotency.ts';
@@ -85,7 +85,7 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     productId: product.id,
     email,
     cardFingerprint: fingerprint,
-    bin: card.bin,
+    bin: issuerPrefixOf(card.pan),
     binCountry: card.binCountry,
     network: card.network,
     mid: details.mid,

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { splitSubAffiliate, validateSubmit } from '../../domain/payments/pre-validation.ts';
+import { isValidCardNumber, passesLuhn } from '../../domain/payments/card.ts';
+import { shownCardDigits, splitSubAffiliate, validateSubmit } from '../../domain/payments/pre-validation.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 
 const NOW = new Date('2025-06-15T12:00:00Z');
@@ -148,5 +150,38 @@ describe('sub-affiliate (spec 2.1: primarysubid_secondarysubid)', () => {
     [undefined, {}],
   ])('%j splits into %j', (value, expected) => {
     expect(splitSubAffiliate(value)).toEqual(expected);
+  });
+});
+
+describe('shownCardDigits: what of a number is shown and stored', () => {
+  /** Digits of the number not shown: the Luhn check gives one away, so n hidden digits leave 10^(n-1) numbers. */
+  const hiddenDigits = (pan: string, shown: { bin: string; last4: string }) => pan.length - shown.bin.length - shown.last4.length;
+
+  it('shows the first 8 and last 4 of a 16-digit number, the first 6 and last 4 of a shorter one, nothing of an unknown network', () => {
+    expect(shownCardDigits('4242424242424242')).toEqual({ bin: '42424242', last4: '4242' });
+    expect(shownCardDigits('4000000000000000006')).toEqual({ bin: '40000000', last4: '0006' });
+    expect(shownCardDigits('378282246310005')).toEqual({ bin: '378282', last4: '0005' });
+    expect(shownCardDigits('4222222222222')).toEqual({ bin: '422222', last4: '2222' });
+    expect(shownCardDigits('712345678908')).toBeUndefined();
+  });
+
+  it('always hides at least three digits: at least a hundred numbers fit what is shown', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('4', '51', '2221', '34', '37', '6011', '65', '3528'), fc.constantFrom(13, 15, 16, 19), fc.nat(), (prefix, length, seed) => {
+        const body = (prefix + String(seed).padStart(length, '7')).slice(0, length - 1);
+        const pan = [...'0123456789'].map((check) => body + check).find(passesLuhn)!;
+        const shown = shownCardDigits(pan);
+        if (!shown || !isValidCardNumber(pan)) return;
+        expect(hiddenDigits(pan, shown)).toBeGreaterThanOrEqual(3);
+      }),
+    );
+  });
+
+  it('a failed submit shows no more than that either', () => {
+    const result = validateSubmit(body({}, { pan: '4222222222222', cvv: '1' }), ALL_NETWORKS, NOW);
+    expect(result).toMatchObject({ ok: false, error: 'Invalid CVV', card: { bin: '422222', last4: '2222' } });
+    const unknown = validateSubmit(body({}, { pan: '712345678908' }), ALL_NETWORKS, NOW);
+    expect(unknown).toMatchObject({ ok: false, error: 'Unknown cards not supported' });
+    expect(unknown.ok === false && unknown.card).toBeUndefined();
   });
 });

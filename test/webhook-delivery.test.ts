@@ -65,6 +65,38 @@ describe('signed webhook delivery', () => {
     }
   });
 
+  it('delivers once to a receiver whose answer holds a NUL byte, and keeps a readable snippet of it', async () => {
+    const { receiver, tenant, deliveryId, result } = await deliverTo(() => ({ status: 200, body: 'ok\u0000done' }));
+    try {
+      expect(result).toBe('delivered');
+      expect(receiver.received).toHaveLength(1);
+      expect(await deliveryFromGraphQL(tenant.apiKey, deliveryId)).toMatchObject({ state: 'delivered', attempts: [{ attemptNumber: 1, httpStatus: 200 }] });
+      const [attempt] = await app.orm.em.fork().execute<{ response_snippet: string }[]>(`select response_snippet from webhook_attempts where delivery_id = ?`, [deliveryId]);
+      expect(attempt!.response_snippet).toBe('ok\ufffddone');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('never sends an event again because its attempt could not be recorded', async () => {
+    const em = app.orm.em.fork();
+    await em.execute(`create function test_refuse_attempt() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
+    await em.execute(`create trigger test_refuse_attempt before insert on webhook_attempts for each row when (new.response_snippet = 'refuse-this-attempt') execute function test_refuse_attempt()`);
+    try {
+      const { receiver, tenant, deliveryId, result } = await deliverTo(() => ({ status: 200, body: 'refuse-this-attempt' }));
+      try {
+        expect(result).toBe('delivered');
+        expect(receiver.received).toHaveLength(1);
+        expect(await deliveryFromGraphQL(tenant.apiKey, deliveryId)).toMatchObject({ state: 'delivered', attempts: [] });
+      } finally {
+        await receiver.close();
+      }
+    } finally {
+      await em.execute(`drop trigger if exists test_refuse_attempt on webhook_attempts`);
+      await em.execute(`drop function if exists test_refuse_attempt()`);
+    }
+  });
+
   it('retries after two failures and records all three attempts', async () => {
     const { receiver, tenant, deliveryId, result } = await deliverTo((n) => (n <= 2 ? { status: 503 } : { status: 200 }));
     try {

@@ -4,6 +4,7 @@ import type { Logger } from '../../domain/logger.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../schema/entities/index.ts';
 import { signWebhook } from '../../domain/webhooks/signing.ts';
 import { parseRetryAfter } from '../../domain/webhooks/retry-policy.ts';
+import { storableText } from '../../domain/validation/hostile-text.ts';
 
 export type AttemptOutcome =
   | { kind: 'delivered'; httpStatus: number }
@@ -51,7 +52,7 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
         signal: AbortSignal.timeout(input.timeoutMs),
       });
       httpStatus = response.status;
-      snippet = (await response.text().catch(() => '')).slice(0, SNIPPET_LENGTH) || null;
+      snippet = storableText(await response.text().catch(() => ''), SNIPPET_LENGTH) || null;
       if (response.status >= 200 && response.status < 300) outcome = { kind: 'delivered', httpStatus };
       else if (response.status === 410) outcome = { kind: 'gone' };
       else {
@@ -60,15 +61,20 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
       }
     } catch (cause) {
       const reason = cause as Error;
-      error = reason.name === 'TimeoutError' ? `Timed out after ${input.timeoutMs} ms` : `${reason.name}: ${reason.message}`.slice(0, 1000);
+      error = reason.name === 'TimeoutError' ? `Timed out after ${input.timeoutMs} ms` : storableText(`${reason.name}: ${reason.message}`, 1000);
       outcome = { kind: 'failed', error };
     }
     const latencyMs = Math.round(performance.now() - started);
 
-    await em.transactional(async (tx) => {
-      tx.create(WebhookAttempt, { delivery: delivery.id, attemptNumber: input.attemptNumber, attemptedAt, httpStatus, latencyMs, error, responseSnippet: snippet });
-      await tx.nativeUpdate(WebhookDelivery, { id: delivery.id }, { attemptCount: input.attemptNumber });
-    });
+    // The event was sent: an attempt that cannot be recorded is logged, never sent again by a retry of this activity.
+    try {
+      await em.transactional(async (tx) => {
+        tx.create(WebhookAttempt, { delivery: delivery.id, attemptNumber: input.attemptNumber, attemptedAt, httpStatus, latencyMs, error, responseSnippet: snippet });
+        await tx.nativeUpdate(WebhookDelivery, { id: delivery.id }, { attemptCount: input.attemptNumber });
+      });
+    } catch (cause) {
+      deps.logger.error({ deliveryId: delivery.id, attempt: input.attemptNumber, err: cause }, 'webhook attempt sent but not recorded');
+    }
     deps.logger.info({ deliveryId: delivery.id, attempt: input.attemptNumber, httpStatus, latencyMs, outcome: outcome.kind }, 'webhook attempt');
     return outcome;
   }

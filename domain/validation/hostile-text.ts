@@ -27,3 +27,15 @@ export function findHostileText(value: unknown, root: string): string | undefine
   }
   return undefined;
 }
+
+/**
+ * Text from outside that is only kept for people to read (a webhook receiver's answer, an error message): cut to
+ * `maxLength` without splitting a surrogate pair, with NUL bytes and broken surrogates replaced by U+FFFD, so
+ * PostgreSQL takes it. Refusing is for input; text we merely record is made storable instead.
+ */
+export function storableText(text: string, maxLength: number): string {
+  let cut = text.slice(0, maxLength);
+  // A pair cut in half by the slice leaves its high surrogate at the end.
+  if (/[\ud800-\udbff]$/.test(cut) && /[\udc00-\udfff]/.test(text.charAt(maxLength))) cut = cut.slice(0, -1);
+  return cut.toWellFormed().replaceAll('\u0000', '\ufffd');
+}

@@ -10,7 +10,7 @@ export interface ReceivedWebhook {
 }
 
 /** What the receiver does with the n-th request (1-based). */
-export type Behaviour = (attempt: number) => { status: number; headers?: Record<string, string> } | 'hang';
+export type Behaviour = (attempt: number) => { status: number; headers?: Record<string, string>; body?: string } | 'hang';
 
 /**
  * A real HTTP receiver that verifies each request's Standard Webhooks signature with the
@@ -36,7 +36,7 @@ export async function startWebhookReceiver(secret: string, behaviour: Behaviour)
       const action = behaviour(received.length);
       if (action === 'hang') return; // never answers; the sender must time out
       response.writeHead(action.status, { 'content-type': 'text/plain', ...(action.headers ?? {}) });
-      response.end(`status ${action.status}`);
+      response.end(action.body ?? `status ${action.status}`);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

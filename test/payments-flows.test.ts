@@ -308,6 +308,13 @@ describe('client-side card encryption', () => {
     expect((await submit(submitBody('unused', { card: { encrypted, bin: '555555', lastFour: '4242' } }), owner.productId, owner)).body).toMatchObject({ info: 'Failed', error: 'Invalid CC Number' });
     // Another tenant's key cannot open it.
     expect((await submit(submitBody('unused', { card: { encrypted, bin: '424242', lastFour: '4242' } }))).body).toMatchObject({ info: 'Failed', error: 'Invalid CC Number' });
+    // A header naming its key by a number or a query object (`{"$ne": null}` would pick any key of the tenant) opens nothing.
+    const [, ...rest] = encrypted.split('.');
+    for (const kid of [123, { $ne: null }, { $re: '(' }, 'ck_nope']) {
+      const header = Buffer.from(JSON.stringify({ alg: 'RSA-OAEP-256', enc: 'A256GCM', kid })).toString('base64url');
+      const forged = await submit(submitBody('unused', { card: { encrypted: [header, ...rest].join('.'), bin: '424242', lastFour: '4242' } }), owner.productId, owner);
+      expect(forged).toMatchObject({ status: 200, body: { info: 'Failed', error: 'Invalid CC Number' } });
+    }
   });
 });
 

@@ -22,15 +22,19 @@ export async function rotateCardKey(em: EntityManager, secretBox: SecretBox, ten
   });
 }
 
+/** What `rotateCardKey` names a key: anything else in a JWE's header names no key (and never reaches a query). */
+const CARD_KEY_ID = /^ck_[0-9a-f]{32}$/;
+
 /** Decrypts a card JWE with the tenant's key named by its `kid`; undefined for anything that does not open. */
 export async function openEncryptedCard(em: EntityManager, secretBox: SecretBox, tenantId: number, jwe: string): Promise<EncryptedCardPayload | undefined> {
-  let kid: string | undefined;
+  let kid: unknown;
   try {
     kid = decodeProtectedHeader(jwe).kid;
   } catch {
     return undefined;
   }
-  if (!kid) return undefined;
+  // The header is the sender's JSON: a number or an object there (`{"$ne": null}`) would be a query operator to the ORM.
+  if (typeof kid !== 'string' || !CARD_KEY_ID.test(kid)) return undefined;
   const key = await em.findOne(CardEncryptionKey, { id: kid, tenant: tenantId });
   return key ? decryptCard(jwe, secretBox.open(key.privateKeyCiphertext)) : undefined;
 }

@@ -23,6 +23,12 @@ export const REDACTED_PATHS = [
   '*.gatewayCredentials',
   'body',
   '*.body',
+  // PostgreSQL's errors echo the values they refused: the text around a bad character (`where`), a duplicate key's
+  // value (`detail`). Their code and message say what went wrong without them.
+  'err.where',
+  'err.detail',
+  'err.cause.where',
+  'err.cause.detail',
 ];
 
 const CARD_NUMBER = /\b(?:\d[ -]?){12,18}\d\b/g;

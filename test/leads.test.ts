@@ -2,6 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { bearer, createLeadTenant, getLeads, graphql, newSessionId, postLead, type LeadTenant } from './support/leads.ts';
 
+/** Standard base64 of a value's JSON text (`JSON.stringify` escapes NUL and lone surrogates, so they arrive intact). */
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
+/** The JSON text of arrays nested `depth` levels deep (too deep for the recursive `JSON.stringify`). */
+const nestedJson = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
 let app: TestApp;
 let tenant: LeadTenant;
 const ORIGIN = 'https://shop.example';
@@ -106,6 +111,15 @@ describe('writing a lead', () => {
     ['scans that are not an array', { email: 'a@example.com', session_id: 's1', scans: { page: '/' } }, 'scans'],
     ['a NUL byte in a name', { email: 'a@example.com', session_id: 's1', first_name: 'Ada\u0000' }, 'first_name'],
     ['an unpaired surrogate in a CFA field', { email: 'a@example.com', session_id: 's1', cfa_device: 'x\ud800' }, 'cfa_device'],
+    ['a NUL byte inside the pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: b64({ a: 'x\u0000y' }) }, 'pending_data_b64.a'],
+    ['an unpaired surrogate inside the pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: b64({ a: '\ud800' }) }, 'pending_data_b64.a'],
+    ['a NUL byte in a field name of the pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: b64({ 'a\u0000': 1 }) }, 'a field name in pending_data_b64'],
+    [
+      'pending data nested 5,000 levels deep',
+      { email: 'a@example.com', session_id: 's1', pending_data_b64: Buffer.from(`{"a":${nestedJson(5_000)}}`).toString('base64') },
+      'pending_data_b64',
+    ],
+    ['a scan nested 20,000 levels deep', `{"email":"a@example.com","session_id":"s1","scans":[{"page":"/x","n":${nestedJson(20_000)}}]}`, 'scans[0]'],
   ])('refuses %s with 422 naming it', async (_name, body, field) => {
     const refused = await postLead(base(), body, secret());
     expect(refused.status).toBe(422);

@@ -7,6 +7,7 @@ import { BatchEmailRequest, SendEmailRequest, UUID_PATTERN, type BatchEmailItem 
 import { EMAIL_LIMITS } from './limits.ts';
 import { RenderedTooLargeError, STRING_TEMPLATE_LIMITS, type StringTemplateCompiler } from './string-templates.ts';
 import { REACT_TEMPLATE_NAMES, REACT_TEMPLATES, isReactTemplateName, type ReactTemplateName } from './templates/react-templates.ts';
+import { nestingDepth } from '../validation/nesting-depth.ts';
 
 export type EmailTemplate = { readonly type: 'react'; readonly name: ReactTemplateName } | { readonly type: 'string'; readonly content: string };
 
@@ -175,21 +176,6 @@ function checkMessage(item: BatchEmailItem, prefix: string, compiler: StringTemp
     template,
     data,
   };
-}
-
-/** How deep `value` nests objects and arrays (a scalar is 0), counted without recursion; stops past `limit`. */
-function nestingDepth(value: unknown, limit: number): number {
-  let deepest = 0;
-  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
-  while (pending.length > 0) {
-    const next = pending.pop()!;
-    if (next.value === null || typeof next.value !== 'object') continue;
-    const depth = next.depth + 1;
-    deepest = Math.max(deepest, depth);
-    if (deepest > limit) return deepest;
-    for (const child of Object.values(next.value)) pending.push({ value: child, depth });
-  }
-  return deepest;
 }
 
 /**

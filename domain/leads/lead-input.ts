@@ -1,5 +1,7 @@
 import { LEAD_LIMITS, TRACKING_FIELD_NAME, type LeadScan, type LeadWrite } from './lead.ts';
 import { LeadValidationError } from './lead-errors.ts';
+import { findHostileText } from '../validation/hostile-text.ts';
+import { nestingDepth } from '../validation/nesting-depth.ts';
 
 /** Fields only the gateway writes (spec 2.4 rule 2): a client sending one is told so, by name. */
 const GATEWAY_FIELDS = new Set([
@@ -53,6 +55,7 @@ function scansOf(value: unknown, problems: Problems): LeadScan[] | undefined {
     if (typeof scan !== 'object' || scan === null || Array.isArray(scan)) problems.push(`scans[${index}]: must be an object`);
     else if (typeof (scan as { page?: unknown }).page !== 'string') problems.push(`scans[${index}].page: must be a string`);
     else if ((scan as { page: string }).page.length > LEAD_LIMITS.scanPage) problems.push(`scans[${index}].page: must be at most ${LEAD_LIMITS.scanPage} characters`);
+    else storableJson(scan, `scans[${index}]`, problems);
   });
   return value as LeadScan[];
 }
@@ -81,7 +84,25 @@ function pendingDataOf(value: unknown, problems: Problems): Record<string, unkno
     problems.push(`${name}: must be base64 of a JSON object`);
     return undefined;
   }
-  return parsed as Record<string, unknown>;
+  return storableJson(parsed, name, problems) ? (parsed as Record<string, unknown>) : undefined;
+}
+
+/**
+ * Free-form JSON the lead keeps as it is (a scan's extra fields, the pending data): no deeper than the limit, which
+ * keeps the recursive JSON writers off a stack overflow, and no text PostgreSQL refuses (NUL bytes, half surrogate
+ * pairs). The edge checks the body's own text; the pending data's is only seen once decoded.
+ */
+function storableJson(value: unknown, name: string, problems: Problems): boolean {
+  if (nestingDepth(value, LEAD_LIMITS.jsonDepth) > LEAD_LIMITS.jsonDepth) {
+    problems.push(`${name}: nests objects and arrays deeper than ${LEAD_LIMITS.jsonDepth} levels`);
+    return false;
+  }
+  const hostile = findHostileText(value, name);
+  if (hostile !== undefined) {
+    problems.push(`${hostile}: must not contain NUL bytes or unpaired surrogates`);
+    return false;
+  }
+  return true;
 }
 
 /**

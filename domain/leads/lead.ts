@@ -18,6 +18,8 @@ export const LEAD_LIMITS = {
   trackingFieldValue: 1000,
   /** Decoded size of `pending_data_b64`. */
   pendingDataBytes: 32 * 1024,
+  /** How deep a scan or the pending data may nest objects and arrays (as e-mail template data). */
+  jsonDepth: 32,
 } as const;
 
 /** Names a CFA or D2D field may take: the prefix, then lowercase letters, digits and underscores. */

@@ -43,6 +43,18 @@ describe('log redaction', () => {
     expect(text).toContain('424242…4242');
   });
 
+  it("removes the values a PostgreSQL error echoes, keeping its code and message", () => {
+    const logs = new CapturedLogs();
+    const logger = createLogger({ level: 'info', destination: logs.stream });
+    const refused = { where: 'JSON data, line 1: {"email":"ada@example.com"', detail: 'Key (email)=(ada@example.com) already exists.', code: '22P05' };
+    logger.error({ err: Object.assign(new Error('unsupported Unicode escape sequence'), refused) }, 'unexpected error');
+    logger.error({ err: Object.assign(new Error('wrapped'), { cause: Object.assign(new Error('duplicate key'), refused) }) }, 'unexpected error');
+    const text = logs.text();
+    expect(text).not.toContain('ada@example.com');
+    expect(text).toContain('22P05');
+    expect(text).toContain('unsupported Unicode escape sequence');
+  });
+
   it('leaves ordinary numbers alone', () => {
     expect(censorCardNumbers('order 12345 for 29.99')).toBe('order 12345 for 29.99');
   });

@@ -643,6 +643,20 @@ describe('hostile input answers 400, never 500', () => {
     expect(answer.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(answer.errors?.[0]?.message).toContain('after is not a cursor');
   });
+
+  it.each([
+    ['createdAfter', '0000-01-01T00:00:00Z'],
+    ['createdBefore', '9999-12-31T23:59:59-23:59'],
+    ['createdAfter', '1969-12-31T23:59:59Z'],
+  ])('a GraphQL e-mail date outside the years 1970 to 9998 (%s %s) is BAD_USER_INPUT, as a literal and as a variable', async (field, value) => {
+    for (const [query, variables] of [
+      [`{ emails(${field}: "${value}") { edges { cursor } } }`, {}],
+      [`query($d: DateTime) { emails(${field}: $d) { edges { cursor } } }`, { d: value }],
+    ] as const) {
+      const answer = await gql(app, `Bearer ${tenant.apiKey}`, query, variables);
+      expect(answer.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field });
+    }
+  });
 });
 
 describe('rate limit (spec 8)', () => {

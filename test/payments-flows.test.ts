@@ -318,6 +318,32 @@ describe('client-side card encryption', () => {
   });
 });
 
+describe('GraphQL errors no caller is told about', () => {
+  it('are masked in the answer and logged with their cause and the request id', async () => {
+    const owner = await createPaymentTenant(app);
+    const em = app.orm.em.fork();
+    // PostgreSQL refuses this tenant's next key with an error no mapping knows: an outage, as far as the gateway can tell.
+    await em.execute(`create function test_refuse_card_key() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = 'XX000'; end $$`);
+    await em.execute(`create trigger test_refuse_card_key before insert on card_encryption_keys for each row when (new.tenant_id = ${owner.id}) execute function test_refuse_card_key()`);
+    try {
+      const before = app.logs.lines.length;
+      const response = await fetch(`${app.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner.apiKey}` },
+        body: JSON.stringify({ query: 'mutation Rotate { rotateCardEncryptionKey { kid } }' }),
+      });
+      const body = (await response.json()) as any;
+      expect(body.errors).toEqual([expect.objectContaining({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+      expect(JSON.stringify(body)).not.toContain('refused by test');
+      const logged = app.logs.lines.slice(before).map((line) => JSON.parse(line)).filter((line) => line.msg === 'unexpected error');
+      expect(logged).toEqual([expect.objectContaining({ reqId: expect.anything(), operationName: 'Rotate', err: expect.objectContaining({ message: expect.stringContaining('refused by test') }) })]);
+    } finally {
+      await em.execute(`drop trigger if exists test_refuse_card_key on card_encryption_keys`);
+      await em.execute(`drop function if exists test_refuse_card_key()`);
+    }
+  });
+});
+
 describe('processor redirect', () => {
   it('answers RedirectRequired with the URL in message, completed by the same /3ds call', async () => {
     const body = submitBody('4000000000003246');

@@ -10,6 +10,7 @@ import { createLoaders } from './loaders.ts';
 import { OPERATION_LIMITS } from './operation-limits.ts';
 import { operationShapeRule } from './operation-shape.rule.ts';
 import { requestGuardPlugin } from './request-guard.plugin.ts';
+import { unexpectedErrorsPlugin } from './unexpected-errors.plugin.ts';
 
 /**
  * Serves Apollo Server at /graphql through Fastify's router (GET and POST), so GraphQL shares the
@@ -25,7 +26,7 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
     // Limits on what one request may ask for (operation-limits.ts), all enforced before a resolver runs.
     parseOptions: { maxTokens: OPERATION_LIMITS.maxTokens },
     validationRules: [operationShapeRule],
-    plugins: [requestGuardPlugin(schema)],
+    plugins: [requestGuardPlugin(schema), unexpectedErrorsPlugin()],
     // Admin UIs send JSON with a non-simple content type; GET needs a preflight-forcing header.
     csrfPrevention: true,
     // The gateway process owns SIGINT/SIGTERM (api/main.ts) and stops Apollo through Fastify's onClose. Apollo's own
@@ -44,8 +45,10 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
       context: async () => {
         try {
           const caller = await resolveCaller(services, request.headers.authorization);
-          return { em: request.em, services, caller, loaders: createLoaders(request.em) };
+          return { em: request.em, services, caller, loaders: createLoaders(request.em), log: request.log };
         } catch (error) {
+          // Before the request runs, so no plugin sees it: a failed key look-up (the database away) is logged here.
+          if (!(error instanceof DomainError)) request.log.error({ err: error }, 'unexpected error');
           throw contextError(error);
         }
       },

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticateApiKey } from '../../services/auth/authenticate-api-key.ts';
 import { type ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { DomainError } from '../../domain/errors.ts';
+import type { Logger } from '../../domain/logger.ts';
 import type { GatewayServices } from '../gateway-deps.ts';
 import type { GraphQLLoaders } from './loaders.ts';
 
@@ -14,6 +15,8 @@ export interface GraphQLContext {
   readonly services: GatewayServices;
   /** Batched per-parent look-ups, fresh for each request. */
   readonly loaders: GraphQLLoaders;
+  /** The request's logger (its request id). */
+  readonly log: Logger;
 }
 
 function sameSecret(a: string, b: string): boolean {

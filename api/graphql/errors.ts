@@ -70,6 +70,19 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
   return { message: 'Internal server error', locations: formatted.locations, path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } };
 }
 
+/**
+ * The error behind one that the answer masks as `INTERNAL_SERVER_ERROR` (a bug, an outage), for the log; undefined for
+ * the errors a caller is told about (domain errors, refused operations, bad arguments, GraphQL's own).
+ */
+export function unexpectedCause(error: GraphQLError): unknown {
+  if (rejectionOf(error)) return undefined;
+  const original = unwrapResolverError(error);
+  if (original instanceof DomainError || original instanceof ArgumentValidationError || original instanceof GraphQLError) return undefined;
+  const code = error.extensions?.code;
+  if (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR') return undefined;
+  return original ?? error;
+}
+
 /** class-validator's messages already name the argument ("limit must not be greater than 200"); nested inputs get a dotted path. */
 function argumentProblems(errors: readonly ValidationError[], parent = ''): { field: string; message: string }[] {
   return errors.flatMap((error) => {

@@ -1,5 +1,6 @@
 import { LEAD_LIMITS, LEAD_STATUSES, type LeadStatus } from './lead.ts';
 import { LeadQueryError } from './lead-errors.ts';
+import { isCursorTimestamp } from '../validation/timestamps.ts';
 
 /** Filters of the lead query (spec 4.4); every given one must match. */
 export interface LeadFilter {
@@ -22,7 +23,6 @@ export const LEAD_PAGE_SIZE = { default: 50, max: 100 } as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INTEGER = /^[1-9][0-9]{0,9}$/;
 const MAX_INT = 2_147_483_647;
-const POSTGRES_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
 
 const FILTER_NAMES = { id: 'id', email: 'email', session_id: 'sessionId', transaction_id: 'transactionId', subscription_id: 'subscriptionId', status: 'status' } as const;
 
@@ -83,7 +83,7 @@ export function encodeLeadCursor(cursor: LeadCursor): string {
 export function decodeLeadCursor(value: string): LeadCursor {
   try {
     const [updatedAt, id] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown[];
-    if (typeof updatedAt === 'string' && typeof id === 'string' && UUID.test(id) && POSTGRES_TIMESTAMP.test(updatedAt)) return { updatedAt, id };
+    if (typeof updatedAt === 'string' && typeof id === 'string' && UUID.test(id) && isCursorTimestamp(updatedAt)) return { updatedAt, id };
   } catch {
     // falls through to the refusal
   }

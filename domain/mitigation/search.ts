@@ -1,5 +1,6 @@
 import { validationError } from '../errors.ts';
 import { toMoneyString } from '../money.ts';
+import { SEARCH_YEARS } from '../validation/timestamps.ts';
 
 export const MITIGATION_LIMITS = {
   defaultLimit: 100,
@@ -92,10 +93,9 @@ const DAY_MS = 86_400_000;
 
 /**
  * Days a period may name: `format: date` accepts 0000-01-01 and 9999-12-31, and PostgreSQL holds neither year 0 nor the
- * day after 9999-12-31 (the exclusive end of `dateTo`), so the years are bounded and anything outside is a 400.
+ * day after 9999-12-31 (the exclusive end of `dateTo`), so the years are bounded (`SEARCH_YEARS`) and anything outside
+ * is a 400.
  */
-export const SEARCH_YEARS = { min: 1970, max: 9998 } as const;
-
 function dayStart(text: string, field: string): Date {
   const date = new Date(`${text}T00:00:00.000Z`);
   if (Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== text) throw validationError(field, `${field} must be a date (YYYY-MM-DD)`);

@@ -140,10 +140,10 @@ export class EmailsArgs {
   @IsUUID()
   batchId?: string;
 
-  @Field(() => DateTimeResolver, { nullable: true, description: 'Accepted at or after' })
+  @Field(() => DateTimeResolver, { nullable: true, description: 'Accepted at or after (years 1970 to 9998, UTC)' })
   createdAfter?: Date;
 
-  @Field(() => DateTimeResolver, { nullable: true, description: 'Accepted before' })
+  @Field(() => DateTimeResolver, { nullable: true, description: 'Accepted before (years 1970 to 9998, UTC)' })
   createdBefore?: Date;
 }
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DESCRIPTOR_CONTAINS_MIN, MITIGATION_LIMITS, SEARCH_YEARS, UUID_PATTERN } from '../../domain/mitigation/search.ts';
+import { DESCRIPTOR_CONTAINS_MIN, MITIGATION_LIMITS, UUID_PATTERN } from '../../domain/mitigation/search.ts';
+import { SEARCH_YEARS } from '../../domain/validation/timestamps.ts';
 
 const list = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>>(item: T, description: string) =>
   Type.Optional(Type.Array(item, { minItems: 1, maxItems: MITIGATION_LIMITS.maxValuesPerFilter, description: `${description}; any of the values matches` }));

@@ -9,6 +9,7 @@ import { EmailArgs, EmailConnectionType, EmailsArgs, EmailSenderDomainsType, Ema
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireOperator, requireTenant, type GraphQLContext } from '../context.ts';
 import { pageCost } from '../cost.ts';
+import { isSearchableInstant, SEARCH_YEARS } from '../../../domain/validation/timestamps.ts';
 
 /** E-mails with their histories, read in one look-up for all of them. */
 async function withEvents(em: EntityManager, emails: readonly EmailRecord[]): Promise<EmailType[]> {
@@ -40,6 +41,12 @@ export class EmailResolver {
     const first = args.first ?? EMAIL_PAGE_SIZE.default;
     const after = args.after ? decodeEmailCursor(args.after) : undefined;
     if (args.after && !after) throw new DomainError('validation', 'after is not a cursor of this list', { field: 'after' });
+    for (const field of ['createdAfter', 'createdBefore'] as const) {
+      const instant = args[field];
+      if (instant && !isSearchableInstant(instant)) {
+        throw new DomainError('validation', `${field} must fall in the years ${SEARCH_YEARS.min} to ${SEARCH_YEARS.max} (UTC)`, { field });
+      }
+    }
     const filter = {
       status: (args.status ?? undefined) as EmailStatus | undefined,
       batchId: args.batchId ?? undefined,

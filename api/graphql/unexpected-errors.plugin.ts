@@ -1,0 +1,23 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { GraphQLContext } from './context.ts';
+import { unexpectedCause } from './errors.ts';
+
+/**
+ * Logs every error the answer masks as `INTERNAL_SERVER_ERROR`, with the request's logger (its request id, and the
+ * redaction every log line gets), as REST logs its 500s: the caller sees "Internal server error" and an operator
+ * needs the cause. Errors a caller is told about are not logged.
+ */
+export function unexpectedErrorsPlugin(): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didEncounterErrors({ contextValue, errors, operationName }) {
+          for (const error of errors) {
+            const cause = unexpectedCause(error);
+            if (cause !== undefined) contextValue.log.error({ err: cause, operationName, path: error.path }, 'unexpected error');
+          }
+        },
+      };
+    },
+  };
+}

@@ -190,6 +190,20 @@ describe('recurring rebills (in-process worker)', () => {
     expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(400);
   });
 
+  it('charges a subscription in the currency it was taken in, even after its product is provisioned in another', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await subscribe(app, tenant, 'monthly');
+    await provision(
+      { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+      parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'Now in euros', clientId: tenant.clientId, products: [{ ...planProduct('monthly', '4.99'), currency: 'EUR' }] }] }),
+    );
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(1), { timeout: 20_000, interval: 200 });
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body).toMatchObject({ status: 'cancelled', amount: 499, currency: 'USD' });
+    const [first] = await rebillsOf(app, id);
+    const charged = await app.orm.em.fork().execute<{ amount: string; currency: string }[]>(`select amount, currency from transactions where order_id = ?`, [first!.orderId]);
+    expect(charged).toEqual([{ amount: '4.99', currency: 'USD' }]);
+  });
+
   it('pauses twice in one period while the endpoint fails: each pause is its own webhook, and billing goes on', async () => {
     const secret = generateWebhookSecret();
     // Every delivery fails and stays scheduled for another attempt, so a pause recorded twice would find its delivery running.

@@ -1,7 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 
-/** What a rebill needs: the subscription's product, plan, price, customer and sealed card (never a CVV). */
+/**
+ * What a rebill needs: the subscription's product, plan, price, customer and sealed card (never a CVV). The currency is
+ * the subscription's own (its order's, as subscribed), not the product's today: a product provisioned again in another
+ * currency does not change what its subscribers pay.
+ */
 export interface RebillSubject {
   readonly subscriptionId: number;
   readonly tenantId: number;
@@ -20,8 +24,8 @@ export async function findRebillSubject(em: EntityManager, subscriptionId: numbe
   const [row] = await em.execute<
     { id: number; tenant_id: number; product_id: number; email: string; currency: string; recurring_amount: string; state: RebillSubject['state']; subscription_plan: SubscriptionPlan | null; sealed_card: string | null; billed_periods: number; paused_at: Date | null }[]
   >(
-    `select s.id, s.tenant_id, s.product_id, s.email, p.currency, s.recurring_amount, s.state, p.subscription_plan, s.sealed_card, s.billed_periods, s.paused_at
-       from subscriptions s join products p on p.id = s.product_id where s.id = ?`,
+    `select s.id, s.tenant_id, s.product_id, s.email, o.currency, s.recurring_amount, s.state, p.subscription_plan, s.sealed_card, s.billed_periods, s.paused_at
+       from subscriptions s join products p on p.id = s.product_id join orders o on o.id = s.order_id where s.id = ?`,
     [subscriptionId],
   );
   return (
@@ -60,8 +64,8 @@ export interface SubscriptionView {
 
 export async function findTenantSubscription(em: EntityManager, tenantId: number, subscriptionId: number): Promise<SubscriptionView | undefined> {
   const [row] = await em.execute<Record<string, unknown>[]>(
-    `select s.id, s.product_id, s.email, s.state, s.recurring_amount, p.currency, s.billed_periods, s.next_billing_at, s.grace_until, s.paused_at, s.cancelled_at, s.cancel_reason, s.created_at
-       from subscriptions s join products p on p.id = s.product_id where s.id = ? and s.tenant_id = ?`,
+    `select s.id, s.product_id, s.email, s.state, s.recurring_amount, o.currency, s.billed_periods, s.next_billing_at, s.grace_until, s.paused_at, s.cancelled_at, s.cancel_reason, s.created_at
+       from subscriptions s join orders o on o.id = s.order_id where s.id = ? and s.tenant_id = ?`,
     [subscriptionId, tenantId],
   );
   if (!row) return undefined;

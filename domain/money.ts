@@ -13,6 +13,11 @@ export function toMoneyString(value: number | string, field: string): string {
   return `${BigInt(match[1]!)}.${(match[2] ?? '').padEnd(2, '0')}`;
 }
 
+/** A normalised amount (`toMoneyString`) above zero, by text: `0.00` is not. */
+export function isPositiveMoney(amount: string): boolean {
+  return /[1-9]/.test(amount);
+}
+
 /** Fractions such as 0.1 (10%) to a 4-decimal string. */
 export function toFractionString(value: number | string, field: string): string {
   const text = typeof value === 'number' ? value.toString() : value;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { authorizationsFor, type MerchantTenant } from './support/payments.ts';
+import { authorizationsFor, submitBody, type MerchantTenant } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
 
 let app: TestApp;
@@ -56,6 +56,20 @@ describe('POST /payments', () => {
     const fetched = await get(`/payments/${created.body.id}`);
     expect(fetched).toEqual({ status: 200, body: created.body });
     expectDocumented('/payments/{id}', 'get', 200, fetched.body);
+  });
+
+  it('its product (price 0, holding /payments orders) is no checkout product: a submit to it is 404, nothing is charged', async () => {
+    expect((await pay(paymentBody('4242424242424242'))).body.status).toBe('succeeded');
+    const [product] = await app.orm.em.fork().execute<{ id: number }[]>(`select id from products where tenant_id = ? and slug = 'payments-api'`, [tenant.id]);
+    const ordersOf = () => app.orm.em.fork().execute<{ count: string }[]>(`select count(*) from orders where product_id = ?`, [product!.id]);
+    const before = await ordersOf();
+    const submit = await fetch(`${app.baseUrl}/api/${product!.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: tenant.apiKey },
+      body: JSON.stringify(submitBody('4242424242424242')),
+    });
+    expect(submit.status).toBe(404);
+    expect(await ordersOf()).toEqual(before);
   });
 
   it('keeps the card number and CVC out of Temporal history, the logs and every table', async () => {

@@ -5,7 +5,7 @@ import type { ProductLookup } from '../catalog/product-cache.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { openEncryptedCard } from './card-keys.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
-import { toMoneyString } from '../../domain/money.ts';
+import { isPositiveMoney, toMoneyString } from '../../domain/money.ts';
 import { splitSubAffiliate } from '../../domain/payments/pre-validation.ts';
 import { runCardPayment, type CardPaymentDeps } from './card-payment.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
@@ -94,7 +94,9 @@ async function withDecryptedCard(deps: SubmitDeps, tenantId: number, body: Submi
 async function findProduct(deps: SubmitDeps, tenantId: number, productId: string): Promise<PayableProduct> {
   const id = /^\d{1,9}$/.test(productId) ? Number(productId) : NaN;
   const product = Number.isNaN(id) ? undefined : await deps.products.find(deps.em, tenantId, id);
-  if (!product) throw new DomainError('not_found', `Product ${productId} not found`);
+  // A product priced at zero (the payments-api product, or one only booked by `/payments`, which names its own amount)
+  // is no checkout product: a submit would answer a zero-amount card check as a sale.
+  if (!product || !isPositiveMoney(product.price)) throw new DomainError('not_found', `Product ${productId} not found`);
   return product;
 }
 

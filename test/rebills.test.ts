@@ -27,6 +27,10 @@ async function subscriptionTenant(app: TestApp, webhookUrl?: string, secret?: st
       planProduct('broke', '4.12', { dunning: { insufficientFundsRetrySeconds: [1, 1], otherRetrySeconds: [1] } }),
     // A minute's period: pauses and resumes of a test all fall in the first one.
     planProduct('slow', '4.99', { intervalSeconds: 60 }),
+    // Checkout at 9.12 (the sandbox declines .12 with 3512 Insufficient Funds) is salvaged into grace; rebills are 4.99.
+    oneOffProduct('salvage', '9.12', 'USD', {
+      subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 2, trialSeconds: 0, gracePeriodDays: 3, dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [1] } },
+    }),
     ],
     merchantAccounts: [merchantAccount('SUB-1', { acquiringBank: 'Bank 1' }), merchantAccount('SUB-2', { acquiringBank: 'Bank 2' })],
   });
@@ -188,6 +192,20 @@ describe('recurring rebills (in-process worker)', () => {
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThan(before), { timeout: 10_000, interval: 200 });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
     expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(400);
+  });
+
+  it("retries a salvaged checkout decline at the checkout's price, not the recurring one", async () => {
+    const tenant = await subscriptionTenant(app);
+    const { body } = await post(app, `/api/${tenant.products.salvage}`, tenant.apiKey, submitBody('4242424242424242'));
+    expect(body).toMatchObject({ info: 'Success', chargeSuccess: false, declineSalvage: true, statusId: 3512, subscribeSuccess: true });
+    const id = body.subscriptionId as number;
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 20_000, interval: 200 });
+    const rebills = await rebillsOf(app, id);
+    expect(rebills.map((r) => [r.period, r.attempt, r.state, r.statusId])).toEqual([[0, 1, 'declined', 3512]]);
+    // Each attempt (the cascade may try the other MID) asked for the checkout's 9.12.
+    const attempts = await amountsOf(app, rebills[0]!.orderId);
+    expect(attempts.length).toBeGreaterThanOrEqual(1);
+    expect(attempts.every((attempt) => attempt.amount === '9.12' && !attempt.success)).toBe(true);
   });
 
   it('charges a subscription in the currency it was taken in, even after its product is provisioned in another', async () => {

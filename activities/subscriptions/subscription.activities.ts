@@ -58,7 +58,8 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
       tenantId: subject.tenantId,
       productId: subject.productId,
       email: subject.email,
-      amount: subject.recurringAmount,
+      // Period 0 is the checkout's own charge, declined and salvaged into grace: retried at the checkout's price.
+      amount: input.period === 0 ? subject.firstChargeAmount : subject.recurringAmount,
       currency: subject.currency,
       sealedCard: subject.sealedCard,
       card: {

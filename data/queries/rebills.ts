@@ -13,6 +13,8 @@ export interface RebillSubject {
   readonly email: string;
   readonly currency: string;
   readonly recurringAmount: string;
+  /** What the checkout charged (its submit order's amount): a salvaged first charge is retried at this price. */
+  readonly firstChargeAmount: string;
   readonly state: 'pending' | 'active' | 'grace' | 'cancelled';
   readonly plan: SubscriptionPlan | null;
   readonly sealedCard: string | null;
@@ -22,10 +24,26 @@ export interface RebillSubject {
 
 export async function findRebillSubject(em: EntityManager, subscriptionId: number): Promise<RebillSubject | undefined> {
   const [row] = await em.execute<
-    { id: number; tenant_id: number; product_id: number; email: string; currency: string; recurring_amount: string; state: RebillSubject['state']; subscription_plan: SubscriptionPlan | null; sealed_card: string | null; billed_periods: number; paused_at: Date | null }[]
+    {
+      id: number;
+      tenant_id: number;
+      product_id: number;
+      email: string;
+      currency: string;
+      recurring_amount: string;
+      first_charge_amount: string;
+      state: RebillSubject['state'];
+      subscription_plan: SubscriptionPlan | null;
+      sealed_card: string | null;
+      billed_periods: number;
+      paused_at: Date | null;
+    }[]
   >(
-    `select s.id, s.tenant_id, s.product_id, s.email, o.currency, s.recurring_amount, s.state, p.subscription_plan, s.sealed_card, s.billed_periods, s.paused_at
-       from subscriptions s join products p on p.id = s.product_id join orders o on o.id = s.order_id where s.id = ?`,
+    `select s.id, s.tenant_id, s.product_id, s.email, o.currency, s.recurring_amount, coalesce(submit.amount, s.recurring_amount) as first_charge_amount,
+            s.state, p.subscription_plan, s.sealed_card, s.billed_periods, s.paused_at
+       from subscriptions s join products p on p.id = s.product_id join orders o on o.id = s.order_id
+       left join orders submit on submit.id = o.parent_order_id
+      where s.id = ?`,
     [subscriptionId],
   );
   return (
@@ -36,6 +54,7 @@ export async function findRebillSubject(em: EntityManager, subscriptionId: numbe
       email: row.email,
       currency: row.currency,
       recurringAmount: row.recurring_amount,
+      firstChargeAmount: row.first_charge_amount,
       state: row.state,
       plan: row.subscription_plan,
       sealedCard: row.sealed_card,

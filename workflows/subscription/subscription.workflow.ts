@@ -17,7 +17,7 @@ import {
 import type { Activities } from '../../activities/index.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
-import { nextDunningStep, periodSeconds } from '../../domain/subscriptions/dunning.ts';
+import { nextDunningStep, periodSeconds, trialSeconds } from '../../domain/subscriptions/dunning.ts';
 import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, subscriptionProgressQuery, type BillingStall } from '../contract/subscription-signals.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
@@ -138,10 +138,12 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   const now = Date.now();
   const event = { period: input.period, attempt: input.retries, orderId: rebill.orderId, transactionId: result.transactionId, statusId: result.statusId, amount: rebill.amount, currency: rebill.currency };
   if (result.chargeSuccess) {
-    const nextBillingAt = new Date(now + periodSeconds(input.plan) * 1000).toISOString();
+    // The checkout's salvaged charge (period 0) paid at last: the first period starts now, after the trial, as it would have at checkout.
+    const waitSeconds = periodSeconds(input.plan) + (input.period === 0 ? trialSeconds(input.plan) : 0);
+    const nextBillingAt = new Date(now + waitSeconds * 1000).toISOString();
     await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: true, statusId: result.statusId, nextBillingAt, graceUntil: null }));
     await notify('subscription.renewed', `renewed-${input.period}`, { ...event, nextBillingAt });
-    return next({ ...input, period: input.period + 1, retries: 0, waitSeconds: periodSeconds(input.plan) });
+    return next({ ...input, period: input.period + 1, retries: 0, waitSeconds });
   }
   const step = nextDunningStep(result.statusId, input.retries, input.plan);
   if (step.kind === 'stop') {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { authorizationsFor, submitBody, type MerchantTenant } from './support/payments.ts';
+import { authorizationsFor, createMerchantTenant, merchantAccount, oneOffProduct, submitBody, type MerchantTenant } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
 
 let app: TestApp;
@@ -146,6 +146,28 @@ describe('POST /payments', () => {
     expect(noKey.status).toBe(401);
     expect(noKey.body.error).toMatchObject({ type: 'authentication_error' });
     expectDocumented('/payments', 'post', 401, noKey.body);
+  });
+
+  it("holds a merchant account's monthly cap per currency, never adding one currency's amounts to another's", async () => {
+    const both = [
+      { currency: 'USD', gatewayCredentials: { apiKey: 'sandbox-usd' } },
+      { currency: 'EUR', gatewayCredentials: { apiKey: 'sandbox-eur' } },
+    ];
+    const capped = await createMerchantTenant(app, { products: [oneOffProduct('payments-api', '0.00')], merchantAccounts: [merchantAccount('CUR-1', { monthlyCap: 100, currencies: both })] });
+    const payIn = (currency: string, amount: number) => pay(paymentBody('4242424242424242', { amount, currency }), {}, capped);
+    expect((await payIn('EUR', 6000)).body.status).toBe('succeeded');
+    // 60.00 USD fits the cap of 100 beside 60.00 EUR: each currency is counted in its own units.
+    expect((await payIn('USD', 6000)).body.status).toBe('succeeded');
+    // 50.00 EUR more would take the euros to 110.
+    expect((await payIn('EUR', 5000)).body).toMatchObject({ status: 'failed' });
+    const volumes = await app.orm.em.fork().execute(
+      `select v.currency, v.approved_amount, v.reserved_amount from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.mid = ? order by v.currency`,
+      [capped.mids['CUR-1']],
+    );
+    expect(volumes).toEqual([
+      { currency: 'EUR', approved_amount: '60.00', reserved_amount: '0.00' },
+      { currency: 'USD', approved_amount: '60.00', reserved_amount: '0.00' },
+    ]);
   });
 
   it('forces a merchant account given as mid', async () => {

@@ -240,6 +240,22 @@ describe('a run of a payment step that outlived its time limit', () => {
     expect((await volumesOf(tenant.id)).map((volume) => volume.reserved)).toEqual((await volumesOf(tenant.id)).map(() => '0.00'));
   });
 
+  it('counts an approval in the month its amount was reserved in (an attempt in flight at midnight on the 1st)', async () => {
+    const { activities, submitOrderId, request } = await openOrderOnTwoAccounts();
+    const { account } = await activities.reserveMerchantAccount(request);
+    const em = app.orm.em.fork();
+    // As if reserved last month: the order and the account's volume row both name that month.
+    const lastMonth = `(date_trunc('month', now()) - interval '1 month')::date`;
+    await em.execute(`update orders set cap_reservation_month = ${lastMonth} where id = ?`, [submitOrderId]);
+    await em.execute(`update merchant_account_volumes set month = ${lastMonth} where merchant_account_id = ?`, [account!.merchantAccountId]);
+    await record(submitOrderId, account!, 'approved');
+    const volumes = await em.execute(
+      `select month = ${lastMonth} as last_month, approved_amount::text as approved, reserved_amount::text as reserved from merchant_account_volumes where merchant_account_id = ?`,
+      [account!.merchantAccountId],
+    );
+    expect(volumes).toEqual([{ last_month: true, approved: '25.00', reserved: '0.00' }]);
+  });
+
   it('counts nothing for an attempt of an order that does not exist', async () => {
     const { tenant, activities, request } = await openOrderOnTwoAccounts();
     const { account } = await activities.reserveMerchantAccount(request);

@@ -52,9 +52,9 @@ const SEED: Record<string, string> = {
     select i, (i - 1) / 10 + 1, 'MID-' || i, 'Account ' || i, 'sandbox', i % 3 <> 0, 500, 100000, now(), now() from generate_series(1, 20000) i`,
   merchant_account_currencies: `insert into merchant_account_currencies (id, merchant_account_id, currency, credentials_ciphertext)
     select i, (i + 1) / 2, case when i % 2 = 1 then 'USD' else 'EUR' end, 'sealed' from generate_series(1, 40000) i`,
-  merchant_account_volumes: `insert into merchant_account_volumes (merchant_account_id, month, approved_amount)
-    select (i - 1) % 20000 + 1, (date_trunc('month', now()) - make_interval(months => (i - 1) / 20000))::date, i % 5000
-      from generate_series(1, 60000) i`,
+  merchant_account_volumes: `insert into merchant_account_volumes (merchant_account_id, month, currency, approved_amount)
+    select (i - 1) % 20000 + 1, (date_trunc('month', now()) - make_interval(months => (i - 1) / 40000))::date, case when (i - 1) / 20000 % 2 = 0 then 'USD' else 'EUR' end, i % 5000
+      from generate_series(1, 120000) i`,
   customers: `insert into customers (id, tenant_id, email, created_at, updated_at)
     select i, (i - 1) / 25 + 1, 'c' || i || '@example.com', now(), now() from generate_series(1, 50000) i`,
   // Orders 1..40000 are submits (every fifth with a 3-D Secure id); 40001..50000 are the subscriptions' orders, children of submits 1..10000.

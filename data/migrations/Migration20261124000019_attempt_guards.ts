@@ -1,27 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 import { RECORD_ATTEMPT_ROUTINE } from './Migration20261124000018_attempt_routine.ts';
 
-/**
- * Guards for a payment run that outlived its time limit (issue 13 review). A local activity that times out is not
- * stopped: it goes on beside the run the workflow starts next, so every step of a payment must be safe against a
- * second run of itself that is arbitrarily late.
- *
- * - `routines.reserve_volume`: a cap reservation in one round trip, deciding on the order's row locked first, so the
- *   checks after the lock see every committed change of that order (each PL/pgSQL statement takes a new snapshot).
- *   No new reservation for a closed order, nor for an attempt already recorded (its reservation ended with its
- *   record): a late run must never send that attempt to another merchant account, where the processor would see a
- *   new authorization. The account's month row is created on its first reservation, in the same call.
- * - `routines.record_attempt`: an attempt recorded with the processor's final word (approved, or declined with a
- *   status the processor gave) is kept as it is; a later run's answer changes nothing (`already_settled`), so an
- *   approval is never overwritten by an unknown answer and its amount is counted in the approved volume once. An
- *   attempt of an order that does not exist changes nothing (no volume counted).
- */
-export class Migration20261124000019_attempt_guards extends Migration {
-
-  override name = 'Migration20261124000019_attempt_guards';
-
-  override up(): void | Promise<void> {
-    this.addSql(`create function "routines"."reserve_volume"(p_order_id int, p_merchant_account_id int, p_reference text)
+/** The routines as this migration created them (migration 021 replaces them, and restores them on the way down). */
+export const RESERVE_VOLUME_ROUTINE_019 = `create function "routines"."reserve_volume"(p_order_id int, p_merchant_account_id int, p_reference text)
 returns boolean language plpgsql volatile as $$
 declare
   v_amount numeric;
@@ -53,10 +34,9 @@ begin
     on conflict (merchant_account_id, month) do nothing;
   end loop;
   return false;
-end $$;`);
+end $$;`;
 
-    this.addSql(`drop function "routines"."record_attempt"(uuid, int, int, text, int, text, text, int, text, boolean, numeric, text, text, text, text, text, text, text, text, text, text, text, text, int, int, text, boolean, jsonb, timestamptz, boolean, text);`);
-    this.addSql(`create function "routines"."record_attempt"(
+export const RECORD_ATTEMPT_ROUTINE_019 = `create function "routines"."record_attempt"(
   p_id uuid, p_order_id int, p_merchant_account_id int, p_reference text, p_attempt_number int, p_gateway text,
   p_gateway_transaction_id text, p_status_id int, p_status text, p_success boolean, p_amount numeric, p_currency text,
   p_mid text, p_descriptor text, p_auth_code text, p_email text, p_first_name text, p_last_name text,
@@ -104,7 +84,32 @@ begin
   if p_order_state is not null then
     update orders set state = p_order_state, updated_at = now() where id = p_order_id;
   end if;
-end $$;`);
+end $$;`;
+
+/**
+ * Guards for a payment run that outlived its time limit (issue 13 review). A local activity that times out is not
+ * stopped: it goes on beside the run the workflow starts next, so every step of a payment must be safe against a
+ * second run of itself that is arbitrarily late.
+ *
+ * - `routines.reserve_volume`: a cap reservation in one round trip, deciding on the order's row locked first, so the
+ *   checks after the lock see every committed change of that order (each PL/pgSQL statement takes a new snapshot).
+ *   No new reservation for a closed order, nor for an attempt already recorded (its reservation ended with its
+ *   record): a late run must never send that attempt to another merchant account, where the processor would see a
+ *   new authorization. The account's month row is created on its first reservation, in the same call.
+ * - `routines.record_attempt`: an attempt recorded with the processor's final word (approved, or declined with a
+ *   status the processor gave) is kept as it is; a later run's answer changes nothing (`already_settled`), so an
+ *   approval is never overwritten by an unknown answer and its amount is counted in the approved volume once. An
+ *   attempt of an order that does not exist changes nothing (no volume counted).
+ */
+export class Migration20261124000019_attempt_guards extends Migration {
+
+  override name = 'Migration20261124000019_attempt_guards';
+
+  override up(): void | Promise<void> {
+    this.addSql(RESERVE_VOLUME_ROUTINE_019);
+
+    this.addSql(`drop function "routines"."record_attempt"(uuid, int, int, text, int, text, text, int, text, boolean, numeric, text, text, text, text, text, text, text, text, text, text, text, text, int, int, text, boolean, jsonb, timestamptz, boolean, text);`);
+    this.addSql(RECORD_ATTEMPT_ROUTINE_019);
   }
 
   override down(): void | Promise<void> {

@@ -29,7 +29,8 @@ const THIS_MONTH = `date_trunc('month', now())::date`;
 /**
  * The tenant's merchant accounts able to take the payment, least used relative to their monthly cap
  * first: live, configured for the currency, accepting the card's network, `maxPrice` covering the amount,
- * and month-to-date approved plus reserved volume plus this amount within `monthlyCap`. A hint only:
+ * and month-to-date approved plus reserved volume in the payment's currency plus this amount within `monthlyCap`
+ * (caps and `maxPrice` are in the payment's currency: volumes are kept per currency). A hint only:
  * `reserveMonthlyVolume` is what holds the cap.
  */
 export async function findEligibleMerchantAccounts(sql: SqlExecutor, criteria: EligibilityCriteria): Promise<MerchantCandidate[]> {
@@ -38,7 +39,7 @@ export async function findEligibleMerchantAccounts(sql: SqlExecutor, criteria: E
             (coalesce(v.approved_amount, 0) + coalesce(v.reserved_amount, 0)) / nullif(m.monthly_cap, 0) as usage
        from merchant_accounts m
        join merchant_account_currencies c on c.merchant_account_id = m.id and c.currency = ?
-       left join merchant_account_volumes v on v.merchant_account_id = m.id and v.month = ${THIS_MONTH}
+       left join merchant_account_volumes v on v.merchant_account_id = m.id and v.month = ${THIS_MONTH} and v.currency = c.currency
       where m.tenant_id = ? and m.fully_live and m.id <> all(?::int[])
         and (m.max_price is null or m.max_price >= cast(? as numeric))
         and (? <> 'NetworkA' or m.enabled_network_a) and (? <> 'NetworkB' or m.enabled_network_b)
@@ -115,7 +116,7 @@ export async function reserveMonthlyVolume(sql: SqlExecutor, reservation: { orde
 
 /**
  * Releases the order's reservation, once (the order forgets it in the same statement): on a decline, void or
- * expiry, and on approval just before `addApprovedVolume` counts the amount as approved. With a merchant
+ * expiry, and on approval just before the amount is counted as approved. With a merchant
  * account, only a reservation on that account is released.
  */
 export async function releaseMonthlyVolume(em: EntityManager, release: { orderId: number; merchantAccountId?: number }): Promise<void> {
@@ -124,10 +125,10 @@ export async function releaseMonthlyVolume(em: EntityManager, release: { orderId
        update orders o set cap_reservation_id = null, cap_reservation_month = null
          from orders previous
         where o.id = ? and previous.id = o.id and o.cap_reservation_id = coalesce(cast(? as int), o.cap_reservation_id)
-        returning previous.cap_reservation_id as merchant_account_id, previous.cap_reservation_month as month, o.amount)
+        returning previous.cap_reservation_id as merchant_account_id, previous.cap_reservation_month as month, o.amount, o.currency)
      update merchant_account_volumes v set reserved_amount = v.reserved_amount - r.amount
        from released r
-      where v.merchant_account_id = r.merchant_account_id and v.month = r.month`,
+      where v.merchant_account_id = r.merchant_account_id and v.month = r.month and v.currency = r.currency`,
     [release.orderId, release.merchantAccountId ?? null],
   );
 }

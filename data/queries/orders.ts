@@ -86,16 +86,16 @@ export async function closeSubmitOrder(sql: SqlExecutor, close: { orderId: numbe
   await sql.execute(
     // The reservation released is the one the locked row holds: under a concurrent release, a self-join would read
     // the row as the statement's snapshot had it and release that reservation a second time.
-    `with payment as (select id, cap_reservation_id, cap_reservation_month, amount from orders where id = ? for update),
+    `with payment as (select id, cap_reservation_id, cap_reservation_month, amount, currency from orders where id = ? for update),
      closed as (
        update orders o set state = ?, cap_reservation_id = null, cap_reservation_month = null, updated_at = now()
          from payment p
         where o.id = p.id
-        returning p.cap_reservation_id as merchant_account_id, p.cap_reservation_month as month, p.amount),
+        returning p.cap_reservation_id as merchant_account_id, p.cap_reservation_month as month, p.amount, p.currency),
      released as (
        update merchant_account_volumes v set reserved_amount = v.reserved_amount - c.amount
          from closed c
-        where v.merchant_account_id = c.merchant_account_id and v.month = c.month),
+        where v.merchant_account_id = c.merchant_account_id and v.month = c.month and v.currency = c.currency),
      given_up as (
        delete from subscriptions s using orders claim
         where claim.parent_order_id = ? and claim.kind = ? and s.order_id = claim.id and s.state = ?

@@ -104,8 +104,9 @@ export class MerchantAccountCurrency extends MerchantAccountCurrencySchema.class
 MerchantAccountCurrencySchema.setClass(MerchantAccountCurrency);
 
 /**
- * Volume of a MID per calendar month, kept as running totals for MID selection (`monthlyCap`): approved, and
- * reserved by attempts whose outcome is not known yet. Approved plus reserved never passes the cap.
+ * Volume of a MID per calendar month and currency, kept as running totals for MID selection (`monthlyCap`, which
+ * limits each currency's volume in its own units): approved, and reserved by attempts whose outcome is not known
+ * yet. Approved plus reserved never passes the cap.
  */
 const MerchantAccountVolumeSchema = defineEntity({
   name: 'MerchantAccountVolume',
@@ -113,6 +114,7 @@ const MerchantAccountVolumeSchema = defineEntity({
   properties: {
     merchantAccount: () => p.manyToOne(MerchantAccount).primary().deleteRule('cascade'),
     month: p.date().primary(),
+    currency: p.string().length(3).primary(),
     approvedAmount: p.decimal('string').precision(16).scale(2),
     reservedAmount: p.decimal('string').precision(16).scale(2).default(0),
   },

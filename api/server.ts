@@ -26,6 +26,7 @@ import { createStringTemplateCompiler } from '../domain/email/string-templates.t
 import { statusRoutes } from './rest/statuses.routes.ts';
 import { adminRoutes } from './rest/admin.routes.ts';
 import { mitigationRoutes } from './rest/mitigation.routes.ts';
+import { paymentApiUnknownRoute } from './rest/payments-api-errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,7 +62,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   // Every body this API takes is JSON: other media types are 415, not parsed as text and refused later as a 400.
   app.removeContentTypeParser('text/plain');
-  answerUnknownRoutes(app);
+  answerUnknownRoutes(app, { shapes: [paymentApiUnknownRoute] });
   refuseHostileText(app, { except: ['/graphql'] });
 
   // A request's own entity manager, forked when first used: requests refused at the key or the counter never make one.

@@ -95,6 +95,18 @@ describe('HTTP semantics', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('answers a 405 or 404 under /payments in that API’s Stripe-style error shape', async () => {
+    const wrongMethod = await fetch(`${app.baseUrl}/payments/pay_1`, { method: 'DELETE', headers: { authorization: `Bearer ${tenant.apiKey}` } });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET, HEAD');
+    expect(await wrongMethod.json()).toEqual({ error: { type: 'invalid_request_error', code: 'method_not_allowed', message: expect.stringContaining('DELETE is not allowed') } });
+    const noSuchPath = await fetch(`${app.baseUrl}/payments/pay_1/no-such-thing`, { headers: { authorization: `Bearer ${tenant.apiKey}` } });
+    expect(noSuchPath.status).toBe(404);
+    expect(await noSuchPath.json()).toEqual({ error: { type: 'invalid_request_error', code: 'resource_missing', message: expect.stringContaining('No route') } });
+    // Elsewhere the REST shape, as before.
+    expect(await (await fetch(`${app.baseUrl}/no/such/path`)).json()).toEqual({ success: false, message: expect.any(String) });
+  });
+
   it('answers a body that is not JSON 415', async () => {
     const response = await fetch(`${app.baseUrl}/api/${tenant.productId}`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: tenant.apiKey }, body: 'card=4242' });
     expect(response.status).toBe(415);

@@ -205,6 +205,13 @@ describe('reading leads', () => {
     expect((await getLeads(base(), {}, {})).status).toBe(401);
   });
 
+  it('answers a NUL byte in the query string 400 naming the parameter, and 401 first when the key is missing', async () => {
+    const refused = await getLeads(base(), { email: 'a\u0000b' }, secret());
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'validation_failed', details: [expect.stringMatching(/^email: /)] });
+    expect((await getLeads(base(), { email: 'a\u0000b' }, {})).status).toBe(401);
+  });
+
   it('combines filters with AND, newest update first, with limit 1 to 100', async () => {
     const reader = await createLeadTenant(app);
     const key = bearer(reader.keys.live.secretKey);

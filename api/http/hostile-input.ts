@@ -10,9 +10,19 @@ import { findHostileText } from '../../domain/validation/hostile-text.ts';
 export function refuseHostileText(app: FastifyInstance, options: { except: readonly string[] }): void {
   app.addHook('preValidation', async (request) => {
     if (options.except.includes(request.routeOptions.url ?? '')) return;
-    const field = findHostileText(request.params, '') ?? findHostileText(request.query, '') ?? findHostileText(request.body, '');
-    if (field !== undefined) {
-      throw new DomainError('validation', `${field || 'body'} must not contain NUL bytes or unpaired surrogates`, { field: field || 'body' });
+    for (const [location, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
+      const field = findHostileText(value, '');
+      if (field !== undefined) throw new HostileTextError(location, field || 'body');
     }
   });
+}
+
+/** Hostile text refused at the edge, with where it was: a route whose query and body errors differ tells them apart. */
+export class HostileTextError extends DomainError {
+  constructor(
+    readonly location: 'path' | 'query' | 'body',
+    field: string,
+  ) {
+    super('validation', `${field} must not contain NUL bytes or unpaired surrogates`, { field });
+  }
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { LeadQueryError, LeadValidationError } from '../../domain/leads/lead-errors.ts';
+import { HostileTextError } from '../http/hostile-input.ts';
 
 /** The six failures of the lead API (DESIGN 4): its own envelope, unlike the rest of the REST API. */
 export const LEAD_ERROR_STATUS = {
@@ -41,6 +42,10 @@ const invalidJson = (message: string): MappedLeadError => ({ code: 'invalid_json
 export function toLeadError(error: unknown, bodyLimitBytes: number): MappedLeadError {
   if (error instanceof LeadQueryError) return { code: 'validation_failed', message: 'The query has invalid parameters', details: error.problems, status: 400 };
   if (error instanceof LeadValidationError) return { code: 'validation_failed', message: 'The request has invalid fields', details: error.problems };
+  // A bad query parameter is 400 on the lead API, a bad body field 422 (as the query parser and the body parser answer).
+  if (error instanceof HostileTextError && error.location !== 'body') {
+    return { code: 'validation_failed', message: 'The query has invalid parameters', details: [`${error.details.field}: ${error.message}`], status: 400 };
+  }
   if (error instanceof DomainError) {
     const code = FROM_DOMAIN[error.code] ?? 'internal_error';
     if (code === 'internal_error') return { code, message: 'Internal server error', details: [] };

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { PaymentApiError, type PaymentApiErrorType } from '../../domain/payments-api/errors.ts';
 import { describeSchemaError } from '../../domain/validation/json-schema.ts';
+import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 
 /** The one error body of the generic `/payments` API (Stripe's shape). */
 export const PaymentApiErrorResponse = Type.Object(
@@ -108,3 +109,9 @@ export function sendPaymentApiError(request: FastifyRequest, reply: FastifyReply
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   return reply.status(mapped.status).send(mapped.body);
 }
+
+/** A path of this API asked with a method it does not serve (405), or no path of it at all (404), in its own shape. */
+export const paymentApiUnknownRoute: UnknownRouteShape = {
+  prefixes: ['/payments', '/subscriptions'],
+  body: (status, message) => ({ error: { type: 'invalid_request_error', code: status === 405 ? 'method_not_allowed' : 'resource_missing', message } }),
+};

@@ -27,6 +27,8 @@ async function subscriptionTenant(app: TestApp, webhookUrl?: string, secret?: st
       planProduct('broke', '4.12', { dunning: { insufficientFundsRetrySeconds: [1, 1], otherRetrySeconds: [1] } }),
     // A minute's period: pauses and resumes of a test all fall in the first one.
     planProduct('slow', '4.99', { intervalSeconds: 60 }),
+    // A free trial keeping the card on file: nothing charged at checkout.
+    oneOffProduct('free-trial', '0.00', 'USD', { subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 60, trialSeconds: 0 } }),
     // Checkout at 9.12 (the sandbox declines .12 with 3512 Insufficient Funds) is salvaged into grace; rebills are 4.99.
     oneOffProduct('salvage', '9.12', 'USD', {
       subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 2, trialSeconds: 0, gracePeriodDays: 3, dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [1] } },
@@ -194,6 +196,12 @@ describe('recurring rebills (in-process worker)', () => {
     expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(400);
   });
 
+  it('sells a plan priced at zero (a free trial keeping the card on file); a zero-priced product without one is 404 (payments-api.test.ts)', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await subscribe(app, tenant, 'free-trial');
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body).toMatchObject({ status: 'cancelled', amount: 499 });
+  });
+
   it("retries a salvaged checkout decline at the checkout's price, not the recurring one", async () => {
     const tenant = await subscriptionTenant(app);
     const { body } = await post(app, `/api/${tenant.products.salvage}`, tenant.apiKey, submitBody('4242424242424242'));
@@ -215,11 +223,14 @@ describe('recurring rebills (in-process worker)', () => {
       { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
       parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'Now in euros', clientId: tenant.clientId, products: [{ ...planProduct('monthly', '4.99'), currency: 'EUR' }] }] }),
     );
-    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(1), { timeout: 20_000, interval: 200 });
+    // Two periods: the first may have been charged before the product changed, the second certainly was not.
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(2), { timeout: 30_000, interval: 200 });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body).toMatchObject({ status: 'cancelled', amount: 499, currency: 'USD' });
-    const [first] = await rebillsOf(app, id);
-    const charged = await app.orm.em.fork().execute<{ amount: string; currency: string }[]>(`select amount, currency from transactions where order_id = ?`, [first!.orderId]);
-    expect(charged).toEqual([{ amount: '4.99', currency: 'USD' }]);
+    const rebills = await rebillsOf(app, id);
+    for (const rebill of rebills.filter((r) => r.state === 'paid')) {
+      const charged = await app.orm.em.fork().execute<{ amount: string; currency: string }[]>(`select amount, currency from transactions where order_id = ?`, [rebill.orderId]);
+      expect(charged).toEqual([{ amount: '4.99', currency: 'USD' }]);
+    }
   });
 
   it('pauses twice in one period while the endpoint fails: each pause is its own webhook, and billing goes on', async () => {

@@ -4,8 +4,9 @@ import { RECORD_ATTEMPT_ROUTINE_019, RESERVE_VOLUME_ROUTINE_019 } from './Migrat
 /**
  * A merchant account's monthly volume per currency. One total per account and month added every currency's amounts
  * as if they were one (60.00 JPY and 60.00 USD made 120 against a cap of 100), so `monthlyCap` now limits each
- * currency's volume in that currency's units, as `maxPrice` limits each payment in its own. Rows of before are
- * given the account's first currency (their mix cannot be told apart any more).
+ * currency's volume in that currency's units, as `maxPrice` limits each payment in its own. The totals are rebuilt
+ * from what they count, per currency: approved authorizations by the month they were sent in, and the reservations
+ * orders hold. Deploy it with the gateways and workers of before stopped: their statements know no currency.
  *
  * The routines read the order's currency beside its amount; `record_attempt` also counts an approval in the month
  * its reservation was taken in (an attempt in flight at midnight on the 1st counted in the new month, on top of that
@@ -16,12 +17,19 @@ export class Migration20261126000021_volumes_per_currency extends Migration {
   override name = 'Migration20261126000021_volumes_per_currency';
 
   override up(): void | Promise<void> {
-    this.addSql(`alter table "merchant_account_volumes" add column "currency" varchar(3) null;`);
-    this.addSql(`update "merchant_account_volumes" v set "currency" = coalesce(
-      (select c."currency" from "merchant_account_currencies" c where c."merchant_account_id" = v."merchant_account_id" order by c."id" limit 1), 'USD');`);
-    this.addSql(`alter table "merchant_account_volumes" alter column "currency" set not null;`);
+    this.addSql(`delete from "merchant_account_volumes";`);
+    this.addSql(`alter table "merchant_account_volumes" add column "currency" varchar(3) not null;`);
     this.addSql(`alter table "merchant_account_volumes" drop constraint "merchant_account_volumes_pkey";`);
     this.addSql(`alter table "merchant_account_volumes" add constraint "merchant_account_volumes_pkey" primary key ("merchant_account_id", "month", "currency");`);
+    this.addSql(`insert into "merchant_account_volumes" ("merchant_account_id", "month", "currency", "approved_amount", "reserved_amount")
+      select "merchant_account_id", "month", "currency", sum("approved"), sum("reserved") from (
+        select t."merchant_account_id", date_trunc('month', t."sent_at")::date, t."currency", t."amount", 0
+          from "transactions" t where t."kind" = 'authorization' and t."success" and t."merchant_account_id" is not null
+        union all
+        select o."cap_reservation_id", o."cap_reservation_month", o."currency", 0, o."amount"
+          from "orders" o where o."cap_reservation_id" is not null and o."cap_reservation_month" is not null
+      ) as "counted" ("merchant_account_id", "month", "currency", "approved", "reserved")
+      group by "merchant_account_id", "month", "currency";`);
 
     this.addSql(`drop function "routines"."reserve_volume"(int, int, text);`);
     this.addSql(`create function "routines"."reserve_volume"(p_order_id int, p_merchant_account_id int, p_reference text)
@@ -105,9 +113,9 @@ begin
     end if;
   end if;
   if p_success and was_success is not true then
-    -- Counted in the month the amount was reserved in, where the cap let it through.
+    -- Counted where the cap let it through: the month and currency it was reserved in.
     insert into merchant_account_volumes as v (merchant_account_id, month, currency, approved_amount, reserved_amount)
-    values (p_merchant_account_id, coalesce(v_reserved_month, date_trunc('month', now())::date), p_currency, p_amount, 0)
+    values (p_merchant_account_id, coalesce(v_reserved_month, date_trunc('month', now())::date), coalesce(v_reserved_currency, p_currency), p_amount, 0)
     on conflict (merchant_account_id, month, currency) do update set approved_amount = v.approved_amount + excluded.approved_amount;
   end if;
   if p_order_state is not null then

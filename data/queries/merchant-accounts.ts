@@ -96,8 +96,8 @@ export async function findAttemptMerchantAccount(em: EntityManager, reference: s
 }
 
 /**
- * Reserves the order's amount on the account's volume of this month, within `monthlyCap`, for the attempt of
- * `reference` (`routines.reserve_volume`, migration 000019, one round trip): one conditional update, so concurrent
+ * Reserves the order's amount on the account's volume of this month in the order's currency, within `monthlyCap`, for
+ * the attempt of `reference` (`routines.reserve_volume`, migration 000021, one round trip): one conditional update, so concurrent
  * payments on one MID are serialized by its volume row and never pass the cap together. The order records the
  * reservation; an order that already holds one reserves nothing more. True when the order holds a reservation on
  * this account, made now or by a run of the same step that committed first: the order's row is locked before

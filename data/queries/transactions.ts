@@ -74,7 +74,8 @@ export async function findRecordedAttempt(em: EntityManager, reference: string):
  * replayed activity records once (order, tenant, product, customer and partner session come from the submit order),
  * and never over the processor's final word recorded before (`alreadySettled`: nothing changes);
  * with a final answer (`final`) ends the order's reservation on the attempt's account; with an approval not recorded
- * before, counts the amount in the account's approved volume of the month; with `orderState`, settles the order too.
+ * before, counts the amount in the account's approved volume of the month and currency it was reserved in; with
+ * `orderState`, settles the order too.
  */
 export async function recordAttempt(sql: SqlExecutor, attempt: AuthorizationAttemptRecord & { readonly final: boolean; readonly orderState?: OrderState }): Promise<RecordedAttempt> {
   const account = attempt.merchantAccount;

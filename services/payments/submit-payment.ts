@@ -94,9 +94,10 @@ async function withDecryptedCard(deps: SubmitDeps, tenantId: number, body: Submi
 async function findProduct(deps: SubmitDeps, tenantId: number, productId: string): Promise<PayableProduct> {
   const id = /^\d{1,9}$/.test(productId) ? Number(productId) : NaN;
   const product = Number.isNaN(id) ? undefined : await deps.products.find(deps.em, tenantId, id);
-  // A product priced at zero (the payments-api product, or one only booked by `/payments`, which names its own amount)
-  // is no checkout product: a submit would answer a zero-amount card check as a sale.
-  if (!product || !isPositiveMoney(product.price)) throw new DomainError('not_found', `Product ${productId} not found`);
+  // A product with nothing to charge and nothing to subscribe to (the payments-api product, or one only booked by
+  // `/payments`, which names its own amount) is no checkout product: a submit would answer a 0.00 card check as a
+  // sale. A plan at price zero (a free trial keeping the card on file) still sells.
+  if (!product || (!isPositiveMoney(product.price) && product.subscriptionPlan === null)) throw new DomainError('not_found', `Product ${productId} not found`);
   return product;
 }
 

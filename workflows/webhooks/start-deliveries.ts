@@ -11,8 +11,8 @@ export interface DeliverySettings {
 
 /**
  * One durable delivery workflow per recorded delivery, started from a workflow; they outlive it. A delivery is
- * started once, ever: its workflow id is the delivery's id, and a start that finds that id taken (the delivery is
- * under way, or done) leaves it be. Recording an event twice (the same event key) yields the same deliveries, and
+ * started once: its workflow id is the delivery's id, and a start that finds that id taken (the delivery is under
+ * way, or done and still within the namespace's retention) leaves it be. Recording an event twice (the same event key) yields the same deliveries, and
  * starting them again must neither fail the calling workflow (a payment, a subscription's billing) nor send a
  * delivered event a second time.
  *

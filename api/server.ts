@@ -12,6 +12,7 @@ import { sendError } from './http/errors.ts';
 import { refuseHostileText } from './http/hostile-input.ts';
 import { trackRequestsInFlight, type RequestsInFlight } from './http/requests-in-flight.ts';
 import { answerUnknownRoutes } from './http/method-not-allowed.ts';
+import { requireDocumentedApiKeys } from './http/authentication.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { ErrorResponse } from './http/schemas.ts';
 import { healthRoutes } from './rest/health.routes.ts';
@@ -84,9 +85,10 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   indexRoutes(api, { temporalUiUrl: config.temporalUiUrl });
   healthRoutes(api, deps.readiness);
   const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()), counters: poolExecutor(deps.counterOrm) };
-  statusRoutes(api, { rateLimit });
-  adminRoutes(api, { rateLimit, secretBox: deps.secretBox });
-  mitigationRoutes(api, { rateLimit });
+  requireDocumentedApiKeys(app, rateLimit);
+  statusRoutes(api);
+  adminRoutes(api, { secretBox: deps.secretBox });
+  mitigationRoutes(api);
   leadRoutes(api, { rateLimit, leadWrites: poolExecutor(deps.orm) });
   leadSnippetRoutes(api);
   emailRoutes(api, { dispatcher: deps.emailDispatcher, compiler: createStringTemplateCompiler(), rateLimit });
@@ -94,7 +96,6 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     runner: deps.paymentRunner,
     cardVault: deps.cardVault,
     secretBox: deps.secretBox,
-    rateLimit,
     products: deps.productCache,
     settings: {
       processorTimeoutMs: config.processorTimeoutMs,
@@ -107,7 +108,6 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     runner: deps.paymentRunner,
     refundRunner: deps.refundRunner,
     cardVault: deps.cardVault,
-    rateLimit,
     products: deps.productCache,
     publicBaseUrl: config.publicBaseUrl,
     settings: {
@@ -118,7 +118,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
       authorizationVoidAfterSeconds: config.authorizationVoidAfterSeconds,
     },
   });
-  subscriptionRoutes(api, { controller: deps.subscriptionController, rateLimit });
+  subscriptionRoutes(api, { controller: deps.subscriptionController });
 
   const services: GatewayServices = {
     operatorToken: config.operatorToken,

@@ -31,6 +31,8 @@ beforeAll(async () => {
   app = await startTestApp();
   midSuffix = randomUUID().slice(0, 8);
   acme = await createTestTenant(app, {
+    // Every refused request counts against the key's rate limit, and this suite sends many.
+    rateLimitPerMinute: 10_000,
     merchantAccounts: [
       merchantAccount(`ACME-1-${midSuffix}`, {
         reservePercentage: '0.1',

@@ -9,7 +9,8 @@ let tenant: PaymentTenant;
 beforeAll(async () => {
   app = await startTestApp();
   await app.startWorker();
-  tenant = await createPaymentTenant(app);
+  // Every refused request counts against the key's rate limit, and this suite sends hundreds.
+  tenant = await createPaymentTenant(app, { rateLimitPerMinute: 10_000 });
 });
 afterAll(() => app?.close());
 

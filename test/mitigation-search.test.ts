@@ -25,7 +25,8 @@ async function tenantBase(tenant: MerchantTenant, mid: string) {
 
 beforeAll(async () => {
   app = await startTestApp();
-  const fixture = () => ({ products: [oneOffProduct('shop', '19.99'), oneOffProduct('other-shop', '5.00')], merchantAccounts: [merchantAccount('M1'), merchantAccount('M2')] });
+  // Every refused search counts against the key's rate limit, and this suite sends hundreds.
+  const fixture = () => ({ products: [oneOffProduct('shop', '19.99'), oneOffProduct('other-shop', '5.00')], merchantAccounts: [merchantAccount('M1'), merchantAccount('M2')], rateLimitPerMinute: 10_000 });
   [acme, child, other] = [await createMerchantTenant(app, fixture()), await createMerchantTenant(app, fixture()), await createMerchantTenant(app, fixture())];
   const em = app.orm.em.fork();
   await em.execute(`update tenants set parent_tenant_id = ? where id = ?`, [acme.id, child.id]);

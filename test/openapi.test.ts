@@ -226,6 +226,31 @@ describe('OpenAPI document', () => {
     expect(otherDomain.status).toBe(403);
     expectDocumented('/api/email', 'post', 403, otherDomain.body);
   });
+
+  it('checks the key of every route that documents one before anything the request holds', async () => {
+    const keyed = Object.entries(document.paths as Record<string, Record<string, { security?: Record<string, unknown>[] }>>).flatMap(([pathName, operations]) =>
+      Object.entries(operations)
+        .filter(([, operation]) => operation.security?.some((requirement) => 'apiKey' in requirement))
+        .map(([method]) => ({ pathName, method })),
+    );
+    expect(keyed.length).toBeGreaterThanOrEqual(15);
+    for (const { pathName, method } of keyed) {
+      // A path parameter no route accepts, a query string none parses and a body that is not JSON: each would be a
+      // 400 (or a 404) from a caller with a key.
+      const url = `${app.baseUrl}${pathName.replaceAll(/\{[^}]+\}/g, 'not%20an%20id')}?limit=many&unknown=1`;
+      const hasBody = method === 'post' || method === 'put';
+      for (const authorization of [undefined, 'Bearer not-a-key']) {
+        const response = await fetch(url, {
+          method: method.toUpperCase(),
+          headers: { ...(authorization ? { authorization } : {}), ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+          ...(hasBody ? { body: '{"amount": ' } : {}),
+        });
+        const body = await response.json();
+        expect({ route: `${method.toUpperCase()} ${pathName}`, authorization, status: response.status }).toEqual({ route: `${method.toUpperCase()} ${pathName}`, authorization, status: 401 });
+        expectDocumented(pathName, method, 401, body);
+      }
+    }
+  });
 });
 
 describe('a checkout integrating through a client generated from the document', () => {

@@ -4,7 +4,7 @@ import { listMerchantAccounts } from '../../services/merchant-accounts/merchant-
 import { updateMerchantAccount, type MerchantAccountUpdateRequest } from '../../services/merchant-accounts/update-merchant-account.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { MerchantAccountUpdateInput } from '../../schema/inputs/merchant-account-update.input.ts';
-import { authenticateAdmin, type RateLimitPolicy } from '../http/authentication.ts';
+import { adminCallerOf } from '../http/authentication.ts';
 import { AdminHeaders, errorResponses, ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
 import type { TypedApp } from '../http/typed-app.ts';
@@ -98,7 +98,7 @@ const ListAnswer = Type.Object({ success: Type.Literal(true), returnVal: Type.Ar
 const UpdateAnswer = Type.Object({ success: Type.Literal(true), message: Type.String(), returnVal: ref(MerchantAccountRecord) }, { description: 'Merchant account updated' });
 
 /** Merchant-account administration (spec 4.7, 4.8); the GraphQL resolvers call the same services. */
-export function adminRoutes(app: TypedApp, deps: { rateLimit: RateLimitPolicy; secretBox: SecretBox }): void {
+export function adminRoutes(app: TypedApp, deps: { secretBox: SecretBox }): void {
   app.addSchema(MerchantAccountRecord);
 
   app.get('/api/admin/merchantaccounts', {
@@ -111,7 +111,7 @@ export function adminRoutes(app: TypedApp, deps: { rateLimit: RateLimitPolicy; s
       response: { 200: ListAnswer, ...errorResponses(401, 403, 400, 429, 500) },
     },
     async handler(request) {
-      const caller = await authenticateAdmin(request, deps.rateLimit);
+      const caller = adminCallerOf(request);
       return { success: true as const, returnVal: await listMerchantAccounts(request.em, deps.secretBox, caller.tenantId) };
     },
   });
@@ -133,7 +133,7 @@ export function adminRoutes(app: TypedApp, deps: { rateLimit: RateLimitPolicy; s
       response: { 200: UpdateAnswer, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 429, 500) },
     },
     async handler(request) {
-      const caller = await authenticateAdmin(request, deps.rateLimit);
+      const caller = adminCallerOf(request);
       // Past the integer range no account can exist.
       if (Number(request.params.id) > 2_147_483_647) throw new DomainError('not_found', `Merchant account ${request.params.id} not found`);
       const update: MerchantAccountUpdateRequest = {

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { parseMitigationFilter, parseMitigationPage } from '../../domain/mitigation/search.ts';
 import { searchTransactions } from '../../services/mitigation/search-transactions.ts';
 import { MitigationSearchInput } from '../../schema/inputs/mitigation-search.input.ts';
-import { authenticateAdmin, type RateLimitPolicy } from '../http/authentication.ts';
+import { adminCallerOf } from '../http/authentication.ts';
 import { AdminHeaders, errorResponses, ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
 import type { TypedApp } from '../http/typed-app.ts';
@@ -56,7 +56,7 @@ const SearchAnswer = Type.Object(
 );
 
 /** Advanced transaction search for mitigation (spec 4.10); GraphQL `mitigationTransactions` runs the same search. */
-export function mitigationRoutes(app: TypedApp, deps: { rateLimit: RateLimitPolicy }): void {
+export function mitigationRoutes(app: TypedApp): void {
   app.addSchema(MitigationTransactionRecord);
   app.post('/api/mitigation/transactions', {
     schema: {
@@ -69,7 +69,7 @@ export function mitigationRoutes(app: TypedApp, deps: { rateLimit: RateLimitPoli
       response: { 200: SearchAnswer, ...errorResponses(400, 401, 403, 413, 415, 429, 500) },
     },
     async handler(request) {
-      const caller = await authenticateAdmin(request, deps.rateLimit);
+      const caller = adminCallerOf(request);
       const page = parseMitigationPage(request.body);
       const filter = parseMitigationFilter(request.body);
       const result = await searchTransactions(request.em, {

@@ -15,7 +15,7 @@ import { createPayment } from '../../services/payments-api/create-payment.ts';
 import type { ProductLookup } from '../../services/catalog/product-cache.ts';
 import { decideAuthorization } from '../../services/payments-api/decide-authorization.ts';
 import { requestRefund } from '../../services/refunds/request-refund.ts';
-import { authenticateCaller, type RateLimitPolicy } from '../http/authentication.ts';
+import { callerOf } from '../http/authentication.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
 import { PaymentApiErrorResponse, sendPaymentApiError } from './payments-api-errors.ts';
@@ -27,7 +27,6 @@ export interface PaymentsApiRouteDeps {
   readonly refundRunner: RefundRunner;
   readonly cardVault: CardVault;
   readonly settings: PaymentSettings;
-  readonly rateLimit: RateLimitPolicy;
   /** Where payments find their product (the gateway's product cache). */
   readonly products: ProductLookup;
   /** Where browsers reach the gateway (3-D Secure redirects); default the address the request came to. */
@@ -99,7 +98,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         response: { 200: ref(Payment), ...errors(400, 401, 402, 404, 409, 413, 415, 429, 500, 503) },
       },
       async handler(request) {
-        const principal = await authenticateCaller(request, deps.rateLimit);
+        const principal = callerOf(request);
         const orderId = await createPayment(
           { em: request.em, cardVault: deps.cardVault, runner: deps.runner, settings: deps.settings, products: deps.products },
           { tenantId: principal.tenantId, body: request.body, idempotencyKey: idempotencyKeyOf(request) },
@@ -118,7 +117,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         response: { 200: ref(Payment), ...errors(400, 401, 404, 429, 500) },
       },
       async handler(request) {
-        const principal = await authenticateCaller(request, deps.rateLimit);
+        const principal = callerOf(request);
         return loadPayment(request, principal.tenantId, request.params.id);
       },
     });
@@ -133,7 +132,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         response: { 200: ref(PaymentList), ...errors(400, 401, 429, 500) },
       },
       async handler(request) {
-        const principal = await authenticateCaller(request, deps.rateLimit);
+        const principal = callerOf(request);
         const query = request.query;
         const limit = query.limit ?? 10;
         const rows = await listPayments(
@@ -169,7 +168,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         response: { 200: ref(Refund), ...errors(400, 401, 402, 404, 409, 413, 415, 429, 500, 503) },
       },
       async handler(request) {
-        const principal = await authenticateCaller(request, deps.rateLimit);
+        const principal = callerOf(request);
         const refund = await requestRefund(
           { em: request.em, runner: deps.refundRunner, settings: deps.settings },
           { tenantId: principal.tenantId, paymentId: request.params.id, amount: request.body?.amount, reason: request.body?.reason, idempotencyKey: idempotencyKeyOf(request) },
@@ -194,7 +193,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
           response: { 200: ref(Payment), ...errors(400, 401, 402, 404, 429, 500, 503) },
         },
         async handler(request) {
-          const principal = await authenticateCaller(request, deps.rateLimit);
+          const principal = callerOf(request);
           const orderId = await decideAuthorization({ em: request.em, runner: deps.runner }, { tenantId: principal.tenantId, paymentId: request.params.id, decision });
           return loadPayment(request, principal.tenantId, `pay_${orderId}`);
         },
@@ -218,7 +217,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         response: { 200: Type.Object({ object: Type.Literal('list'), has_more: Type.Boolean(), data: Type.Array(ref(Refund)) }), ...errors(400, 401, 404, 429, 500) },
       },
       async handler(request) {
-        const principal = await authenticateCaller(request, deps.rateLimit);
+        const principal = callerOf(request);
         const orderId = orderIdOf(request.params.id);
         const payment = orderId === undefined ? undefined : await findPayment(request.em, principal.tenantId, orderId);
         if (!payment || orderId === undefined) throw resourceMissing('payment', request.params.id);

@@ -10,7 +10,7 @@ import { DomainError } from '../../domain/errors.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
-import { authenticateCaller, type RateLimitPolicy } from '../http/authentication.ts';
+import { callerOf } from '../http/authentication.ts';
 import { errorResponses, ref, stringEnum } from '../http/schemas.ts';
 import { API_KEY_REQUIRED, PUBLIC } from '../http/security.ts';
 import type { TypedApp } from '../http/typed-app.ts';
@@ -69,7 +69,6 @@ export interface PaymentRouteDeps {
   readonly cardVault: CardVault;
   readonly secretBox: SecretBox;
   readonly settings: PaymentSettings;
-  readonly rateLimit: RateLimitPolicy;
   /** Where submits find their product (the gateway's product cache). */
   readonly products: ProductLookup;
 }
@@ -89,7 +88,7 @@ export function paymentRoutes(app: TypedApp, deps: PaymentRouteDeps): void {
       response: paymentResponses,
     },
     async handler(request) {
-      const principal = await authenticateCaller(request, deps.rateLimit);
+      const principal = callerOf(request);
       const idempotencyKey = request.headers['idempotency-key'];
       if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
         throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
@@ -112,7 +111,7 @@ export function paymentRoutes(app: TypedApp, deps: PaymentRouteDeps): void {
       response: paymentResponses,
     },
     async handler(request) {
-      const principal = await authenticateCaller(request, deps.rateLimit);
+      const principal = callerOf(request);
       return completeThreeDSecure(
         { em: request.em, runner: deps.runner },
         { tenantId: principal.tenantId, productId: request.params.productId, body: request.body },

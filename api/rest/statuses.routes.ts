@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { listStatuses } from '../../data/queries/status-codes.ts';
 import { parseStatusListQuery, STATUS_PAGE_SIZE, STATUS_SEARCH_MAX_LENGTH } from '../../domain/statuses/status-query.ts';
-import { authenticateAdmin, type RateLimitPolicy } from '../http/authentication.ts';
+import { adminCallerOf } from '../http/authentication.ts';
 import { AdminHeaders, errorResponses, ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
 import type { TypedApp } from '../http/typed-app.ts';
@@ -55,7 +55,7 @@ const StatusListResponse = Type.Object(
   { description: 'One page of status codes' },
 );
 
-export function statusRoutes(app: TypedApp, deps: { rateLimit: RateLimitPolicy }): void {
+export function statusRoutes(app: TypedApp): void {
   app.addSchema(StatusRecord);
   app.get('/api/admin/statuses', {
     schema: {
@@ -68,7 +68,7 @@ export function statusRoutes(app: TypedApp, deps: { rateLimit: RateLimitPolicy }
       response: { 200: StatusListResponse, ...errorResponses(400, 401, 403, 429, 500) },
     },
     async handler(request) {
-      await authenticateAdmin(request, deps.rateLimit);
+      adminCallerOf(request); // the reference is the same for every tenant, but only an admin caller reads it
       const page = await listStatuses(request.em, parseStatusListQuery(request.query));
       return { success: true as const, ...page };
     },

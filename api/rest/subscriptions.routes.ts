@@ -5,7 +5,7 @@ import type { SubscriptionView } from '../../data/queries/rebills.ts';
 import { toMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import { SUBSCRIPTION_ACTIONS, type SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
 import { controlSubscription, findSubscriptionOf } from '../../services/subscriptions/control-subscription.ts';
-import { authenticateCaller, type RateLimitPolicy } from '../http/authentication.ts';
+import { callerOf } from '../http/authentication.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
 import { PaymentApiErrorResponse, sendPaymentApiError } from './payments-api-errors.ts';
@@ -70,7 +70,7 @@ const errors = {
  * Subscriptions over REST (beside the GraphQL admin API): read one, and cancel, pause or resume its recurring
  * billing by signalling its workflow. Errors use the generic card API's error object.
  */
-export function subscriptionRoutes(app: FastifyInstance, deps: { controller: SubscriptionController; rateLimit: RateLimitPolicy }): void {
+export function subscriptionRoutes(app: FastifyInstance, deps: { controller: SubscriptionController }): void {
   app.addSchema(SubscriptionObject);
   app.register(async (plain) => {
     plain.setErrorHandler((error, request, reply) => sendPaymentApiError(request, reply, error));
@@ -79,7 +79,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
     scope.get('/subscriptions/:id', {
       schema: { operationId: 'getSubscription', summary: 'A subscription of the key’s tenant', tags: ['payments'], security: API_KEY_REQUIRED, params: Params, response: { 200: ref(SubscriptionObject), ...errors } },
       async handler(request) {
-        const principal = await authenticateCaller(request, deps.rateLimit);
+        const principal = callerOf(request);
         return subscriptionJson(await findSubscriptionOf(request.em, principal.tenantId, idOf(request.params.id)));
       },
     });
@@ -100,7 +100,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
           response: { 200: ref(SubscriptionObject), ...errors },
         },
         async handler(request) {
-          const principal = await authenticateCaller(request, deps.rateLimit);
+          const principal = callerOf(request);
           return subscriptionJson(await controlSubscription({ em: request.em, controller: deps.controller }, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action }));
         },
       });

@@ -46,7 +46,7 @@ export interface MerchantTenant extends TestTenant {
  */
 export async function createMerchantTenant(
   app: TestApp,
-  fixture: { products: Record<string, unknown>[]; merchantAccounts: Record<string, unknown>[] },
+  fixture: { products: Record<string, unknown>[]; merchantAccounts: Record<string, unknown>[]; rateLimitPerMinute?: number },
 ): Promise<MerchantTenant> {
   const unique = randomUUID().slice(0, 8);
   const mids = Object.fromEntries(fixture.merchantAccounts.map((account) => [account.mid as string, `${account.mid as string}-${unique}`]));
@@ -54,6 +54,7 @@ export async function createMerchantTenant(
     products: fixture.products,
     merchantAccounts: fixture.merchantAccounts.map((account) => ({ ...account, mid: mids[account.mid as string] })),
     webhookEndpoints: [],
+    ...(fixture.rateLimitPerMinute === undefined ? {} : { rateLimitPerMinute: fixture.rateLimitPerMinute }),
   });
   const products = Object.fromEntries(tenant.result.products.map((product) => [product.slug, product.id]));
   return { ...tenant, products, mids };

@@ -43,10 +43,10 @@ describe('health', () => {
 });
 
 describe('bad input never gives a 500', () => {
-  it('malformed JSON on /graphql is a 400', async () => {
+  it('malformed JSON on /graphql is a 400 in GraphQL\'s error shape', async () => {
     const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query": ' });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ success: false, message: 'Invalid JSON body' });
+    expect(await response.json()).toEqual({ errors: [{ message: 'Invalid JSON body', extensions: { code: 'BAD_REQUEST' } }] });
   });
 
   it('a body over the limit is a 413', async () => {
@@ -56,14 +56,14 @@ describe('bad input never gives a 500', () => {
       body: JSON.stringify({ query: `{ __typename } # ${'x'.repeat(5000)}` }),
     });
     expect(response.status).toBe(413);
-    expect(await response.json()).toEqual({ success: false, message: 'Request body too large' });
+    expect(await response.json()).toEqual({ errors: [{ message: 'Request body too large', extensions: { code: 'PAYLOAD_TOO_LARGE' } }] });
   });
 
   it('a body that is not JSON is a 415, plain text included', async () => {
     for (const [type, body] of [['application/xml', '<q/>'], ['text/plain', 'hello']]) {
       const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': type! }, body });
       expect(response.status, type).toBe(415);
-      expect(await response.json()).toEqual({ success: false, message: 'Content-Type must be application/json' });
+      expect(await response.json()).toEqual({ errors: [{ message: 'Content-Type must be application/json', extensions: { code: 'UNSUPPORTED_MEDIA_TYPE' } }] });
     }
   });
 

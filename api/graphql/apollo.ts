@@ -10,6 +10,7 @@ import { createLoaders } from './loaders.ts';
 import { OPERATION_LIMITS } from './operation-limits.ts';
 import { operationShapeRule } from './operation-shape.rule.ts';
 import { requestGuardPlugin } from './request-guard.plugin.ts';
+import { sendGraphQLTransportError } from './transport-errors.ts';
 import { unexpectedErrorsPlugin } from './unexpected-errors.plugin.ts';
 
 /**
@@ -61,7 +62,11 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
     return reply.send(chunks.join(''));
   };
 
-  app.route({ method: ['GET', 'POST'], url: '/graphql', handler });
+  // Its own scope: what Fastify refuses before Apollo runs (JSON, size, media type) answers in GraphQL's shape.
+  app.register(async (scope) => {
+    scope.setErrorHandler((error, request, reply) => sendGraphQLTransportError(request, reply, error));
+    scope.route({ method: ['GET', 'POST'], url: '/graphql', handler });
+  });
   app.addHook('onClose', () => apollo.stop());
   return apollo;
 }

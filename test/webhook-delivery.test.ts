@@ -97,6 +97,35 @@ describe('signed webhook delivery', () => {
     }
   });
 
+  it('outlasts the database being away for longer than a few retries: the delivered event ends recorded delivered', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+    const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: receiver.url, secret }] });
+    const endpointId = tenant.result.webhookEndpoints[0]!.id;
+    const em = app.orm.em.fork();
+    // For 18 seconds every change of this endpoint's delivery states fails as PostgreSQL does while it cannot take
+    // connections (57P03, retryable): longer than the 5 tries in 15 seconds deliveries used to get.
+    await em.execute(`create function test_database_away() returns trigger language plpgsql as $$ begin
+        if clock_timestamp() < '${new Date(Date.now() + 18_000).toISOString()}'::timestamptz then raise exception 'database away (test)' using errcode = '57P03'; end if;
+        return new; end $$`);
+    await em.execute(`create trigger test_database_away before update on webhook_deliveries for each row
+        when (new.endpoint_id = '${String(endpointId).replaceAll("'", '')}' and new.state is distinct from old.state) execute function test_database_away()`);
+    try {
+      const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+      const [deliveryId] = await dispatchWebhookEvent(
+        { em: app.orm.em.fork(), starter },
+        { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: { leadId: 'lead-2', amount: '9.99' } } },
+      );
+      expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result()).toBe('delivered');
+      expect(receiver.received).toHaveLength(1);
+      expect(await deliveryFromGraphQL(tenant.apiKey, deliveryId!)).toMatchObject({ state: 'delivered', attemptCount: 1 });
+    } finally {
+      await receiver.close();
+      await em.execute(`drop trigger if exists test_database_away on webhook_deliveries`);
+      await em.execute(`drop function if exists test_database_away()`);
+    }
+  });
+
   it('retries after two failures and records all three attempts', async () => {
     const { receiver, tenant, deliveryId, result } = await deliverTo((n) => (n <= 2 ? { status: 503 } : { status: 200 }));
     try {

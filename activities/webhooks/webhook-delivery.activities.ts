@@ -1,10 +1,12 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { ApplicationFailure } from '@temporalio/common';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../schema/entities/index.ts';
 import { signWebhook } from '../../domain/webhooks/signing.ts';
 import { parseRetryAfter } from '../../domain/webhooks/retry-policy.ts';
 import { storableText } from '../../domain/validation/hostile-text.ts';
+import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export type AttemptOutcome =
   | { kind: 'delivered'; httpStatus: number }
@@ -31,7 +33,8 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
   /** One signed POST; the attempt is recorded whatever happens. Only a 2xx answer counts as delivered. */
   async function attemptWebhookDelivery(input: { deliveryId: string; attemptNumber: number; timeoutMs: number }): Promise<AttemptOutcome> {
     const em = deps.orm.em.fork();
-    const delivery = await em.findOneOrFail(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
+    const delivery = await em.findOne(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
+    if (!delivery) throw deliveryGone(input.deliveryId);
     const endpoint = delivery.endpoint;
     if (endpoint.disabledAt) return { kind: 'endpoint_disabled' };
 
@@ -83,7 +86,8 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
   async function concludeWebhookDelivery(input: { deliveryId: string; conclusion: DeliveryConclusion; disableEndpoint?: boolean }): Promise<void> {
     const em = deps.orm.em.fork();
     await em.transactional(async (tx) => {
-      const delivery = await tx.findOneOrFail(WebhookDelivery, { id: input.deliveryId });
+      const delivery = await tx.findOne(WebhookDelivery, { id: input.deliveryId });
+      if (!delivery) throw deliveryGone(input.deliveryId);
       delivery.state = input.conclusion;
       delivery.completedAt = new Date();
       if (input.disableEndpoint) {
@@ -96,5 +100,10 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
     });
   }
 
-  return { attemptWebhookDelivery, concludeWebhookDelivery };
+  return withPermanentFailures({ attemptWebhookDelivery, concludeWebhookDelivery });
+}
+
+/** Its tenant or endpoint was removed (the rows cascade): no retry will bring it back. */
+function deliveryGone(deliveryId: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`Webhook delivery ${deliveryId} no longer exists`, 'DeliveryGone');
 }

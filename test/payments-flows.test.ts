@@ -154,7 +154,19 @@ describe('blocklists and velocity', () => {
     expect((await run(submitBody('4242424242424242'))).body).toMatchObject({ info: 'Success' });
     // A platform-level block (no tenant) answers Failed / Blocked.
     await app.orm.em.fork().execute(`insert into blocklist_entries (tenant_id, kind, value, created_at) values (null, 'email', 'fraud@example.com', now())`);
-    expect((await run(submitBody('4242424242424242', { email: 'fraud@example.com' }))).body).toMatchObject({ info: 'Failed', error: 'Blocked' });
+    expect((await run(submitBody('4242424242424242', { email: 'fraud@example.com' }))).body).toMatchObject({ info: 'Failed', error: 'Blocked', statusId: 0 });
+    // A card blocked at platform level answers Failed / Blocked Card (spec 7.1), whatever else blocks the submit.
+    // (Removed afterwards: every tenant of this gateway shares the platform list, and other tests use the card.)
+    const [entry] = await app.orm.em
+      .fork()
+      .execute<{ id: number }[]>(`insert into blocklist_entries (tenant_id, kind, value, created_at) values (null, 'card', ?, now()) returning id`, [app.cardVault.fingerprint('5555555555554444')]);
+    try {
+      expect((await run(submitBody('5555555555554444'))).body).toMatchObject({ info: 'Failed', error: 'Blocked Card', message: 'Blocked Card', statusId: 0 });
+      expect((await run(submitBody('5555555555554444', { email: 'fraud@example.com' }))).body).toMatchObject({ info: 'Failed', error: 'Blocked Card' });
+      expect((await run(submitBody('4242424242424242', { email: 'fraud@example.com' }))).body).toMatchObject({ info: 'Failed', error: 'Blocked' });
+    } finally {
+      await app.orm.em.fork().execute(`delete from blocklist_entries where id = ?`, [entry!.id]);
+    }
   });
 
   it('limits the same card in quick succession and the same e-mail per product', async () => {

@@ -58,6 +58,8 @@ export async function screenSubmit(em: EntityManager, input: ScreeningInput, now
 /** The answer a screening finding gives, in the order the checks run; undefined when the submit passed. */
 function refusalOf(found: SubmitScreening): Exclude<Screening, { ok: true }> | undefined {
   const { blocks } = found;
+  // Spec 7.1: at platform level the card itself is `Blocked Card`; any other platform block is `Blocked`.
+  if (blocks.some((block) => block.platformWide && block.kind === 'card')) return { ok: false, info: 'Failed', error: 'Blocked Card' };
   if (blocks.some((block) => block.platformWide)) return { ok: false, info: 'Failed', error: 'Blocked' };
   if (blocks.some((block) => block.kind !== 'bin_country')) return { ok: false, info: 'UserBlocked', error: 'Blocked' };
   if (blocks.length > 0) return { ok: false, info: 'UserBlocked', error: 'Blocked card' };

@@ -227,14 +227,21 @@ describe('OpenAPI document', () => {
     expectDocumented('/api/email', 'post', 403, otherDomain.body);
   });
 
-  it('checks the key of every route that documents one before anything the request holds', async () => {
-    const keyed = Object.entries(document.paths as Record<string, Record<string, { security?: Record<string, unknown>[] }>>).flatMap(([pathName, operations]) =>
+  it('checks the key (and an admin route its ClientId) of every route that documents one before anything the request holds', async () => {
+    type Operation = { security?: Record<string, unknown>[]; parameters?: { in: string; name: string }[] };
+    const keyed = Object.entries(document.paths as Record<string, Record<string, Operation>>).flatMap(([pathName, operations]) =>
       Object.entries(operations)
         .filter(([, operation]) => operation.security?.some((requirement) => 'apiKey' in requirement))
-        .map(([method]) => ({ pathName, method })),
+        .map(([method, operation]) => ({ pathName, method, admin: operation.parameters?.some((p) => p.in === 'header' && p.name === 'ClientId') ?? false })),
     );
     expect(keyed.length).toBeGreaterThanOrEqual(15);
-    for (const { pathName, method } of keyed) {
+    expect(keyed.filter((route) => route.admin).map((route) => `${route.method} ${route.pathName}`).sort()).toEqual([
+      'get /api/admin/merchantaccounts',
+      'get /api/admin/statuses',
+      'post /api/mitigation/transactions',
+      'put /api/admin/merchantaccounts/{id}',
+    ]);
+    for (const { pathName, method, admin } of keyed) {
       // A path parameter no route accepts, a query string none parses and a body that is not JSON: each would be a
       // 400 (or a 404) from a caller with a key.
       const url = `${app.baseUrl}${pathName.replaceAll(/\{[^}]+\}/g, 'not%20an%20id')}?limit=many&unknown=1`;
@@ -249,6 +256,15 @@ describe('OpenAPI document', () => {
         expect({ route: `${method.toUpperCase()} ${pathName}`, authorization, status: response.status }).toEqual({ route: `${method.toUpperCase()} ${pathName}`, authorization, status: 401 });
         expectDocumented(pathName, method, 401, body);
       }
+      if (!admin) continue;
+      // A valid key with another tenant's ClientId: 403 before the request is looked at.
+      const response = await fetch(url, {
+        method: method.toUpperCase(),
+        headers: { ...tenant.adminHeaders, clientid: 'someone-else', ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+        ...(hasBody ? { body: '{"amount": ' } : {}),
+      });
+      expect({ route: `${method.toUpperCase()} ${pathName}`, status: response.status }).toEqual({ route: `${method.toUpperCase()} ${pathName}`, status: 403 });
+      expectDocumented(pathName, method, 403, await response.json());
     }
   });
 });

@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The tenant the request's API key speaks for: set before the body is read on every route that needs a key. */
     principal: ApiPrincipal | null;
+    /** The admin caller (key, `ClientId`, `UserEmail`) of a route documenting the admin headers, set likewise. */
+    adminCaller: AdminCaller | null;
   }
 }
 
@@ -21,21 +23,35 @@ function needsApiKey(security: unknown): boolean {
   return Array.isArray(security) && security.some((requirement) => typeof requirement === 'object' && requirement !== null && 'apiKey' in requirement);
 }
 
+/** Whether a route documents the admin headers (`AdminHeaders`: `ClientId` and `UserEmail`). */
+function needsAdminHeaders(headers: unknown): boolean {
+  const properties = (headers as { properties?: unknown } | undefined)?.properties;
+  return typeof properties === 'object' && properties !== null && 'ClientId' in properties;
+}
+
 /**
  * Every route documented as needing the tenant API key checks it first, in `onRequest`: before its body is read,
  * parsed or validated and before its query string is looked at. A caller without a valid key gets 401 whatever it
  * sent, never the route's field-level 400s (or a 413/415), and the document's `security` is what the gateway
  * enforces: a new route cannot forget its key. One statement on the counter pool finds the key and counts the call
- * against its rate limit. Call before the routes are registered (an `onRoute` hook sees only later routes).
+ * against its rate limit. A route that documents the admin headers then checks them in the same hook (decisions.md:
+ * key 401, rate limit 429, `ClientId` 400/403, `UserEmail` 400, and only then the request). Call before the routes
+ * are registered (an `onRoute` hook sees only later routes).
  */
 export function requireDocumentedApiKeys(app: FastifyInstance, rateLimit: RateLimitPolicy): void {
   app.decorateRequest('principal', null);
+  app.decorateRequest('adminCaller', null);
   const authenticate: onRequestHookHandler = async (request) => {
     request.principal = await authenticateApiKey(request.headers.authorization, rateLimit);
   };
+  const authenticateAdmin: onRequestHookHandler = async (request) => {
+    request.principal = await authenticateApiKey(request.headers.authorization, rateLimit);
+    request.adminCaller = authorizeAdmin(request.principal, headerValue(request.headers.clientid), headerValue(request.headers.useremail));
+  };
   app.addHook('onRoute', (route) => {
     if (!needsApiKey(route.schema?.security)) return;
-    route.onRequest = [authenticate, ...[route.onRequest ?? []].flat()];
+    const check = needsAdminHeaders(route.schema?.headers) ? authenticateAdmin : authenticate;
+    route.onRequest = [check, ...[route.onRequest ?? []].flat()];
   });
 }
 
@@ -45,7 +61,8 @@ export function callerOf(request: FastifyRequest): ApiPrincipal {
   return request.principal;
 }
 
-/** An admin caller (spec 5.2): the request's authenticated key plus the `ClientId` and `UserEmail` headers. */
+/** An admin caller (spec 5.2): the request's key plus its `ClientId` and `UserEmail` (checked in `onRequest`). */
 export function adminCallerOf(request: FastifyRequest): AdminCaller {
-  return authorizeAdmin(callerOf(request), headerValue(request.headers.clientid), headerValue(request.headers.useremail));
+  if (!request.adminCaller) throw new Error(`${request.routeOptions.url ?? request.url} reads an admin caller but documents no admin headers`);
+  return request.adminCaller;
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { bearer, createLeadTenant, getLeads, graphql, newSessionId, postLead, type LeadTenant } from './support/leads.ts';
@@ -307,6 +308,35 @@ describe('rate limit', () => {
     expect(refused.status).toBe(429);
     expect(refused.body.error!.code).toBe('rate_limited');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it("lets a browser's page read its refusals: 429 with Retry-After, an unknown key, an origin of another application", async () => {
+    const origin = `https://rate-${randomUUID().slice(0, 8)}.example`;
+    const limited = await createLeadTenant(app, { origins: [origin], extra: { rateLimitPerMinute: 2 } });
+    const write = (headers: Record<string, string>) => postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, headers);
+    const readable = (answer: { headers: Headers }) => ({
+      allowOrigin: answer.headers.get('access-control-allow-origin'),
+      expose: answer.headers.get('access-control-expose-headers'),
+    });
+    for (let i = 0; i < 2; i++) expect(readable(await write(browser(origin, limited.keys.test.publishableKey)))).toEqual({ allowOrigin: origin, expose: 'Retry-After' });
+
+    const refused = await write(browser(origin, limited.keys.test.publishableKey));
+    expect(refused.status).toBe(429);
+    expect(refused.body.error!.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(readable(refused)).toEqual({ allowOrigin: origin, expose: 'Retry-After' });
+
+    const unknown = await write(browser(origin, `pk_test_${'0'.repeat(32)}`));
+    expect(unknown.status).toBe(401);
+    expect(readable(unknown).allowOrigin).toBe(origin);
+    // A key whose application does not allow this origin (another one does): 403, readable, as the preflight let it through.
+    const otherKey = await write(browser(origin, tenant.keys.test.publishableKey));
+    expect(otherKey.status).toBe(403);
+    expect(readable(otherKey).allowOrigin).toBe(origin);
+    // An origin no application allows learns nothing through CORS.
+    const stranger = await write(browser('https://stranger.example', `pk_test_${'0'.repeat(32)}`));
+    expect(stranger.status).toBe(401);
+    expect(readable(stranger)).toEqual({ allowOrigin: null, expose: null });
   });
 });
 

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { isLeadOriginAllowed, type LeadKeyPrincipal } from '../../data/queries/lead-keys.ts';
 import { listLeads } from '../../data/queries/leads.ts';
 import type { SqlExecutor } from '../../data/sql-executor.ts';
@@ -36,6 +37,23 @@ function credentialsOf(request: FastifyRequest): LeadCredentials {
     origin: headerValue(request.headers.origin),
     clientAddress: request.ip,
   };
+}
+
+/** CORS headers of an answer the browser's script may read: its status, body and `Retry-After` (a 429's wait). */
+function allowBrowserToRead(reply: FastifyReply, origin: string): void {
+  reply.header('access-control-allow-origin', origin).header('access-control-expose-headers', 'Retry-After');
+}
+
+/**
+ * Whether a browser's refused write may be read by its page: a key refused as unknown, not allowed for the origin or
+ * over its rate limit is told to a script on an origin the preflight lets through (some application allows it), so a
+ * checkout sees `rate_limited` and its `Retry-After` instead of a network error. A 429 has already matched the key's
+ * own allowed origins (the limit is counted only then), so it needs no look-up.
+ */
+async function browserMayReadRefusal(em: EntityManager, credentials: LeadCredentials, error: unknown): Promise<boolean> {
+  if (credentials.authorization || !credentials.publishableKey || !credentials.origin || !(error instanceof DomainError)) return false;
+  if (error.code === 'rate_limited') return true;
+  return (error.code === 'unauthenticated' || error.code === 'forbidden') && (await isLeadOriginAllowed(em, credentials.origin));
 }
 
 /**
@@ -82,9 +100,16 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
         response: { 200: LeadWriteAnswer, 201: LeadWriteAnswer, ...leadErrorResponses(400, 401, 403, 422, 429, 500) },
       },
       onRequest: async (request, reply) => {
-        const principal = await authenticateLeadWrite(credentialsOf(request), deps.rateLimit);
+        const credentials = credentialsOf(request);
+        let principal: LeadKeyPrincipal;
+        try {
+          principal = await authenticateLeadWrite(credentials, deps.rateLimit);
+        } catch (error) {
+          if (await browserMayReadRefusal(request.em, credentials, error)) allowBrowserToRead(reply, credentials.origin!);
+          throw error;
+        }
         // From here on the browser may read the answer, failures included (422 names its fields).
-        if (principal.kind === 'publishable') reply.header('access-control-allow-origin', headerValue(request.headers.origin)!);
+        if (principal.kind === 'publishable') allowBrowserToRead(reply, credentials.origin!);
         request.leadPrincipal = principal;
       },
       handler: async (request, reply) => {

@@ -11,7 +11,7 @@ import { useSchemaCompilers } from './http/compilers.ts';
 import { sendError } from './http/errors.ts';
 import { refuseHostileText } from './http/hostile-input.ts';
 import { trackRequestsInFlight, type RequestsInFlight } from './http/requests-in-flight.ts';
-import { answerUnknownRoutes } from './http/method-not-allowed.ts';
+import { answerFrameworkErrors, answerUnknownRoutes, MAX_PATH_PARAMETER_LENGTH } from './http/method-not-allowed.ts';
 import { requireDocumentedApiKeys } from './http/authentication.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { ErrorResponse } from './http/schemas.ts';
@@ -40,6 +40,9 @@ declare module 'fastify' {
   }
 }
 
+/** Paths whose API answers its refusals in a shape of its own. */
+const UNKNOWN_ROUTE_SHAPES = [paymentApiUnknownRoute];
+
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -55,7 +58,8 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
       return given && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
     },
     requestIdHeader: false,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
+    frameworkErrors: answerFrameworkErrors({ shapes: UNKNOWN_ROUTE_SHAPES }),
   });
 
   app.decorate('requestsInFlight', trackRequestsInFlight(app));
@@ -63,7 +67,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
   // Every body this API takes is JSON: other media types are 415, not parsed as text and refused later as a 400.
   app.removeContentTypeParser('text/plain');
-  answerUnknownRoutes(app, { shapes: [paymentApiUnknownRoute] });
+  answerUnknownRoutes(app, { shapes: UNKNOWN_ROUTE_SHAPES });
   refuseHostileText(app, { except: ['/graphql'] });
 
   // A request's own entity manager, forked when first used: requests refused at the key or the counter never make one.

@@ -67,6 +67,22 @@ describe('bad input never gives a 500', () => {
     }
   });
 
+  it("a path the router refuses (too long a segment, broken percent-encoding) answers in its API's shape, never Fastify's", async () => {
+    const long = 'x'.repeat(600);
+    const cases: [string, string, number, unknown][] = [
+      ['PUT', `/api/admin/merchantaccounts/${long}`, 404, { success: false, message: expect.stringContaining('a path segment is longer than 500 characters') }],
+      ['POST', `/api/${long}`, 404, { success: false, message: expect.stringContaining('Nothing at /api/xxx') }],
+      ['GET', `/payments/pay_${long}`, 404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: expect.stringContaining('Nothing at /payments/pay_x') } }],
+      ['GET', '/api/admin/merchantaccounts/%zz', 400, { success: false, message: 'The path is not valid percent-encoding' }],
+      ['POST', '/subscriptions/%e0%a4%a/cancel', 400, { error: { type: 'invalid_request_error', code: 'url_invalid', message: 'The path is not valid percent-encoding' } }],
+    ];
+    for (const [method, path, status, body] of cases) {
+      const response = await fetch(`${app.baseUrl}${path}`, { method });
+      expect({ path: path.slice(0, 40), status: response.status, body: await response.json() }).toEqual({ path: path.slice(0, 40), status, body });
+      expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
   it('an unknown route is a 404 in the error shape', async () => {
     const response = await fetch(`${app.baseUrl}/api/admin/nothing-here`);
     expect(response.status).toBe(404);

@@ -211,6 +211,10 @@ describe('request-level errors', () => {
   it('401 without a key, 404 for an unknown product, 413 for a huge body', async () => {
     expect((await post(app, `/api/${tenant.productId}`, '', submitBody('4242424242424242'))).status).toBe(401);
     expect((await submit(submitBody('4242424242424242'), {}, 999999999)).status).toBe(404);
+    // An id longer than any product's is just as unknown: 404, not a 400 about its length.
+    for (const productId of ['1'.repeat(25), `shop-${'x'.repeat(300)}`]) {
+      expect(await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242'))).toEqual({ status: 404, body: { success: false, message: `Product ${productId} not found` } });
+    }
     expect((await submit(submitBody('4242424242424242', { props: { big: 'x'.repeat(70_000) } }))).status).toBe(413);
   });
 });

@@ -113,5 +113,8 @@ export function sendPaymentApiError(request: FastifyRequest, reply: FastifyReply
 /** A path of this API asked with a method it does not serve (405), or no path of it at all (404), in its own shape. */
 export const paymentApiUnknownRoute: UnknownRouteShape = {
   prefixes: ['/payments', '/subscriptions'],
-  body: (status, message) => ({ error: { type: 'invalid_request_error', code: status === 405 ? 'method_not_allowed' : 'resource_missing', message } }),
+  body: (status, message) =>
+    status === 500
+      ? { error: { type: 'api_error', code: 'internal_error', message } }
+      : { error: { type: 'invalid_request_error', code: status === 405 ? 'method_not_allowed' : status === 400 ? 'url_invalid' : 'resource_missing', message } },
 };

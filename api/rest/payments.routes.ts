@@ -49,7 +49,8 @@ export const SubmitResult = Type.Object(
   { $id: 'SubmitResult', description: 'Every processed outcome, approved, declined or 3-D Secure pending (spec 2.3)' },
 );
 
-const ProductParams = Type.Object({ productId: Type.String({ maxLength: 20, description: 'Id of the product', examples: ['42'] }) });
+// No length limit of its own: any id that names no product of the key's tenant is 404 (DESIGN 4), however long.
+const ProductParams = Type.Object({ productId: Type.String({ description: 'Id of the product (404 when it names none of the key\'s tenant)', examples: ['42'] }) });
 const PaymentHeaders = Type.Object({
   'Idempotency-Key': Type.Optional(
     Type.String({ minLength: 1, maxLength: 255, description: 'Makes a submit safe to retry: the same key and body return the first result' }),

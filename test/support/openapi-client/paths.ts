@@ -1077,7 +1077,7 @@ export interface operations {
       };
       path: {
         /**
-         * @description Id of the product
+         * @description Id of the product (404 when it names none of the key's tenant)
          * @example 42
          */
         productId: string;
@@ -1256,7 +1256,7 @@ export interface operations {
     parameters: {
       path: {
         /**
-         * @description Id of the product
+         * @description Id of the product (404 when it names none of the key's tenant)
          * @example 42
          */
         productId: string;

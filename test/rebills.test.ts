@@ -266,6 +266,124 @@ describe('recurring rebills (in-process worker)', () => {
   });
 });
 
+describe('signals racing the billing steps', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+    await app.startWorker();
+  });
+  afterAll(() => app?.close());
+
+  const progressOf = (tenant: MerchantTenant, id: number) => app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id)).query(subscriptionProgressQuery);
+  const pausedAtOf = async (tenant: MerchantTenant, id: number) => (await findTenantSubscription(app.orm.em.fork(), tenant.id, id))?.pausedAt ?? null;
+  const chargesOf = async (tenant: MerchantTenant) =>
+    (await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from transactions where tenant_id = ? and success`, [tenant.id]))[0]!.n;
+
+  /** A subscription whose billing has started (its card kept), on a plan due every 2 seconds. */
+  async function billedSubscription(tenant: MerchantTenant): Promise<number> {
+    const id = await subscribe(app, tenant, 'monthly');
+    await vi.waitFor(async () => {
+      const [row] = await app.orm.em.fork().execute<{ sealed_card: string | null }[]>(`select sealed_card from subscriptions where id = ?`, [id]);
+      expect(row!.sealed_card).not.toBeNull();
+    }, { timeout: 10_000, interval: 50 });
+    return id;
+  }
+
+  /**
+   * Runs `during` while the subscription's row is locked: once the first rebill is being prepared (its insert waits
+   * on the row's key) when `untilRebillWaits`, and a database step of the workflow waits until the lock goes.
+   */
+  async function withRowLocked(id: number, during: () => Promise<void>, options: { untilRebillWaits?: boolean } = {}) {
+    await app.orm.em.fork().transactional(async (tx) => {
+      await tx.execute(`select id from subscriptions where id = ? for update`, [id]);
+      if (options.untilRebillWaits) {
+        await vi.waitFor(async () => {
+          const [row] = await app.orm.em
+            .fork()
+            .execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike 'insert into rebills%'`);
+          expect(row!.n).toBeGreaterThan(0);
+        }, { timeout: 15_000, interval: 50 });
+      }
+      await during();
+    });
+  }
+
+  it('honours a cancel received while the rebill is being prepared: nothing is charged after it', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await billedSubscription(tenant);
+    let cancelled: ReturnType<typeof call> | undefined;
+    await withRowLocked(
+      id,
+      async () => {
+        cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+        await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
+      },
+      { untilRebillWaits: true },
+    );
+    expect((await cancelled!).body).toMatchObject({ status: 'cancelled', cancel_reason: 'cancelled_by_merchant' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await chargesOf(tenant)).toBe(1); // the checkout only
+    expect(await rebillsOf(app, id)).toEqual([]); // the rebill prepared but never charged is gone
+  });
+
+  it('holds the charge for a pause received while the rebill is being prepared, and charges it once when resumed', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await billedSubscription(tenant);
+    await withRowLocked(
+      id,
+      async () => {
+        void call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
+        await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(true), { timeout: 10_000, interval: 50 });
+      },
+      { untilRebillWaits: true },
+    );
+    await vi.waitFor(async () => expect(await pausedAtOf(tenant, id)).not.toBeNull(), { timeout: 10_000, interval: 100 });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await chargesOf(tenant)).toBe(1);
+    expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).body).toMatchObject({ paused: false });
+    await vi.waitFor(async () => expect((await rebillsOf(app, id)).map((r) => [r.period, r.attempt, r.state])).toContainEqual([1, 0, 'paid']), { timeout: 10_000, interval: 100 });
+    expect((await rebillsOf(app, id)).filter((r) => r.period === 1)).toHaveLength(1);
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
+  it('pauses when asked while a resume is still being written (the row still shows the old pause)', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await billedSubscription(tenant);
+    expect((await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey)).body).toMatchObject({ paused: true });
+    await new Promise((resolve) => setTimeout(resolve, 2_500)); // the period falls due while paused
+    const charges = await chargesOf(tenant);
+    await withRowLocked(id, async () => {
+      void call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey);
+      await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(false), { timeout: 10_000, interval: 50 });
+      // The resume's step waits on the lock, so the row still says paused: the pause must reach the workflow anyway.
+      expect((await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey)).status).toBe(200);
+      await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(true), { timeout: 10_000, interval: 50 });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await pausedAtOf(tenant, id)).not.toBeNull();
+    expect(await chargesOf(tenant)).toBe(charges);
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
+  it('resumes when asked while a pause waits for the rebill in flight (the row does not show it yet)', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await billedSubscription(tenant);
+    await withRowLocked(
+      id,
+      async () => {
+        void call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
+        await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(true), { timeout: 10_000, interval: 50 });
+        void call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey);
+        await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(false), { timeout: 10_000, interval: 50 });
+      },
+      { untilRebillWaits: true },
+    );
+    await vi.waitFor(async () => expect((await rebillsOf(app, id)).filter((r) => r.state === 'paid').length).toBeGreaterThanOrEqual(2), { timeout: 15_000, interval: 100 });
+    expect(await pausedAtOf(tenant, id)).toBeNull();
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+});
+
 describe('recurring rebills survive a worker restart (worker processes)', () => {
   let app: TestApp;
   beforeAll(async () => {

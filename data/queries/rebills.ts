@@ -164,6 +164,10 @@ export async function cancelSubscription(em: EntityManager, cancellation: { subs
     cancellation.reason,
     cancellation.subscriptionId,
   ]);
+  // A rebill prepared but never charged (cancelled before its payment opened the order) did not happen.
+  await em.execute(`delete from rebills r where r.subscription_id = ? and r.state = 'processing' and not exists (select 1 from orders o where o.id = r.order_id)`, [
+    cancellation.subscriptionId,
+  ]);
 }
 
 export async function setSubscriptionPaused(em: EntityManager, change: { subscriptionId: number; paused: boolean }): Promise<void> {

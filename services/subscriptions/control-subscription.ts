@@ -30,8 +30,11 @@ export async function findSubscriptionOf(em: EntityManager, tenantId: number, su
 /**
  * Cancel, pause or resume: signals the subscription's billing workflow, which alone changes its billing, and
  * answers the subscription once the change shows (briefly waited for; a rebill in flight finishes first, so a
- * cancel may still show `active` and takes effect right after it). A subscription no workflow bills (created before
- * recurring billing ran) can only be cancelled, directly. A cancelled subscription changes no more.
+ * cancel may still show `active` and takes effect right after it). The signal is sent even when the row already
+ * shows the change: the row follows the workflow, so it can show a pause the workflow is undoing (a resume not yet
+ * written) or miss one it holds (a pause that waits for a charge to finish); the handlers are idempotent and the last
+ * signal wins. A subscription no workflow bills (created before recurring billing ran) can only be cancelled,
+ * directly. A cancelled subscription changes no more.
  */
 export async function controlSubscription(
   deps: { em: EntityManager; controller: SubscriptionController },
@@ -42,7 +45,6 @@ export async function controlSubscription(
   if (current.state === 'cancelled' || current.state === 'pending') {
     throw new PaymentApiError('invalid_request_error', 'subscription_not_active', `Subscription ${input.subscriptionId} is ${current.state}`, { param: 'id' });
   }
-  if (done[input.action](current)) return current;
   const sent = await signalBilling(deps.controller, input);
   if (sent === 'not_running') {
     if (input.action !== 'cancel') throw new PaymentApiError('invalid_request_error', 'subscription_not_billed', `Subscription ${input.subscriptionId} has no running billing to ${input.action}`, { param: 'id' });

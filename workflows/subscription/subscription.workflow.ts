@@ -39,6 +39,11 @@ const { prepareRebill, recordRebill, endSubscription, markSubscriptionPaused, re
  * failed ended the workflow. From it on, a failed step is retried at workflow level and a webhook never ends billing.
  */
 const STEPS_OUTLAST_FAILURES = 'subscription-steps-outlast-failures';
+/**
+ * Subscriptions started before this patch charged a period whose cancel or pause arrived while its rebill was being
+ * prepared; they replay so. From it on, both are honoured after the step and before the charge.
+ */
+const SIGNALS_BEFORE_CHARGE = 'signals-before-charge';
 /** Between two workflow-level tries of a failing step: from 5 seconds, doubling, up to an hour. */
 const FIRST_RETRY_SECONDS = 5;
 const LONGEST_RETRY_SECONDS = 3600;
@@ -61,6 +66,9 @@ export interface SubscriptionWorkflowInput {
   readonly waitSeconds: number;
   readonly paused: boolean;
 }
+
+/** A rebill ready to charge. */
+type ChargePlan = Extract<Awaited<ReturnType<Activities['prepareRebill']>>, { kind: 'charge' }>;
 
 export interface SubscriptionEnd {
   readonly reason: string;
@@ -89,28 +97,21 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   const dueAt = Date.now() + input.waitSeconds * 1000;
   /** Pauses during this wait: each is its own event (and webhook-id); the first keeps the key it always had. */
   let pauses = 0;
+  let rebill: ChargePlan;
   for (;;) {
-    const remaining = dueAt - Date.now();
-    if (remaining > 0 && !paused) await condition(() => cancelReason !== undefined || paused, remaining);
+    const cancelled = await waitUntilDue();
+    if (cancelled) return cancelled;
+    const prepared = await persist('prepareRebill', () => prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries }), { untilCancelled: true });
+    // Cancelled while the step was failing: nothing was charged.
+    if (prepared === undefined) return end(cancelReason ?? 'cancelled_by_merchant');
+    if (prepared.kind === 'none') return end(prepared.reason === 'cancelled' ? 'cancelled' : 'no_card_on_file');
+    rebill = prepared;
+    if (!patched(SIGNALS_BEFORE_CHARGE)) break;
+    // A cancel or pause that arrived while the rebill was prepared is honoured before the charge, never after it: a
+    // cancel ends here (the rebill never charged is removed), a pause waits again and reuses the rebill once resumed.
     if (cancelReason !== undefined) return end(cancelReason);
-    if (paused) {
-      pauses += 1;
-      const pause = pauses === 1 ? `${input.period}-${input.retries}` : `${input.period}-${input.retries}-${pauses}`;
-      await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true }));
-      await notify('subscription.paused', `paused-${pause}`, {});
-      await condition(() => !paused || cancelReason !== undefined);
-      if (cancelReason !== undefined) return end(cancelReason);
-      await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false }));
-      await notify('subscription.resumed', `resumed-${pause}`, {});
-      continue;
-    }
-    if (Date.now() >= dueAt) break;
+    if (!paused) break;
   }
-
-  const rebill = await persist('prepareRebill', () => prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries }), { untilCancelled: true });
-  // Cancelled while the step was failing: nothing was charged.
-  if (rebill === undefined) return end(cancelReason ?? 'cancelled_by_merchant');
-  if (rebill.kind === 'none') return end(rebill.reason === 'cancelled' ? 'cancelled' : 'no_card_on_file');
   const result = await executeChild(paymentWorkflow, {
     workflowId: workflowIds.payment(input.tenantId, rebill.orderId),
     // A rebill in flight finishes even if this subscription is ended meanwhile: it is never left half-done.
@@ -157,6 +158,30 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));
   await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt });
   return next({ ...input, retries: input.retries + 1, waitSeconds: step.afterSeconds });
+
+  /**
+   * Waits for the charge to fall due, holding it while paused (each pause and resume recorded and told); a cancel
+   * meanwhile ends the subscription, and its end is returned.
+   */
+  async function waitUntilDue(): Promise<SubscriptionEnd | undefined> {
+    for (;;) {
+      const remaining = dueAt - Date.now();
+      if (remaining > 0 && !paused) await condition(() => cancelReason !== undefined || paused, remaining);
+      if (cancelReason !== undefined) return end(cancelReason);
+      if (paused) {
+        pauses += 1;
+        const pause = pauses === 1 ? `${input.period}-${input.retries}` : `${input.period}-${input.retries}-${pauses}`;
+        await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true }));
+        await notify('subscription.paused', `paused-${pause}`, {});
+        await condition(() => !paused || cancelReason !== undefined);
+        if (cancelReason !== undefined) return end(cancelReason);
+        await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false }));
+        await notify('subscription.resumed', `resumed-${pause}`, {});
+        continue;
+      }
+      if (Date.now() >= dueAt) return undefined;
+    }
+  }
 
   /** The next period or retry in a fresh run; a cancel that arrived during the charge is honoured first. */
   async function next(nextInput: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {

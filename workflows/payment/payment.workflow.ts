@@ -11,6 +11,7 @@ import {
   proxyLocalActivities,
   proxySinks,
   setHandler,
+  sleep,
   type TemporalFailure,
   startChild,
   upsertSearchAttributes,
@@ -110,6 +111,16 @@ const { inquireAttempt, voidAuthorization, holdApprovedAuthorization, recordAuth
 
 /** How many times an authorization the processor never saw is sent again (same reference, so never twice). */
 const MAX_RESENDS = 2;
+/**
+ * Payments started before this patch ended `failed` when the processor could not be asked about a lost answer; they
+ * replay so. From it on, the inquiry is asked again after durable sleeps (`inquireUntilKnown`).
+ */
+const INQUIRE_UNTIL_KNOWN = 'inquire-until-known';
+/** Between two inquiries of a lost answer the processor could not be asked about: from 10 seconds, doubling, to an hour. */
+const FIRST_INQUIRY_WAIT_SECONDS = 10;
+const LONGEST_INQUIRY_WAIT_SECONDS = 3600;
+/** An inquiry failing this long is given up (logged for an operator), as a held authorization is: a card network's hold. */
+const INQUIRIES_GIVE_UP_AFTER_MS = 7 * 24 * 3600 * 1000;
 /** Time an authorization activity may take beyond the processor timeout (database write, scheduling). */
 const AUTHORIZATION_MARGIN_MS = 5_000;
 /** How long a held authorization waits for its capture when the settings name no period (a processor's usual hold). */
@@ -526,7 +537,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       if (result && result.outcome.kind !== 'unknown') break;
       if (result) attempts.push(result);
       answerAfterAnOrdinaryActivity();
-      result = await inquireAttempt({ ...context, timeoutMs: input.settings.processorTimeoutMs });
+      result = await inquireUntilKnown(context);
       if (result.outcome.kind !== 'not_found' || resend >= MAX_RESENDS) break;
       attempts.push(result);
       // The processor never saw it: sending again under the same reference cannot charge twice.
@@ -534,6 +545,32 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     }
     attempts.push(result);
     return result.outcome.kind === 'not_found' ? { ...result, outcome: { kind: 'declined', statusId: StatusId.SYSTEM_TIMEOUT } } : result;
+  }
+
+  /**
+   * What became of an attempt whose answer was lost. The money may have moved, so an inquiry that fails (the
+   * processor unreachable through the activity's retries, or refusing our call: credentials, configuration) is never
+   * read as a decline: it is asked again after a durable sleep, for up to a week (then logged and failed, as before).
+   * Meanwhile the caller has the gateway's 503 ("still being processed"), and the same Idempotency-Key answers once
+   * the outcome is known.
+   */
+  async function inquireUntilKnown(context: ReturnType<typeof attemptContext>): Promise<AttemptResult> {
+    const since = Date.now();
+    for (let round = 0; ; round++) {
+      try {
+        return await inquireAttempt({ ...context, timeoutMs: input.settings.processorTimeoutMs });
+      } catch (error) {
+        if (!isActivityFailure(error) || !patched(INQUIRE_UNTIL_KNOWN)) throw error;
+        const reference = { submitOrderId: input.submitOrderId, attemptNumber: context.attemptNumber, reason: reasonOf(error) };
+        if (Date.now() - since >= INQUIRIES_GIVE_UP_AFTER_MS) {
+          log.error('Authorization outcome still unknown after a week of inquiries; the payment ends failed for an operator to check', reference);
+          throw error;
+        }
+        const waitSeconds = Math.min(FIRST_INQUIRY_WAIT_SECONDS * 2 ** round, LONGEST_INQUIRY_WAIT_SECONDS);
+        log.warn('Authorization outcome unknown and the processor cannot tell yet; asking again later', { ...reference, retryInSeconds: waitSeconds });
+        await sleep(waitSeconds * 1000);
+      }
+    }
   }
 
   /** Records the challenge and answers the caller Pending (or RedirectRequired) with its `threeDSecureId`. */

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { loadQueuedEmails, markQueuedEmailsFailed, recordDeliveryOutcomes } from '../../data/queries/emails.ts';
 import type { DeliveryOutcome, PendingEmail, QueuedEmail } from '../../domain/email/email-record.ts';
@@ -8,7 +9,7 @@ import type { MailAddress, Mailer, MailerReceipt, RecipientRefusal } from '../..
 import type { EmailRenderer } from '../../domain/email/render-email.ts';
 import { classifySmtpFailure } from '../../domain/email/smtp-outcome.ts';
 import { isReactTemplateName } from '../../domain/email/templates/react-templates.ts';
-import { withPermanentFailures } from '../shared/permanent-failures.ts';
+import { permanentFailureOf, withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export interface EmailActivityDeps {
   readonly orm: MikroORM;
@@ -42,6 +43,11 @@ function mailboxes(written: readonly string[]): MailAddress[] | undefined {
   if (parsed.some((p) => typeof p === 'string')) return undefined;
   return parsed.map((p) => ({ name: (p as Exclude<typeof p, string>).name, address: (p as Exclude<typeof p, string>).address }));
 }
+
+/** Recording sent outcomes: tried again from half a second, doubling to 15 s, for up to 3 minutes (the activity may run 5). */
+const RECORD_FIRST_WAIT_MS = 500;
+const RECORD_LONGEST_WAIT_MS = 15_000;
+const RECORD_GIVE_UP_AFTER_MS = 3 * 60_000;
 
 const describeRefusals = (refusals: readonly RecipientRefusal[]) => refusals.map((r) => `${r.address} (${r.reason})`).join(', ').slice(0, 1000);
 
@@ -116,7 +122,7 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
     const pendingById = new Map(input.emails.map((e) => [e.id, e]));
     const queued = await loadQueuedEmails(em, [...pendingById.keys()]);
     const outcomes = await Promise.all(queued.map((email) => attempt(email, pendingById.get(email.id)!, input.lastAttempt)));
-    await recordDeliveryOutcomes(em, outcomes);
+    await recordSentOutcomes(input.deliveryId, outcomes);
     const count = (kind: DeliveryOutcome['kind']) => outcomes.filter((o) => o.kind === kind).length;
     const deferred = outcomes.flatMap((o) =>
       o.kind === 'deferred' ? [{ id: o.id, ...(o.recipients ? { recipients: [...o.recipients] } : {}), ...(o.undelivered ? { undelivered: [...o.undelivered] } : {}) }] : [],
@@ -124,6 +130,33 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
     const result = { sent: count('sent'), failed: count('failed'), deferred };
     deps.logger.info({ deliveryId: input.deliveryId, sent: result.sent, failed: result.failed, deferred: deferred.length }, 'e-mail delivery attempt');
     return result;
+  }
+
+  /**
+   * Records what the SMTP server said. The e-mails went out already: a failure here must not fail the activity, whose
+   * retry would find them still queued and send them again (every e-mail of a batch). A statement that may pass later
+   * (a dropped connection, a serialization failure, a restart) is tried again here for a few minutes; one PostgreSQL
+   * refuses, or a database away for longer, is logged with the outcomes and given up: those e-mails stay `queued`
+   * (an operator sees them and the log says what became of them), never sent twice.
+   */
+  async function recordSentOutcomes(deliveryId: string, outcomes: readonly DeliveryOutcome[]): Promise<void> {
+    const startedAt = Date.now();
+    for (let round = 0; ; round++) {
+      try {
+        await recordDeliveryOutcomes(deps.orm.em.fork(), outcomes);
+        return;
+      } catch (error) {
+        const permanent = permanentFailureOf(error) !== error;
+        const waitMs = Math.min(RECORD_FIRST_WAIT_MS * 2 ** round, RECORD_LONGEST_WAIT_MS);
+        if (permanent || Date.now() + waitMs - startedAt > RECORD_GIVE_UP_AFTER_MS) {
+          const sent = outcomes.map((o) => ({ id: o.id, kind: o.kind }));
+          deps.logger.error({ deliveryId, outcomes: sent, err: error }, 'e-mail outcomes not recorded after sending; not sent again');
+          return;
+        }
+        deps.logger.warn({ deliveryId, err: error, retryInMs: waitMs }, 'e-mail outcomes not recorded yet; trying again');
+        await delay(waitMs);
+      }
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../platform/config.ts';
 import { hostedWorkerConfig } from '../../worker/hosted-worker.ts';
 import { workerTuningOf } from '../../worker/worker-from-config.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../../workflows/contract/call-timeouts.ts';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -47,5 +48,15 @@ describe('configuration from the environment', () => {
       'BODY_LIMIT_BYTES: must be >= 1024',
     ]);
     expect(problems.join('\n')).not.toContain('short-secret');
+  });
+});
+
+describe('activity limits against the configuration', () => {
+  it('lets an activity making one outside call outlast the longest call the configuration allows', () => {
+    const longest = 120_000;
+    expect(problemsOf({ PROCESSOR_TIMEOUT_MS: String(longest), WEBHOOK_TIMEOUT_MS: String(longest) })).toEqual([]);
+    expect(problemsOf({ PROCESSOR_TIMEOUT_MS: String(longest + 1) })).not.toEqual([]);
+    expect(problemsOf({ WEBHOOK_TIMEOUT_MS: String(longest + 1) })).not.toEqual([]);
+    expect(OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS).toBeGreaterThanOrEqual(longest + 30_000);
   });
 });

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
 import type { HoldEnd } from '../../activities/payments-api/authorization-hold.activities.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
@@ -10,7 +11,7 @@ import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 /** Same bounds as the other processor calls of a payment: about 7 minutes of retries per call. */
 const { inquireHeldAuthorization, captureHeldAuthorization, voidHeldAuthorization, endHeldAuthorization } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
   retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 

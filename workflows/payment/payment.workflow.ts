@@ -19,6 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
 import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { mayCascade } from '../../domain/payments/cascade-policy.ts';
 import { closingOf, finalOutcomeOf, type Closing } from '../../domain/payments/closing.ts';
@@ -105,7 +106,7 @@ const { keepCardForRebills } = proxyActivities<Activities>({
 
 /** Processor calls other than the authorization itself are safe to retry. */
 const { inquireAttempt, voidAuthorization, holdApprovedAuthorization, recordAuthorizationChange } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
   retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 

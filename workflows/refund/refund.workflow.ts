@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
 import { REFUND_NOT_SENDABLE, type RefundCall, type RefundSettlement, type RefundWorkflowInput } from '../../domain/payments-api/refund-outcome.ts';
 import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
@@ -25,7 +26,7 @@ const { claimRefund, markRefundForReview, settleRefundCall, recordRefundEvent } 
 });
 /** An inquiry is a read: a short series of attempts (about 15 s), then a durable pause, rather than minutes of polling. */
 const { inquireRefund } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
   retry: { maximumAttempts: 5, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '8 seconds' },
 });
 

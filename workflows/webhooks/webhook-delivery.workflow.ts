@@ -1,5 +1,6 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
 import { waitBeforeAttempt } from '../../domain/webhooks/retry-policy.ts';
 
 export interface WebhookDeliveryInput {
@@ -16,7 +17,7 @@ const { attemptWebhookDelivery, concludeWebhookDelivery } = proxyActivities<Acti
   // database being away (a restart, a failover): every 5 seconds at most, for up to a day, so an outage of a minute
   // neither loses the event nor leaves a delivered one `pending` for good (5 tries in 15 seconds did). A statement
   // PostgreSQL refuses, or a delivery that no longer exists, fails at once (non-retryable).
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
   scheduleToCloseTimeout: '1 day',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds' },
 });

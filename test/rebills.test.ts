@@ -279,6 +279,15 @@ describe('signals racing the billing steps', () => {
   const chargesOf = async (tenant: MerchantTenant) =>
     (await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from transactions where tenant_id = ? and success`, [tenant.id]))[0]!.n;
 
+  /**
+   * Asks for a pause or resume without waiting for its answer (which waits for the row, held by a test's lock), and
+   * waits until the workflow holds it.
+   */
+  async function askAndSeeWorkflow(tenant: MerchantTenant, id: number, action: 'pause' | 'resume') {
+    void call(app, 'POST', `/subscriptions/${id}/${action}`, tenant.apiKey);
+    await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(action === 'pause'), { timeout: 10_000, interval: 50 });
+  }
+
   /** A subscription whose billing has started (its card kept), on a plan due every 2 seconds. */
   async function billedSubscription(tenant: MerchantTenant): Promise<number> {
     const id = await subscribe(app, tenant, 'monthly');
@@ -329,14 +338,7 @@ describe('signals racing the billing steps', () => {
   it('holds the charge for a pause received while the rebill is being prepared, and charges it once when resumed', async () => {
     const tenant = await subscriptionTenant(app);
     const id = await billedSubscription(tenant);
-    await withRowLocked(
-      id,
-      async () => {
-        void call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
-        await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(true), { timeout: 10_000, interval: 50 });
-      },
-      { untilRebillWaits: true },
-    );
+    await withRowLocked(id, () => askAndSeeWorkflow(tenant, id, 'pause'), { untilRebillWaits: true });
     await vi.waitFor(async () => expect(await pausedAtOf(tenant, id)).not.toBeNull(), { timeout: 10_000, interval: 100 });
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(await chargesOf(tenant)).toBe(1);
@@ -353,8 +355,7 @@ describe('signals racing the billing steps', () => {
     await new Promise((resolve) => setTimeout(resolve, 2_500)); // the period falls due while paused
     const charges = await chargesOf(tenant);
     await withRowLocked(id, async () => {
-      void call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey);
-      await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(false), { timeout: 10_000, interval: 50 });
+      await askAndSeeWorkflow(tenant, id, 'resume');
       // The resume's step waits on the lock, so the row still says paused: the pause must reach the workflow anyway.
       expect((await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey)).status).toBe(200);
       await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(true), { timeout: 10_000, interval: 50 });
@@ -371,10 +372,8 @@ describe('signals racing the billing steps', () => {
     await withRowLocked(
       id,
       async () => {
-        void call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
-        await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(true), { timeout: 10_000, interval: 50 });
-        void call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey);
-        await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(false), { timeout: 10_000, interval: 50 });
+        await askAndSeeWorkflow(tenant, id, 'pause');
+        await askAndSeeWorkflow(tenant, id, 'resume');
       },
       { untilRebillWaits: true },
     );

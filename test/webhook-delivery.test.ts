@@ -1,3 +1,5 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
@@ -123,6 +125,27 @@ describe('signed webhook delivery', () => {
       await receiver.close();
       await em.execute(`drop trigger if exists test_database_away on webhook_deliveries`);
       await em.execute(`drop function if exists test_database_away()`);
+    }
+  });
+
+  it('fails at once, not retried for a day, when the endpoint\'s signing secret cannot be opened', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+    try {
+      const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: receiver.url, secret }] });
+      // As a secret stored under another data-encryption key reads.
+      await app.orm.em.fork().execute(`update webhook_endpoints set secret_ciphertext = 'v1.not-a-sealed-secret' where tenant_id = ?`, [tenant.id]);
+      const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+      const [deliveryId] = await dispatchWebhookEvent(
+        { em: app.orm.em.fork(), starter },
+        { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: { leadId: 'lead-3', amount: '1.00' } } },
+      );
+      const failure = await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result().catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(WorkflowFailedError);
+      expect(((failure as WorkflowFailedError).cause?.cause as ApplicationFailure | undefined)?.type).toBe('EndpointSecretUnreadable');
+      expect(receiver.received).toHaveLength(0);
+    } finally {
+      await receiver.close();
     }
   });
 

@@ -10,6 +10,7 @@ import type { EmailRenderer } from '../../domain/email/render-email.ts';
 import { classifySmtpFailure } from '../../domain/email/smtp-outcome.ts';
 import { isReactTemplateName } from '../../domain/email/templates/react-templates.ts';
 import { permanentFailureOf, withPermanentFailures } from '../shared/permanent-failures.ts';
+import { attemptDeadlineMs } from '../shared/run-given-up.ts';
 
 export interface EmailActivityDeps {
   readonly orm: MikroORM;
@@ -44,10 +45,14 @@ function mailboxes(written: readonly string[]): MailAddress[] | undefined {
   return parsed.map((p) => ({ name: (p as Exclude<typeof p, string>).name, address: (p as Exclude<typeof p, string>).address }));
 }
 
-/** Recording sent outcomes: tried again from half a second, doubling to 15 s, for up to 3 minutes (the activity may run 5). */
+/**
+ * Recording sent outcomes: tried again from half a second, doubling to 15 s, until 20 s before the attempt's time
+ * limit (a statement may take that long to fail); outside an activity, for 3 minutes.
+ */
 const RECORD_FIRST_WAIT_MS = 500;
 const RECORD_LONGEST_WAIT_MS = 15_000;
-const RECORD_GIVE_UP_AFTER_MS = 3 * 60_000;
+const RECORD_MARGIN_MS = 20_000;
+const RECORD_OUTSIDE_ACTIVITY_MS = 3 * 60_000;
 
 const describeRefusals = (refusals: readonly RecipientRefusal[]) => refusals.map((r) => `${r.address} (${r.reason})`).join(', ').slice(0, 1000);
 
@@ -135,12 +140,13 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
   /**
    * Records what the SMTP server said. The e-mails went out already: a failure here must not fail the activity, whose
    * retry would find them still queued and send them again (every e-mail of a batch). A statement that may pass later
-   * (a dropped connection, a serialization failure, a restart) is tried again here for a few minutes; one PostgreSQL
-   * refuses, or a database away for longer, is logged with the outcomes and given up: those e-mails stay `queued`
-   * (an operator sees them and the log says what became of them), never sent twice.
+   * (a dropped connection, a serialization failure, a restart) is tried again here while the attempt has time left
+   * (never past Temporal's own limit for it, where a new attempt would start beside this one and send again); one
+   * PostgreSQL refuses, or a database away for longer, is logged with the outcomes and given up: those e-mails stay
+   * `queued` (an operator sees them and the log says what became of them), never sent twice.
    */
   async function recordSentOutcomes(deliveryId: string, outcomes: readonly DeliveryOutcome[]): Promise<void> {
-    const startedAt = Date.now();
+    const deadline = (attemptDeadlineMs() ?? Date.now() + RECORD_OUTSIDE_ACTIVITY_MS) - RECORD_MARGIN_MS;
     for (let round = 0; ; round++) {
       try {
         await recordDeliveryOutcomes(deps.orm.em.fork(), outcomes);
@@ -148,7 +154,7 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
       } catch (error) {
         const permanent = permanentFailureOf(error) !== error;
         const waitMs = Math.min(RECORD_FIRST_WAIT_MS * 2 ** round, RECORD_LONGEST_WAIT_MS);
-        if (permanent || Date.now() + waitMs - startedAt > RECORD_GIVE_UP_AFTER_MS) {
+        if (permanent || Date.now() + waitMs > deadline) {
           const sent = outcomes.map((o) => ({ id: o.id, kind: o.kind }));
           deps.logger.error({ deliveryId, outcomes: sent, err: error }, 'e-mail outcomes not recorded after sending; not sent again');
           return;

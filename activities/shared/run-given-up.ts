@@ -10,3 +10,12 @@ import { asyncLocalStorage } from '@temporalio/activity';
 export function runGivenUp(): boolean {
   return asyncLocalStorage.getStore()?.cancellationSignal.aborted === true;
 }
+
+/**
+ * When Temporal gives up the activity running this code (its attempt's start-to-close limit, counted from when the
+ * attempt was scheduled, so never later than Temporal's own); undefined outside an activity (a direct call).
+ */
+export function attemptDeadlineMs(): number | undefined {
+  const info = asyncLocalStorage.getStore()?.info;
+  return info ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs : undefined;
+}

@@ -30,6 +30,18 @@ const SNIPPET_LENGTH = 500;
 export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
   const httpFetch = deps.fetch ?? fetch;
 
+  /**
+   * The endpoint's signing secrets. One that cannot be opened (stored under another data-encryption key) will not open
+   * on a retry either: the delivery fails at once rather than being retried for a day.
+   */
+  function openSecrets(endpoint: WebhookEndpoint): string[] {
+    try {
+      return [endpoint.secretCiphertext, endpoint.previousSecretCiphertext].filter((s): s is string => !!s).map((s) => deps.secretBox.open(s));
+    } catch {
+      throw ApplicationFailure.nonRetryable(`The signing secret of webhook endpoint ${endpoint.id} cannot be opened`, 'EndpointSecretUnreadable');
+    }
+  }
+
   /** One signed POST; the attempt is recorded whatever happens. Only a 2xx answer counts as delivered. */
   async function attemptWebhookDelivery(input: { deliveryId: string; attemptNumber: number; timeoutMs: number }): Promise<AttemptOutcome> {
     const em = deps.orm.em.fork();
@@ -38,7 +50,7 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
     const endpoint = delivery.endpoint;
     if (endpoint.disabledAt) return { kind: 'endpoint_disabled' };
 
-    const secrets = [endpoint.secretCiphertext, endpoint.previousSecretCiphertext].filter((s): s is string => !!s).map((s) => deps.secretBox.open(s));
+    const secrets = openSecrets(endpoint);
     const attemptedAt = new Date();
     const headers = signWebhook({ id: delivery.id, timestampSeconds: Math.floor(attemptedAt.getTime() / 1000), body: delivery.body, secrets });
     const started = performance.now();

@@ -1,45 +1,17 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createMerchantTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
 import { call } from './support/payments-api.ts';
-
-/**
- * The sandbox processor behind a front that refuses its first status inquiries (401, as a processor refusing our
- * credentials would), passing everything else through: a lost authorization answer then cannot be asked about at
- * once. What the processor holds is asked directly, past the front.
- */
-async function inquiryRefusingFront(target: string, refusals: number) {
-  let inquiries = 0;
-  const server = http.createServer((request, response) => {
-    if (request.method === 'GET' && request.url?.startsWith('/v1/authorizations/') && ++inquiries <= refusals) {
-      response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unauthorized' }));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      fetch(`${target}${request.url}`, { method: request.method, headers: { 'content-type': 'application/json' }, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined })
-        .then(async (answer) => response.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text()))
-        .catch(() => response.destroy());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    inquiries: () => inquiries,
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
-  };
-}
+import { startProcessorFront } from './support/processor-front.ts';
 
 let app: TestApp;
-let front: Awaited<ReturnType<typeof inquiryRefusingFront>>;
+let front: Awaited<ReturnType<typeof startProcessorFront>>;
 
 beforeAll(async () => {
-  front = await inquiryRefusingFront(inject('sandboxProcessorUrl'), 1);
+  // The processor refuses the first status inquiry (401), as one refusing our credentials would.
+  front = await startProcessorFront(inject('sandboxProcessorUrl'), { refusedInquiries: 1 });
   app = await startTestApp({ SANDBOX_PROCESSOR_URL: front.url });
   await app.startWorker();
 });

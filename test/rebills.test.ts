@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { findTenantSubscription, listRebills } from '../data/queries/rebills.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { subscriptionProgressQuery } from '../workflows/contract/subscription-signals.ts';
@@ -12,6 +12,7 @@ import { bearer, createLeadTenant, getLeads, graphql, newSessionId, postLead } f
 import { randomUUID } from 'node:crypto';
 import { undocumentedParts } from './support/openapi-answers.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
+import { startProcessorFront } from './support/processor-front.ts';
 
 /** Plans billing every second or two: periods and dunning delays are data of the plan, never constants. */
 function planProduct(slug: string, recurringAmount: string, extra: Record<string, unknown> = {}) {
@@ -379,6 +380,44 @@ describe('signals racing the billing steps', () => {
     );
     await vi.waitFor(async () => expect((await rebillsOf(app, id)).filter((r) => r.state === 'paid').length).toBeGreaterThanOrEqual(2), { timeout: 15_000, interval: 100 });
     expect(await pausedAtOf(tenant, id)).toBeNull();
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+});
+
+describe('a salvaged checkout decline paid on its retry', () => {
+  let app: TestApp;
+  let front: Awaited<ReturnType<typeof startProcessorFront>>;
+  beforeAll(async () => {
+    // The issuer declines the checkout's order (3512 Insufficient Funds) and approves the retry's, at the same price.
+    front = await startProcessorFront(inject('sandboxProcessorUrl'), { declineFirstOrder: { code: 3512, message: 'Insufficient Funds' } });
+    app = await startTestApp({ SANDBOX_PROCESSOR_URL: front.url });
+    await app.startWorker();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await front?.close();
+  });
+
+  it("charges the checkout's price, then starts the first period after the plan's trial, as a checkout paid at once would", async () => {
+    const tenant = await createMerchantTenant(app, {
+      products: [
+        oneOffProduct('trial', '9.99', 'USD', {
+          subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 2, trialSeconds: 5, gracePeriodDays: 3, dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [1] } },
+        }),
+      ],
+      merchantAccounts: [merchantAccount('TRIAL-1')],
+    });
+    const { body } = await post(app, `/api/${tenant.products.trial}`, tenant.apiKey, submitBody('4242424242424242'));
+    expect(body).toMatchObject({ info: 'Success', chargeSuccess: false, declineSalvage: true, statusId: 3512, subscribeSuccess: true });
+    const id = body.subscriptionId as number;
+    await vi.waitFor(async () => expect((await rebillsOf(app, id)).slice(0, 2).map((r) => [r.period, r.state])).toEqual([[0, 'paid'], [1, 'paid']]), { timeout: 20_000, interval: 200 });
+    const charged = async (orderId: number) =>
+      (await app.orm.em.fork().execute<{ amount: string; sent_at: string }[]>(`select amount, sent_at from transactions where order_id = ? and success`, [orderId]))[0]!;
+    const [salvaged, first] = await rebillsOf(app, id);
+    const [paidLate, firstPeriod] = [await charged(salvaged!.orderId), await charged(first!.orderId)];
+    expect([paidLate.amount, firstPeriod.amount]).toEqual(['9.99', '4.99']);
+    // Trial (5 s) and period (2 s) from the retry that paid: without the trial the first period came 2 s after it.
+    expect(new Date(firstPeriod.sent_at).getTime() - new Date(paidLate.sent_at).getTime()).toBeGreaterThanOrEqual(6_500);
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
   });
 });

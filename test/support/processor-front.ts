@@ -1,0 +1,48 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+
+/** What the front does instead of passing a request on to the sandbox processor. */
+export interface FrontRules {
+  /** Refuse this many status inquiries (`GET /v1/authorizations/:reference`) with 401 first, as a processor refusing our credentials. */
+  readonly refusedInquiries?: number;
+  /** Decline every authorization of the first order it sees with this status (the sandbox's own answer shape), as an issuer would. */
+  readonly declineFirstOrder?: { readonly code: number; readonly message: string };
+}
+
+/**
+ * A real HTTP front before the sandbox processor, for what the sandbox decides by card and amount alone and a test
+ * needs otherwise (an issuer declining one order and approving the next at the same amount, a status inquiry
+ * refused). Everything else passes through unchanged.
+ */
+export async function startProcessorFront(target: string, rules: FrontRules) {
+  let inquiries = 0;
+  let declinedOrder: string | undefined;
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const answer = (status: number, json: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+      if (request.method === 'GET' && request.url?.startsWith('/v1/authorizations/') && ++inquiries <= (rules.refusedInquiries ?? 0)) {
+        return answer(401, { error: 'unauthorized' });
+      }
+      if (request.method === 'POST' && request.url === '/v1/authorizations' && rules.declineFirstOrder) {
+        const authorization = JSON.parse(body.toString('utf8')) as { reference: string; orderReference: string };
+        declinedOrder ??= authorization.orderReference;
+        if (authorization.orderReference === declinedOrder) {
+          return answer(200, { id: `sbx_${randomUUID()}`, reference: authorization.reference, status: 'declined', ...rules.declineFirstOrder });
+        }
+      }
+      fetch(`${target}${request.url}`, { method: request.method, headers: { 'content-type': 'application/json' }, body: body.length > 0 ? body : undefined })
+        .then(async (passed) => response.writeHead(passed.status, { 'content-type': 'application/json' }).end(await passed.text()))
+        .catch(() => response.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    inquiries: () => inquiries,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}

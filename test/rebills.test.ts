@@ -234,6 +234,27 @@ describe('recurring rebills (in-process worker)', () => {
     }
   });
 
+  it('keeps retrying a rebill the gateway could not process (no merchant account with room) without dunning it, and charges it once there is room', async () => {
+    const tenant = await createMerchantTenant(app, {
+      // The checkout's 9.99 fits under the cap of 10; the first rebill's 4.99 does not: no merchant account has room.
+      products: [planProduct('capped', '4.99', { dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [1] } })],
+      merchantAccounts: [merchantAccount('CAP-1', { monthlyCap: 10 })],
+    });
+    const id = await subscribe(app, tenant, 'capped');
+    // Dunned as a decline, one retry a second apart would have cancelled it (`retries_exhausted`) within about 4 s.
+    await vi.waitFor(async () => expect((await rebillsOf(app, id)).filter((r) => r.period === 1 && r.state === 'declined').length).toBeGreaterThanOrEqual(3), {
+      timeout: 15_000,
+      interval: 200,
+    });
+    expect(await subscription(app, tenant, id)).toMatchObject({ status: 'grace', billed_periods: 0 });
+    expect((await rebillsOf(app, id)).every((r) => r.statusId === null || r.statusId === 0)).toBe(true);
+
+    await app.orm.em.fork().execute(`update merchant_accounts set monthly_cap = 1000000 where tenant_id = ?`, [tenant.id]);
+    await vi.waitFor(async () => expect((await rebillsOf(app, id)).filter((r) => r.period === 1 && r.state === 'paid')).toHaveLength(1), { timeout: 15_000, interval: 200 });
+    expect((await subscription(app, tenant, id)).status).toBe('active');
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
   it('pauses twice in one period while the endpoint fails: each pause is its own webhook, and billing goes on', async () => {
     const secret = generateWebhookSecret();
     // Every delivery fails and stays scheduled for another attempt, so a pause recorded twice would find its delivery running.

@@ -39,3 +39,20 @@ export function periodSeconds(plan: Pick<SubscriptionPlan, 'intervalDays' | 'int
 export function trialSeconds(plan: Pick<SubscriptionPlan, 'trialDays' | 'trialSeconds'>): number {
   return plan.trialSeconds ?? plan.trialDays * DAY;
 }
+
+/**
+ * A rebill no processor was asked to charge, or whose charge failed on the gateway's side for good: no merchant
+ * account had room for it (`None`), or a step of the payment failed (`Error` with status 0). Not the customer's decline.
+ */
+export function rebillNotProcessed(result: { readonly chargeSuccess: boolean; readonly statusId: number; readonly info: string }): boolean {
+  return !result.chargeSuccess && result.statusId === 0 && (result.info === 'None' || result.info === 'Error');
+}
+
+/** How long a period's rebill is retried while the gateway cannot process it, before it is dunned as a decline. */
+export const NOT_PROCESSED_RETRY_LIMIT_SECONDS = 30 * DAY;
+
+/** The wait before the `count`-th retry of a rebill the gateway could not process: the plan's "other" delays, repeating the last. */
+export function notProcessedRetrySeconds(plan: Pick<SubscriptionPlan, 'dunning'>, count: number): number {
+  const schedule = plan.dunning?.otherRetrySeconds ?? DEFAULT_DUNNING.otherRetrySeconds;
+  return schedule[Math.min(count, schedule.length - 1)] ?? DAY;
+}

@@ -17,7 +17,7 @@ import {
 import type { Activities } from '../../activities/index.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
-import { nextDunningStep, periodSeconds, trialSeconds } from '../../domain/subscriptions/dunning.ts';
+import { NOT_PROCESSED_RETRY_LIMIT_SECONDS, nextDunningStep, notProcessedRetrySeconds, periodSeconds, rebillNotProcessed, trialSeconds } from '../../domain/subscriptions/dunning.ts';
 import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, subscriptionProgressQuery, type BillingStall } from '../contract/subscription-signals.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
@@ -44,6 +44,11 @@ const STEPS_OUTLAST_FAILURES = 'subscription-steps-outlast-failures';
  * prepared; they replay so. From it on, both are honoured after the step and before the charge.
  */
 const SIGNALS_BEFORE_CHARGE = 'signals-before-charge';
+/**
+ * Subscriptions started before this patch dunned a rebill the gateway could not process like a decline (and ended
+ * them when the schedule ran out); they replay so.
+ */
+const GATEWAY_FAILURES_ARE_NOT_DECLINES = 'gateway-failures-are-not-declines';
 /** Between two workflow-level tries of a failing step: from 5 seconds, doubling, up to an hour. */
 const FIRST_RETRY_SECONDS = 5;
 const LONGEST_RETRY_SECONDS = 3600;
@@ -60,8 +65,10 @@ export interface SubscriptionWorkflowInput {
   readonly settings: PaymentSettings;
   /** The billing period the next charge pays (1 is the first after the initial payment). */
   readonly period: number;
-  /** Dunning retries already made for this period. */
+  /** Dunning retries already made for this period (those of `notProcessed` included). */
   readonly retries: number;
+  /** This period's rebills the gateway could not process so far (none: undefined): since when, and how many. */
+  readonly notProcessed?: { readonly since: string; readonly count: number };
   /** Seconds until the next charge (a period, the trial, or a dunning delay). */
   readonly waitSeconds: number;
   readonly paused: boolean;
@@ -144,9 +151,22 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     const nextBillingAt = new Date(now + waitSeconds * 1000).toISOString();
     await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: true, statusId: result.statusId, nextBillingAt, graceUntil: null }));
     await notify('subscription.renewed', `renewed-${input.period}`, { ...event, nextBillingAt });
-    return next({ ...input, period: input.period + 1, retries: 0, waitSeconds });
+    return next({ ...input, period: input.period + 1, retries: 0, notProcessed: undefined, waitSeconds });
   }
-  const step = nextDunningStep(result.statusId, input.retries, input.plan);
+  // A rebill the gateway could not process (no merchant account with room for it, a step of ours failing for good) is
+  // not the customer's decline: it is tried again on the plan's "other" delays, repeating the last, without using the
+  // dunning schedule, for up to 30 days of this period; only then is it dunned like a decline.
+  const notProcessedSince = input.notProcessed?.since ?? new Date(now).toISOString();
+  if (rebillNotProcessed(result) && now - Date.parse(notProcessedSince) < NOT_PROCESSED_RETRY_LIMIT_SECONDS * 1000 && patched(GATEWAY_FAILURES_ARE_NOT_DECLINES)) {
+    const count = input.notProcessed?.count ?? 0;
+    const afterSeconds = notProcessedRetrySeconds(input.plan, count);
+    const retryAt = new Date(now + afterSeconds * 1000).toISOString();
+    log.warn('Rebill not processed by the gateway; trying again later', { subscriptionId: input.subscriptionId, period: input.period, info: result.info, error: result.error, retryAt });
+    await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));
+    await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt });
+    return next({ ...input, retries: input.retries + 1, notProcessed: { since: notProcessedSince, count: count + 1 }, waitSeconds: afterSeconds });
+  }
+  const step = nextDunningStep(result.statusId, input.retries - (input.notProcessed?.count ?? 0), input.plan);
   if (step.kind === 'stop') {
     await persist('recordRebill', () =>
       recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: new Date(now).toISOString(), graceUntil: null }),

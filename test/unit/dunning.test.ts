@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_DUNNING, nextDunningStep, notProcessedRetrySeconds, rebillNotProcessed } from '../../domain/subscriptions/dunning.ts';
+
+describe('dunning', () => {
+  it('tells a rebill the gateway could not process from a decline', () => {
+    expect(rebillNotProcessed({ chargeSuccess: false, statusId: 0, info: 'None' })).toBe(true); // no merchant account with room
+    expect(rebillNotProcessed({ chargeSuccess: false, statusId: 0, info: 'Error' })).toBe(true); // a step failed for good
+    expect(rebillNotProcessed({ chargeSuccess: false, statusId: 3512, info: 'Error' })).toBe(false); // insufficient funds
+    expect(rebillNotProcessed({ chargeSuccess: false, statusId: 0, info: 'Failed' })).toBe(false); // the card itself refused before processing
+    expect(rebillNotProcessed({ chargeSuccess: true, statusId: 2636, info: 'Success' })).toBe(false);
+  });
+
+  it("waits the plan's other delays for it, repeating the last, a day when the plan names none", () => {
+    const plan = { dunning: { insufficientFundsRetrySeconds: [5], otherRetrySeconds: [60, 600] } };
+    expect([0, 1, 2, 9].map((count) => notProcessedRetrySeconds(plan, count))).toEqual([60, 600, 600, 600]);
+    expect(notProcessedRetrySeconds({ dunning: { insufficientFundsRetrySeconds: [], otherRetrySeconds: [] } }, 0)).toBe(86_400);
+    expect(notProcessedRetrySeconds({}, 5)).toBe(DEFAULT_DUNNING.otherRetrySeconds.at(-1));
+  });
+
+  it('stops at a hard decline and after the schedule of soft ones', () => {
+    const plan = { dunning: { insufficientFundsRetrySeconds: [1, 2], otherRetrySeconds: [3] } };
+    expect(nextDunningStep(3635, 0, plan)).toEqual({ kind: 'stop', reason: 'hard_decline' });
+    expect([0, 1, 2].map((retries) => nextDunningStep(3512, retries, plan))).toEqual([
+      { kind: 'retry', afterSeconds: 1 },
+      { kind: 'retry', afterSeconds: 2 },
+      { kind: 'stop', reason: 'retries_exhausted' },
+    ]);
+  });
+});

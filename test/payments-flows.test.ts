@@ -6,7 +6,7 @@ import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { encryptCard } from '../domain/payments/card-encryption.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { authorizationsFor, card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { authorizationsFor, card, createMerchantTenant, createPaymentTenant, merchantAccount, oneOffProduct, post, submitBody, type PaymentTenant } from './support/payments.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => app?.close());
 
-const submit = (body: unknown, productId = tenant.productId, who: PaymentTenant = tenant) => post(app, `/api/${productId}`, who.apiKey, body);
+const submit = (body: unknown, productId = tenant.productId, who: { apiKey: string } = tenant) => post(app, `/api/${productId}`, who.apiKey, body);
 const complete = (body: unknown, productId = tenant.productId, who: PaymentTenant = tenant) => post(app, `/api/${productId}/3ds`, who.apiKey, body);
 
 /** Plays the cardholder: opens the challenge through the gateway's redirect and answers it. */
@@ -121,6 +121,31 @@ describe('subscriptions and orders', () => {
     // The product's grace period is 3 days from the decline.
     const graceDays = (new Date(subscription!.grace_until).getTime() - new Date(subscription!.created_at).getTime()) / 86_400_000;
     expect(Math.round(graceDays)).toBe(3);
+  });
+
+  it("says when a new subscription charges first: a salvaged decline at its first dunning retry, an approval after the trial and period", async () => {
+    const dated = await createMerchantTenant(app, {
+      products: [
+        // Grace for a week, the first retry of an insufficient-funds decline after a day.
+        oneOffProduct('salvaged', '9.12', 'USD', { subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, gracePeriodDays: 7, dunning: { insufficientFundsRetrySeconds: [86_400, 172_800] } } }),
+        oneOffProduct('trial', '9.99', 'USD', { subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, trialDays: 14 } }),
+      ],
+      merchantAccounts: [merchantAccount('DATED')],
+    });
+    const billing = async (subscriptionId: number) => {
+      const [row] = await app.orm.em.fork().execute(`select state, next_billing_at, grace_until, created_at from subscriptions where id = ?`, [subscriptionId]);
+      const daysAfterCreation = (at: Date | null) => (at === null ? null : Math.round((new Date(at).getTime() - new Date(row!.created_at).getTime()) / 3_600_000) / 24);
+      return { state: row!.state, nextBilling: daysAfterCreation(row!.next_billing_at), graceUntil: daysAfterCreation(row!.grace_until) };
+    };
+
+    // .12: the sandbox declines 3512 Insufficient Funds.
+    const salvaged = await submit(submitBody('4242424242424242'), dated.products.salvaged, dated);
+    expect(salvaged.body).toMatchObject({ declineSalvage: true, statusId: 3512 });
+    expect(await billing(salvaged.body.subscriptionId)).toEqual({ state: 'grace', nextBilling: 1, graceUntil: 7 });
+
+    const approved = await submit(submitBody('4242424242424242'), dated.products.trial, dated);
+    expect(approved.body).toMatchObject({ chargeSuccess: true, subscribeSuccess: true });
+    expect(await billing(approved.body.subscriptionId)).toEqual({ state: 'active', nextBilling: 44, graceUntil: null });
   });
 
   it('creates no subscription on another decline', async () => {

@@ -60,7 +60,8 @@ export interface OpenedOrder {
 /** An opened order: already subscribed (nothing reserved), or the first attempt's account choice. */
 export type OpenedPaymentOrder = { alreadySubscribed: true } | { alreadySubscribed: false; firstAccount: MerchantAccountChoice };
 
-const DAY_MS = 86_400_000;
+const DAY_SECONDS = 86_400;
+const DAY_MS = DAY_SECONDS * 1000;
 /** States after which the payment holds nothing any more: no cap reservation, no unconfirmed subscription. */
 const FINAL_STATES: readonly OrderState[] = ['approved', 'declined', 'failed', 'expired'];
 
@@ -175,7 +176,8 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     challengeUrl?: string;
     /** A session issued by the service for the 3-D Secure completion (see the payment workflow). */
     serviceSession?: string;
-    subscription?: { state: 'active' | 'grace'; recurringAmount: string; intervalDays: number; trialDays: number; gracePeriodDays: number };
+    /** `firstChargeInSeconds`: absent in activities scheduled before it existed (days of the plan then). */
+    subscription?: { state: 'active' | 'grace'; recurringAmount: string; intervalDays: number; trialDays: number; gracePeriodDays: number; firstChargeInSeconds?: number };
   }): Promise<{ orderId: number; subscriptionId: number }> {
     const keepsNothing = FINAL_STATES.includes(input.state) && !input.subscription;
     if (keepsNothing && !input.threeDSecureId && !input.challengeUrl && !input.serviceSession) {
@@ -203,7 +205,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
         submitOrderId: input.submitOrderId,
         state: plan.state,
         orderState: grace ? 'declined' : 'approved',
-        nextBillingInDays: grace ? plan.gracePeriodDays : plan.trialDays + plan.intervalDays,
+        nextBillingInSeconds: plan.firstChargeInSeconds ?? (grace ? plan.gracePeriodDays : plan.trialDays + plan.intervalDays) * DAY_SECONDS,
         graceUntil: grace ? new Date(Date.now() + plan.gracePeriodDays * DAY_MS) : null,
       });
       return (await findSubscriptionOfSubmitOrder(tx, input.submitOrderId)) ?? { orderId: input.submitOrderId, subscriptionId: 0 };

@@ -61,16 +61,16 @@ export async function insertSubscriptionOfSubmitOrder(em: EntityManager, subscri
  */
 export async function activateSubscriptionOfSubmitOrder(
   em: EntityManager,
-  activation: { submitOrderId: number; state: 'active' | 'grace'; orderState: OrderState; nextBillingInDays: number; graceUntil: Date | null },
+  activation: { submitOrderId: number; state: 'active' | 'grace'; orderState: OrderState; nextBillingInSeconds: number; graceUntil: Date | null },
 ): Promise<void> {
   await em.execute(
     `with activated as (
-       update subscriptions s set state = ?, next_billing_at = now() + make_interval(days => ?), grace_until = ?
+       update subscriptions s set state = ?, next_billing_at = now() + make_interval(secs => ?), grace_until = ?
          from orders o
         where o.parent_order_id = ? and o.kind = 'subscription' and s.order_id = o.id and s.state = 'pending'
         returning s.order_id)
      update orders set state = ?, updated_at = now() where id in (select order_id from activated)`,
-    [activation.state, activation.nextBillingInDays, activation.graceUntil, activation.submitOrderId, activation.orderState],
+    [activation.state, activation.nextBillingInSeconds, activation.graceUntil, activation.submitOrderId, activation.orderState],
   );
 }
 

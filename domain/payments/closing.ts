@@ -1,6 +1,7 @@
 import type { SubscriptionPlan } from '../catalog/product.ts';
 import { statusById } from '../statuses/status-codes.ts';
 import { StatusId } from '../statuses/status-ids.ts';
+import { firstChargeWaitSeconds } from '../subscriptions/dunning.ts';
 import { mayCascade } from './cascade-policy.ts';
 
 /** An attempt's answer that can end a payment. */
@@ -18,8 +19,11 @@ export interface Closing {
   readonly state: 'approved' | 'declined';
   /** The last attempt's status. */
   readonly statusId: number;
-  /** Active when approved; in grace when a decline is salvaged (an insufficient-funds decline of a plan with grace days). */
-  readonly subscription?: SubscriptionPlan & { readonly state: 'active' | 'grace' };
+  /**
+   * Active when approved; in grace when a decline is salvaged (an insufficient-funds decline of a plan with grace
+   * days). `firstChargeInSeconds`: when its billing charges first (`firstChargeWaitSeconds`).
+   */
+  readonly subscription?: SubscriptionPlan & { readonly state: 'active' | 'grace'; readonly firstChargeInSeconds: number };
   readonly salvage: boolean;
 }
 
@@ -36,7 +40,9 @@ export function closingOf(outcome: FinalOutcome, plan: SubscriptionPlan | null):
   return {
     state: approved ? 'approved' : 'declined',
     statusId: outcome.statusId,
-    ...(plan && (approved || salvage) ? { subscription: { ...plan, state: approved ? ('active' as const) : ('grace' as const) } } : {}),
+    ...(plan && (approved || salvage)
+      ? { subscription: { ...plan, state: approved ? ('active' as const) : ('grace' as const), firstChargeInSeconds: firstChargeWaitSeconds(plan, approved ? undefined : outcome.statusId) } }
+      : {}),
     salvage,
   };
 }

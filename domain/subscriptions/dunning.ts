@@ -41,6 +41,17 @@ export function trialSeconds(plan: Pick<SubscriptionPlan, 'trialDays' | 'trialSe
 }
 
 /**
+ * Seconds from a checkout to its new subscription's first charge: the trial and one period when the checkout was
+ * approved; when its decline was salvaged into grace, the first dunning retry of that charge (the grace period when
+ * the schedule names none). The billing workflow waits this long and the subscription's `next_billing_at` says so.
+ */
+export function firstChargeWaitSeconds(plan: SubscriptionPlan, salvagedStatusId?: number): number {
+  if (salvagedStatusId === undefined) return trialSeconds(plan) + periodSeconds(plan);
+  const retry = nextDunningStep(salvagedStatusId, 0, plan);
+  return retry.kind === 'retry' ? retry.afterSeconds : plan.gracePeriodDays * DAY;
+}
+
+/**
  * A rebill no processor was asked to charge, or whose charge failed on the gateway's side for good: no merchant
  * account had room for it (`None`), or a step of the payment failed (`Error` with status 0). Not the customer's decline.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DUNNING, nextDunningStep, notProcessedRetrySeconds, rebillNotProcessed } from '../../domain/subscriptions/dunning.ts';
+import { DEFAULT_DUNNING, firstChargeWaitSeconds, nextDunningStep, notProcessedRetrySeconds, rebillNotProcessed } from '../../domain/subscriptions/dunning.ts';
 
 describe('dunning', () => {
   it('tells a rebill the gateway could not process from a decline', () => {
@@ -25,5 +25,15 @@ describe('dunning', () => {
       { kind: 'retry', afterSeconds: 2 },
       { kind: 'stop', reason: 'retries_exhausted' },
     ]);
+  });
+
+  it("charges a new subscription first after its trial and period, or a salvaged checkout at the decline's first retry", () => {
+    const plan = { recurringAmount: '4.99', intervalDays: 30, trialDays: 7, gracePeriodDays: 5 };
+    expect(firstChargeWaitSeconds(plan)).toBe(37 * 86_400);
+    expect(firstChargeWaitSeconds({ ...plan, intervalSeconds: 2, trialSeconds: 3 })).toBe(5);
+    expect(firstChargeWaitSeconds(plan, 3512)).toBe(DEFAULT_DUNNING.insufficientFundsRetrySeconds[0]);
+    expect(firstChargeWaitSeconds({ ...plan, dunning: { insufficientFundsRetrySeconds: [60] } }, 3512)).toBe(60);
+    // A schedule with no retry: the grace period's end.
+    expect(firstChargeWaitSeconds({ ...plan, dunning: { insufficientFundsRetrySeconds: [] } }, 3512)).toBe(5 * 86_400);
   });
 });

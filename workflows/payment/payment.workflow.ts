@@ -34,7 +34,7 @@ import {
 } from '../../domain/payments/processed-result.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
-import { nextDunningStep, periodSeconds, trialSeconds } from '../../domain/subscriptions/dunning.ts';
+import { firstChargeWaitSeconds } from '../../domain/subscriptions/dunning.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
@@ -329,8 +329,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       if (!isActivityFailure(error)) throw error;
       log.error('Card not kept for rebills', { subscriptionId, reason: reasonOf(error) });
     }
-    const retry = declinedStatusId === undefined ? undefined : nextDunningStep(declinedStatusId, 0, plan);
-    const waitSeconds = declinedStatusId === undefined ? trialSeconds(plan) + periodSeconds(plan) : retry?.kind === 'retry' ? retry.afterSeconds : plan.gracePeriodDays * 86_400;
+    const waitSeconds = firstChargeWaitSeconds(plan, declinedStatusId);
     // Started by name: the subscription workflow starts payments itself, and workflow modules must not import in a cycle.
     await startChild('subscriptionWorkflow', {
       workflowId: workflowIds.subscription(input.tenantId, subscriptionId),

@@ -311,8 +311,8 @@ describe('signals racing the billing steps', () => {
   }
 
   /** A subscription whose billing has started (its card kept), on a plan due every 2 seconds. */
-  async function billedSubscription(tenant: MerchantTenant): Promise<number> {
-    const id = await subscribe(app, tenant, 'monthly');
+  async function billedSubscription(tenant: MerchantTenant, product = 'monthly'): Promise<number> {
+    const id = await subscribe(app, tenant, product);
     await vi.waitFor(async () => {
       const [row] = await app.orm.em.fork().execute<{ sealed_card: string | null }[]>(`select sealed_card from subscriptions where id = ?`, [id]);
       expect(row!.sealed_card).not.toBeNull();
@@ -386,6 +386,30 @@ describe('signals racing the billing steps', () => {
     expect(await pausedAtOf(tenant, id)).not.toBeNull();
     expect(await chargesOf(tenant)).toBe(charges);
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
+  it("ends as the merchant's cancel when it arrives while a rebill is charged and that rebill then hard-declines", async () => {
+    const tenant = await subscriptionTenant(app);
+    // 'stop': its rebills of 4.35 are declined 3635 "Stop all recurring payments".
+    const id = await billedSubscription(tenant, 'stop');
+    let cancelled: ReturnType<typeof call> | undefined;
+    // The rebill's payment waits to reserve its amount under its account's cap.
+    await app.orm.em.fork().transactional(async (tx) => {
+      // Its account's volume row for the month, or (an account with none yet) the account itself, which the new row's key checks.
+      await tx.execute(`select id from merchant_accounts where tenant_id = ? for update`, [tenant.id]);
+      await tx.execute(`select v.merchant_account_id from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ? for update of v`, [tenant.id]);
+      await vi.waitFor(async () => {
+        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%reserve%'`);
+        expect(row!.n).toBeGreaterThan(0);
+      }, { timeout: 15_000, interval: 50 });
+      cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+      await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
+    });
+    await cancelled;
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 15_000, interval: 100 });
+    expect(await subscription(app, tenant, id)).toMatchObject({ cancel_reason: 'cancelled_by_merchant' });
+    // The charge in flight did finish: declined, as the merchant's cancel said it would.
+    expect((await rebillsOf(app, id)).map((r) => [r.period, r.state])).toEqual([[1, 'declined']]);
   });
 
   it('resumes when asked while a pause waits for the rebill in flight (the row does not show it yet)', async () => {

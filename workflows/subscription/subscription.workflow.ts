@@ -172,7 +172,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
       recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: new Date(now).toISOString(), graceUntil: null }),
     );
     await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null });
-    return end(step.reason);
+    // A cancel that arrived during the charge was the merchant's word before the decline's: it is the reason.
+    return end(cancelReason ?? step.reason);
   }
   const retryAt = new Date(now + step.afterSeconds * 1000).toISOString();
   await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));

@@ -165,13 +165,17 @@ describe('request identity', () => {
 describe('e-mail cursors', () => {
   it('round-trip what PostgreSQL prints and refuse what its casts would refuse', () => {
     const id = '0b7c2f4e-3a9d-4c1e-9f7a-2d5e6b8c1a00';
-    for (const createdAt of ['2026-11-23 10:15:00.123456+00', '2026-11-23 10:15:00+05:30', '2024-02-29T23:59:59Z']) {
+    for (const createdAt of ['2026-11-23 10:15:00.123456+00', '2026-11-23 10:15:00+05:30', '2024-02-29T23:59:59Z', '2026-11-23 10:15:00-15:59', '2026-11-23 10:15:00+1400']) {
       expect(decodeEmailCursor(encodeEmailCursor({ createdAt, id }))).toEqual({ createdAt, id });
     }
     for (const [createdAt, badId] of [
       ['2026-02-30 10:00:00+00', id],
       ['2026-13-01 10:00:00+00', id],
       ['2026-11-23 24:00:00+00', id],
+      // Offsets beyond PostgreSQL's ±15:59.
+      ['2026-11-23 10:00:00+16', id],
+      ['2026-11-23 10:00:00-99', id],
+      ['2026-11-23 10:00:00+15:60', id],
       ['Mon Nov 23 2026', id],
       ['2026-11-23', id],
       ['2026-11-23 10:00:00+00', '-'.repeat(36)],

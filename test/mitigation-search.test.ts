@@ -380,6 +380,17 @@ describe('GraphQL mitigationTransactions', () => {
     }
   });
 
+  it("gives the operator, who names the tenant, the same related records as the tenant's own key", async () => {
+    const operator = { apiKey: app.config.operatorToken! } as typeof acme;
+    const OPERATOR_QUERY = `query($tenantId: Int!) { mitigationTransactions(tenantId: $tenantId, first: 5) {
+      edges { node { transactionId order { id } customer { id email } merchantAccount { id } subscription { id } } } } }`;
+    const asOperator = await graphql(OPERATOR_QUERY, { tenantId: acme.id }, operator);
+    expect(asOperator.errors).toBeUndefined();
+    const asTenant = await graphql(OPERATOR_QUERY.replace('tenantId: $tenantId, ', '').replace('($tenantId: Int!)', ''));
+    expect(asOperator.data.mitigationTransactions.edges).toEqual(asTenant.data.mitigationTransactions.edges);
+    expect(asOperator.data.mitigationTransactions.edges[0].node.order.id).toBeGreaterThan(0);
+  });
+
   it('reads related records with a fixed number of statements, whatever the page size (no N+1)', async () => {
     const connection = app.orm.em.getConnection();
     const original = connection.execute.bind(connection);

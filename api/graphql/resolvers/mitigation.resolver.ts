@@ -15,7 +15,11 @@ import { requireTenant, type GraphQLContext } from '../context.ts';
 import { pageCost } from '../cost.ts';
 import { mitigationLoaders } from '../mitigation-loaders.ts';
 
-/** Which tenant's loaders a transaction's related records come from (the search's). */
+/**
+ * Which tenant's loaders a transaction's related records come from (the search's: an operator names it in the
+ * arguments). Keyed by the node itself, so the node must reach the field resolvers as this very object: type-graphql
+ * hands `@Root()` a copy unless it already is an instance of the type.
+ */
 const searchedTenant = new WeakMap<MitigationTransactionType, number>();
 
 /** The mitigation search of POST /api/mitigation/transactions with cursor pages and related records. */
@@ -32,7 +36,7 @@ export class MitigationResolver {
     const limit = first ?? MITIGATION_GRAPHQL_PAGE.default;
     const result = await searchTransactions(context.em, { tenantId, filter, page: { after: after ? decodeMitigationCursor(after) : undefined, limit } });
     const edges = result.records.map(({ cursor, ...record }) => {
-      const node = record as MitigationTransactionType;
+      const node = Object.assign(new MitigationTransactionType(), record);
       searchedTenant.set(node, tenantId);
       return { cursor: encodeMitigationCursor(cursor), node };
     });

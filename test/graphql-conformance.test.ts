@@ -27,6 +27,22 @@ describe('GraphQL over HTTP (graphql-http server audit)', () => {
   });
 });
 
+describe('persisted queries', () => {
+  it('are not taken: a request carrying one is refused with a code of its own, never as an internal error', async () => {
+    for (const persistedQuery of [{ version: 1, sha256Hash: 'abc' }, { version: 2, sha256Hash: 'abc' }]) {
+      const response = await fetch(`${app.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${app.config.operatorToken}` },
+        body: JSON.stringify({ query: '{ statuses { count } }', extensions: { persistedQuery } }),
+      });
+      const body = (await response.json()) as { errors: { extensions: { code: string } }[] };
+      expect(body.errors[0]!.extensions.code, JSON.stringify(body)).toBe('PERSISTED_QUERY_NOT_SUPPORTED');
+      // Apollo's protocol: 200, so that a client sending hashes falls back to sending the document.
+      expect(response.status).toBe(200);
+    }
+  });
+});
+
 describe('committed SDL', () => {
   it('matches the schema the gateway serves (run `npm run schema:emit` after changing GraphQL types)', async () => {
     const committed = readFileSync(new URL('../schema/schema.graphql', import.meta.url), 'utf8');

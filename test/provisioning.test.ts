@@ -192,11 +192,11 @@ describe('GraphQL operator mutations', () => {
   const mutation = `mutation($fixture: JSONObject!) { provisionTenants(fixture: $fixture) {
     slug id change apiKeys { name change key } products { key id change } webhookEndpoints { key change secret } } }`;
 
-  async function call(authorization: string | undefined, variables: unknown) {
+  async function call(authorization: string | undefined, variables: unknown, query = mutation) {
     const response = await fetch(`${app.baseUrl}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
-      body: JSON.stringify({ query: mutation, variables }),
+      body: JSON.stringify({ query, variables }),
     });
     return (await response.json()) as any;
   }
@@ -215,6 +215,17 @@ describe('GraphQL operator mutations', () => {
     const withKey = await call(`Bearer ${tenant!.apiKeys[0]!.key}`, { fixture: fixture() });
     expect(withKey.errors[0].extensions.code).toBe('FORBIDDEN');
     const anonymous = await call(undefined, { fixture: fixture() });
+    expect(anonymous.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('takes the fixture written inline in the document as it takes it in a variable', async () => {
+    const operator = `Bearer ${app.config.operatorToken}`;
+    const slug = `inline-${randomUUID().slice(0, 8)}`;
+    const inline = await call(operator, {}, `mutation { provisionTenants(fixture: { tenants: [{ slug: "${slug}", name: "Inline", clientId: "${slug}", products: [{ slug: "p", name: "P", price: 5, currency: "USD" }] }] }) { slug change } }`);
+    expect(inline).toEqual({ data: { provisionTenants: [{ slug, change: 'created' }] } });
+    const invalid = await call(operator, {}, `mutation { provisionTenants(fixture: { tenants: [{ slug: "x" }] }) { slug } }`);
+    expect(invalid.errors[0]).toMatchObject({ message: expect.stringContaining('name is required'), extensions: { code: 'BAD_USER_INPUT' } });
+    const anonymous = await call(undefined, {}, `mutation { provisionTenants(fixture: { tenants: [] }) { slug } }`);
     expect(anonymous.errors[0].extensions.code).toBe('UNAUTHENTICATED');
   });
 

@@ -233,6 +233,29 @@ describe('signed webhook delivery', () => {
   });
 });
 
+describe('a test event', () => {
+  it('reaches the endpoint it is sent to, whatever event types that endpoint subscribes to', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+    try {
+      const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'payments-only', url: receiver.url, secret, eventTypes: ['transaction.completed'] }] });
+      const endpointId = tenant.result.webhookEndpoints[0]!.id;
+      const response = await fetch(`${app.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${tenant.apiKey}` },
+        body: JSON.stringify({ query: 'mutation($id: UUID!) { sendTestWebhook(endpointId: $id) }', variables: { id: endpointId } }),
+      });
+      const body = (await response.json()) as { data: { sendTestWebhook: string[] } };
+      expect(body.data.sendTestWebhook).toHaveLength(1);
+      const result = await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(body.data.sendTestWebhook[0]!)).result();
+      expect(result).toBe('delivered');
+      expect(receiver.received.map((request) => [request.verified, JSON.parse(request.body).type])).toEqual([[true, 'webhook.test']]);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
 describe('an event recorded twice', () => {
   it('keeps one delivery per endpoint under the same webhook-id when the event has a key (a retried activity)', async () => {
     const tenant = await createTestTenant(app, {

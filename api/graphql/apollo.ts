@@ -24,6 +24,8 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
     includeStacktraceInErrorResponses: false,
     // Introspection is allowed here and restricted to authenticated callers by the request guard.
     introspection: true,
+    // No automatic persisted queries: no client here sends them, and their refusals carry no code of their own.
+    persistedQueries: false,
     // Limits on what one request may ask for (operation-limits.ts), all enforced before a resolver runs.
     parseOptions: { maxTokens: OPERATION_LIMITS.maxTokens },
     validationRules: [operationShapeRule],

@@ -56,7 +56,7 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
       extensions: { code: GRAPHQL_CODES[original.code], ...(original.details.field ? { field: original.details.field } : {}) },
     };
   }
-  if (original instanceof ArgumentValidationError) {
+  if (isArgumentProblem(original)) {
     const problems = argumentProblems(original.extensions.validationErrors as ValidationError[]);
     return {
       message: problems.map((p) => p.message).join('; '),
@@ -77,10 +77,18 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
 export function unexpectedCause(error: GraphQLError): unknown {
   if (rejectionOf(error)) return undefined;
   const original = unwrapResolverError(error);
-  if (original instanceof DomainError || original instanceof ArgumentValidationError || original instanceof GraphQLError) return undefined;
+  if (original instanceof DomainError || isArgumentProblem(original) || original instanceof GraphQLError) return undefined;
   const code = error.extensions?.code;
   if (typeof code === 'string' && code !== 'INTERNAL_SERVER_ERROR') return undefined;
   return original ?? error;
+}
+
+/**
+ * Arguments class-validator refused. type-graphql also reports a validator that crashed as an
+ * ArgumentValidationError (its `validationErrors` then the exception, not a list): that one is a bug, not bad input.
+ */
+function isArgumentProblem(error: unknown): error is ArgumentValidationError {
+  return error instanceof ArgumentValidationError && Array.isArray(error.extensions.validationErrors);
 }
 
 /** class-validator's messages already name the argument ("limit must not be greater than 200"); nested inputs get a dotted path. */

@@ -10,16 +10,26 @@ export interface NewWebhookDelivery {
 }
 
 /**
- * The ids of the tenant's enabled endpoints subscribed to the event type (no types listed: every type), among
- * `endpointIds` when given. One indexed read, no entities built: it runs after every payment.
+ * The ids of the tenant's enabled endpoints subscribed to the event type (no types listed: every type). One indexed
+ * read, no entities built: it runs after every payment.
  */
-export async function findSubscribedEndpointIds(em: EntityManager, query: { tenantId: number; eventType: string; endpointIds?: readonly string[] }): Promise<string[]> {
+export async function findSubscribedEndpointIds(em: EntityManager, query: { tenantId: number; eventType: string }): Promise<string[]> {
   const rows = await em.execute<{ id: string }[]>(
     `select id from webhook_endpoints
       where tenant_id = ? and disabled_at is null and (cardinality(event_types) = 0 or ? = any(event_types))
-        and (cast(? as jsonb) is null or id::text in (select jsonb_array_elements_text(cast(? as jsonb))))
       order by created_at, id`,
-    [query.tenantId, query.eventType, ...Array(2).fill(query.endpointIds ? JSON.stringify(query.endpointIds) : null)],
+    [query.tenantId, query.eventType],
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Those of `endpointIds` that are the tenant's and enabled, whatever event types they subscribe to. */
+export async function findEnabledEndpointIds(em: EntityManager, query: { tenantId: number; endpointIds: readonly string[] }): Promise<string[]> {
+  const rows = await em.execute<{ id: string }[]>(
+    `select id from webhook_endpoints
+      where tenant_id = ? and disabled_at is null and id::text in (select jsonb_array_elements_text(cast(? as jsonb)))
+      order by created_at, id`,
+    [query.tenantId, JSON.stringify(query.endpointIds)],
   );
   return rows.map((row) => row.id);
 }

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { findSubscribedEndpointIds, insertWebhookDeliveries } from '../../data/queries/webhook-deliveries.ts';
+import { findEnabledEndpointIds, findSubscribedEndpointIds, insertWebhookDeliveries } from '../../data/queries/webhook-deliveries.ts';
 import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
 import { serializeEvent, type WebhookEvent } from '../../domain/webhooks/events.ts';
 
@@ -14,6 +14,10 @@ export interface RecordedDelivery {
 export interface EventToDeliver {
   readonly tenantId: number;
   readonly event: WebhookEvent;
+  /**
+   * The endpoints to send it to, named: each gets it whatever event types it subscribes to (a test event sent to one
+   * endpoint). Absent: every enabled endpoint subscribed to the event's type.
+   */
   readonly endpointIds?: readonly string[];
   /**
    * What makes the event one event (e.g. the payment and its outcome). Given, the delivery ids derive from it,
@@ -29,11 +33,13 @@ function deliveryId(input: EventToDeliver, endpointId: string): string {
 }
 
 /**
- * Records one delivery per enabled endpoint of the tenant subscribed to the event type. The delivery
+ * Records one delivery per enabled endpoint of the tenant subscribed to the event type (or named). The delivery
  * id is the Standard Webhooks `webhook-id` receivers deduplicate on.
  */
 export async function recordWebhookDeliveries(em: EntityManager, input: EventToDeliver): Promise<RecordedDelivery[]> {
-  const subscribed = await findSubscribedEndpointIds(em, { tenantId: input.tenantId, eventType: input.event.type, endpointIds: input.endpointIds });
+  const subscribed = input.endpointIds
+    ? await findEnabledEndpointIds(em, { tenantId: input.tenantId, endpointIds: input.endpointIds })
+    : await findSubscribedEndpointIds(em, { tenantId: input.tenantId, eventType: input.event.type });
   if (subscribed.length === 0) return [];
   const body = serializeEvent(input.event);
   const deliveries = subscribed.map((endpointId) => ({ id: deliveryId(input, endpointId), tenantId: input.tenantId, endpointId, eventType: input.event.type, body }));

@@ -11,7 +11,11 @@ export class OperatorResolver {
     description:
       'Operator only: applies a provisioning fixture (the same JSON format as `npm run provision`; see README). Idempotent; secrets created by this call are returned once.',
   })
-  async provisionTenants(@Arg('fixture', () => JSONObjectResolver) fixture: Record<string, unknown>, @Ctx() context: GraphQLContext): Promise<TenantProvisioningType[]> {
+  async provisionTenants(
+    // Not class-validator's: it cannot read the prototype-less objects of an inline literal; parseFixture validates it.
+    @Arg('fixture', () => JSONObjectResolver, { validate: false }) fixture: Record<string, unknown>,
+    @Ctx() context: GraphQLContext,
+  ): Promise<TenantProvisioningType[]> {
     requireOperator(context);
     const results = await provision({ em: context.em, secretBox: context.services.secretBox, fingerprintCard: context.services.cardVault.fingerprint, actor: 'operator:graphql' }, parseFixture(fixture));
     return results.map((tenant) => ({

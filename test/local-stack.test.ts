@@ -126,8 +126,9 @@ describe('npm start', () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636 });
     await until('the webhook printed', async () => /webhook transaction\.completed .* signature ok/.test(output), 60_000);
-    // Children's logs go to files, not the terminal.
+    // Children's logs go to files, not the terminal, and the inbox announces itself in the banner only.
     expect(output).not.toContain('"msg":"request completed"');
+    expect(output).not.toContain('MailDev API running');
     expect(readFileSync(path.join(dataDir, 'logs', 'gateway.log'), 'utf8')).toContain('request completed');
   });
 

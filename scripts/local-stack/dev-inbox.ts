@@ -23,7 +23,15 @@ export async function startDevInbox(options: { host: string; smtpPort: number; w
     silent: true,
     maxEmails: 500,
   });
-  await inbox.start();
+  // maildev's web server announces itself with console.info whatever `silent` says; `npm start`'s banner names the
+  // inbox instead, so that one line is held back while it starts (nothing else logs meanwhile: startup is sequential).
+  const announce = console.info;
+  console.info = () => {};
+  try {
+    await inbox.start();
+  } finally {
+    console.info = announce;
+  }
   return {
     smtpUrl: `smtp://${options.host}:${options.smtpPort}`,
     webUrl: `http://${options.host}:${options.webPort}`,

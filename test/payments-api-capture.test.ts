@@ -38,6 +38,14 @@ describe('authorization only (capture: false)', () => {
     expect(authorization).toMatchObject({ kind: 'authorization', success: true, refundable: false });
     expect((await post(`/payments/${held.body.id}/refund`, {})).body.error).toMatchObject({ code: 'payment_not_refundable' });
 
+    // A partial capture is not offered: asked for, it is refused, never taken as a capture of the whole amount.
+    for (const body of [{ amount_to_capture: 500 }, { amount: 500 }]) {
+      const partial = await post(`/payments/${held.body.id}/capture`, body);
+      expect(partial.status).toBe(400);
+      expect(partial.body.error).toMatchObject({ type: 'invalid_request_error', param: Object.keys(body)[0] });
+    }
+    expect((await get(`/payments/${held.body.id}`)).body.status).toBe('requires_capture');
+
     const captured = await post(`/payments/${held.body.id}/capture`);
     expect(captured.status).toBe(200);
     expect(captured.body).toMatchObject({ id: held.body.id, status: 'succeeded', amount_refundable: 1999 });

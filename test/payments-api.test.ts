@@ -142,6 +142,15 @@ describe('POST /payments', () => {
     const unknownMid = await pay(paymentBody('4242424242424242', { mid: 'NO-SUCH-MID' }));
     expect(unknownMid).toEqual({ status: 400, body: { error: { type: 'invalid_request_error', code: 'invalid_mid', message: 'Specified Mid not found', param: 'mid', status_id: 0 } } });
 
+    // Names and e-mail addresses are held to what is kept: a longer name is no 404 for a payment never written, an
+    // address longer once lower-cased (İ is two characters then) no 500.
+    const longName = await pay(paymentBody('4242424242424242', { card: { ...paymentBody('4242424242424242').card, name: `Ada ${'B'.repeat(150)}` } }));
+    expect(longName.status).toBe(400);
+    expect(longName.body.error).toMatchObject({ type: 'invalid_request_error', param: 'card.name' });
+    const growing = await pay(paymentBody('4242424242424242', { email: `${'İ'.repeat(300)}@example.com` }));
+    expect(growing.status).toBe(400);
+    expect(growing.body.error).toMatchObject({ code: 'invalid_email', param: 'email' });
+
     const noKey = await call(app, 'POST', '/payments', 'sk_test_unknown', paymentBody('4242424242424242'));
     expect(noKey.status).toBe(401);
     expect(noKey.body.error).toMatchObject({ type: 'authentication_error' });
@@ -230,6 +239,16 @@ describe('GET /payments', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid' });
     expectDocumented('/payments', 'get', 400, bad.body);
+  });
+
+  it('counts a payment made in the last instant of a second in that second, as `created` shows it', async () => {
+    const edge = await createPaymentsApiTenant(app);
+    const made = await pay(paymentBody('4242424242424242'), {}, edge);
+    await app.orm.em.fork().execute(`update orders set created_at = to_timestamp(1700000000.9995) where id = ?`, [orderOf(made.body.id)]);
+    expect((await get(`/payments/${made.body.id}`, edge)).body.created).toBe(1700000000);
+    const found = await get('/payments?created[gte]=1700000000&created[lte]=1700000000', edge);
+    expect(found.body.data.map((p: { id: string }) => p.id)).toEqual([made.body.id]);
+    expect((await get('/payments?created[gte]=1700000001', edge)).body.data).toEqual([]);
   });
 
   it("never shows or refunds another tenant's payment", async () => {

@@ -180,6 +180,8 @@ describe('recurring rebills (in-process worker)', () => {
     expect(peek.status).toBe(404);
     expect(await undocumentedParts(app.baseUrl, '/subscriptions/{id}/pause', 'post', 404, peek.body)).toEqual([]);
     expect((await call(app, 'GET', `/subscriptions/${id}`, other.apiKey)).status).toBe(404);
+    // An id beyond any stored one is named as it was asked for.
+    expect((await call(app, 'GET', '/subscriptions/2147483648', tenant.apiKey)).body.error).toMatchObject({ code: 'resource_missing', message: "No such subscription: '2147483648'" });
     const foreign = await graphql(app.baseUrl, other.apiKey, 'mutation($id: Int!) { pauseSubscription(id: $id) { id } }', { id });
     expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
     const paused = await graphql(app.baseUrl, tenant.apiKey, 'mutation($id: Int!) { pauseSubscription(id: $id) { id state paused billedPeriods } }', { id });
@@ -199,7 +201,15 @@ describe('recurring rebills (in-process worker)', () => {
 
   it('sells a plan priced at zero (a free trial keeping the card on file); a zero-priced product without one is 404 (payments-api.test.ts)', async () => {
     const tenant = await subscriptionTenant(app);
-    const id = await subscribe(app, tenant, 'free-trial');
+    const { body } = await post(app, `/api/${tenant.products['free-trial']}`, tenant.apiKey, submitBody('4242424242424242'));
+    expect(body).toMatchObject({ info: 'Success', chargeSuccess: true, subscribeSuccess: true, amount: 0 });
+    const id = body.subscriptionId as number;
+    // Nothing was charged, so nothing was refunded either.
+    expect((await call(app, 'GET', `/payments/pay_${body.submitOrderId}`, tenant.apiKey)).body).toMatchObject({ amount: 0, amount_refunded: 0, refunded: false });
+    // The actions take no parameters: one sent is refused, not ignored.
+    const withParameters = await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey, { at_period_end: true });
+    expect(withParameters.status).toBe(400);
+    expect(withParameters.body.error).toMatchObject({ type: 'invalid_request_error', param: 'at_period_end' });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body).toMatchObject({ status: 'cancelled', amount: 499 });
   });
 

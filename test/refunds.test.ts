@@ -100,6 +100,16 @@ describe('POST /payments/{id}/refund', () => {
     expect((await refund(payment.body.id)).body).toMatchObject({ status: 'succeeded', amount: 499 });
   });
 
+  it('refunds "what is left" while partial refunds race it: it takes what they leave, never refused while money is left', async () => {
+    for (let round = 0; round < 4; round++) {
+      const payment = await pay(paymentBody('4242424242424242', { amount: 1999 }));
+      const [, whatIsLeft] = await Promise.all([refund(payment.body.id, { amount: 500 }), refund(payment.body.id), refund(payment.body.id, { amount: 300 })]);
+      expect(whatIsLeft.status, JSON.stringify(whatIsLeft.body)).toBe(200);
+      // Whatever the order, the payment ends refunded in full, to the cent, and never beyond.
+      expect((await get(`/payments/${payment.body.id}`)).body).toMatchObject({ amount_refunded: 1999, amount_refundable: 0, refunded: true });
+    }
+  });
+
   it('asks the processor what became of a refund whose answer was lost, and refunds once', async () => {
     // The sandbox answers amounts ending in .98 after 2.5 s, beyond the 1 s processor timeout of the tests.
     const payment = await pay(paymentBody('4242424242424242', { amount: 1098 }));

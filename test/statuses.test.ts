@@ -128,6 +128,8 @@ describe('GET /api/admin/statuses', () => {
     ['?isOther=1x', 'isOther'],
     [`?search=${'x'.repeat(201)}`, 'search'],
     ['?unknownParam=1', 'unknownParam'],
+    // Too large is said so, not "must be at least 1".
+    ['?pageNumber=99999999999999999999', 'pageNumber must be between 1 and'],
   ])('rejects %s with 400 naming the parameter', async (query, parameter) => {
     const { status, body } = await listStatuses(query);
     expect(status).toBe(400);

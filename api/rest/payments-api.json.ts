@@ -41,7 +41,7 @@ export function paymentJson(payment: PaymentRecord, publicUrl: string): Payment 
     currency: payment.currency,
     amount_refunded: refunded,
     amount_refundable: charged ? amount - refunded - held : 0,
-    refunded: charged && refunded === amount,
+    refunded: charged && amount > 0 && refunded === amount,
     email: payment.email,
     product: payment.productId,
     mid: attempt?.mid ?? null,

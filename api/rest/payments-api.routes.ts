@@ -5,7 +5,7 @@ import { findPayment, listPayments } from '../../data/queries/payments-api.ts';
 import { listRefundsOfOrder } from '../../data/queries/refunds.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { resourceMissing } from '../../domain/payments-api/errors.ts';
+import { PaymentApiError, resourceMissing } from '../../domain/payments-api/errors.ts';
 import { orderIdOf } from '../../domain/payments-api/ids.ts';
 import { fromMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import type { RefundRunner } from '../../domain/payments-api/refund-outcome.ts';
@@ -16,6 +16,7 @@ import type { ProductLookup } from '../../services/catalog/product-cache.ts';
 import { decideAuthorization } from '../../services/payments-api/decide-authorization.ts';
 import { requestRefund } from '../../services/refunds/request-refund.ts';
 import { callerOf } from '../http/authentication.ts';
+import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
 import { PaymentApiErrorResponse, sendPaymentApiError } from './payments-api-errors.ts';
@@ -103,7 +104,10 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
           { em: request.em, cardVault: deps.cardVault, runner: deps.runner, settings: deps.settings, products: deps.products },
           { tenantId: principal.tenantId, body: request.body, idempotencyKey: idempotencyKeyOf(request) },
         );
-        return loadPayment(request, principal.tenantId, `pay_${orderId}`);
+        const payment = await findPayment(request.em, principal.tenantId, orderId);
+        // A payment that failed before its order was written (a step failing for good): nothing was sent.
+        if (!payment) throw new PaymentApiError('api_error', 'payment_not_recorded', 'The payment failed before it was recorded; nothing was charged');
+        return paymentJson(payment, publicUrl(request));
       },
     });
 
@@ -141,7 +145,8 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
           {
             states: query.status ? statesOf(query.status as Parameters<typeof statesOf>[0]) : undefined,
             createdFrom: query['created[gte]'] === undefined ? undefined : new Date(query['created[gte]'] * 1000),
-            createdTo: query['created[lte]'] === undefined ? undefined : new Date((query['created[lte]'] + 1) * 1000 - 1),
+            // Up to the end of that second: times are kept to the microsecond, `created` shows whole seconds.
+            createdBeforeSeconds: query['created[lte]'] === undefined ? undefined : query['created[lte]'] + 1,
             amountFrom: query['amount[gte]'] === undefined ? undefined : minorFilter(query['amount[gte]'], 'amount[gte]'),
             amountTo: query['amount[lte]'] === undefined ? undefined : minorFilter(query['amount[lte]'], 'amount[lte]'),
             email: query.email,
@@ -190,8 +195,10 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
           tags: ['payments'],
           security: API_KEY_REQUIRED,
           params: PaymentParams,
-          response: { 200: ref(Payment), ...errors(400, 401, 402, 404, 429, 500, 503) },
+          body: NoParametersBody,
+          response: { 200: ref(Payment), ...errors(400, 401, 402, 404, 413, 415, 429, 500, 503) },
         },
+        preValidation: bodyMayBeLeftOut,
         async handler(request) {
           const principal = callerOf(request);
           const orderId = await decideAuthorization({ em: request.em, runner: deps.runner }, { tenantId: principal.tenantId, paymentId: request.params.id, decision });

@@ -14,7 +14,7 @@ export const CreatePaymentBody = Type.Object(
         exp_month: Type.Integer({ minimum: 1, maximum: 12 }),
         exp_year: Type.Integer({ minimum: 0, maximum: 9999, description: 'Four digits (two are read as 20xx)' }),
         cvc: Type.String({ minLength: 1, maxLength: 4, description: 'Never stored' }),
-        name: Type.Optional(Type.String({ maxLength: 200, description: 'Cardholder name' })),
+        name: Type.Optional(Type.String({ maxLength: 100, description: 'Cardholder name (as on the submit route)' })),
       },
       { additionalProperties: false },
     ),

@@ -2,10 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { SubscriptionView } from '../../data/queries/rebills.ts';
+import { resourceMissing } from '../../domain/payments-api/errors.ts';
 import { toMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import { SUBSCRIPTION_ACTIONS, type SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
 import { controlSubscription, findSubscriptionOf } from '../../services/subscriptions/control-subscription.ts';
 import { callerOf } from '../http/authentication.ts';
+import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
 import { PaymentApiErrorResponse, sendPaymentApiError } from './payments-api-errors.ts';
@@ -56,8 +58,12 @@ function subscriptionJson(s: SubscriptionView): Static<typeof SubscriptionObject
 }
 
 const Params = Type.Object({ id: Type.String({ pattern: '^[1-9][0-9]{0,9}$', description: 'Subscription id (`subscriptionId` of the submit result)', examples: ['17'] }) });
-/** The id as a number; beyond the id column's range it names no subscription. */
-const idOf = (text: string) => Math.min(Number(text), 2_147_483_647);
+/** The id as a number; beyond the id column's range it names no subscription (404, naming the id asked for). */
+function idOf(text: string): number {
+  const id = Number(text);
+  if (id > 2_147_483_647) throw resourceMissing('subscription', text);
+  return id;
+}
 const errors = {
   400: ref(PaymentApiErrorResponse, { description: 'Invalid request, or the subscription cannot take this action (`subscription_not_active`)' }),
   401: ref(PaymentApiErrorResponse, { description: 'Missing or unknown API key' }),
@@ -97,8 +103,10 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
           tags: ['payments'],
           security: API_KEY_REQUIRED,
           params: Params,
+          body: NoParametersBody,
           response: { 200: ref(SubscriptionObject), ...errors },
         },
+        preValidation: bodyMayBeLeftOut,
         async handler(request) {
           const principal = callerOf(request);
           return subscriptionJson(await controlSubscription({ em: request.em, controller: deps.controller }, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action }));

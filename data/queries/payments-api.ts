@@ -54,7 +54,8 @@ export interface PaymentRecord {
 export interface PaymentListFilter {
   readonly states?: readonly OrderState[];
   readonly createdFrom?: Date;
-  readonly createdTo?: Date;
+  /** Exclusive, in Unix seconds: created before this instant (a number, so the day after year 9999's last one still is one). */
+  readonly createdBeforeSeconds?: number;
   /** Decimal strings. */
   readonly amountFrom?: string;
   readonly amountTo?: string;
@@ -114,7 +115,7 @@ export async function listPayments(em: EntityManager, tenantId: number, filter: 
     params.push(...filter.states);
   }
   if (filter.createdFrom) (where.push(`o.created_at >= ?`), params.push(filter.createdFrom));
-  if (filter.createdTo) (where.push(`o.created_at <= ?`), params.push(filter.createdTo));
+  if (filter.createdBeforeSeconds !== undefined) (where.push(`o.created_at < to_timestamp(?)`), params.push(filter.createdBeforeSeconds));
   if (filter.amountFrom) (where.push(`o.amount >= ?`), params.push(filter.amountFrom));
   if (filter.amountTo) (where.push(`o.amount <= ?`), params.push(filter.amountTo));
   // Customers are stored with their e-mail in lower case (the submit rules lower it): the unique (tenant, email) index finds them.

@@ -108,10 +108,17 @@ export type RefundReservation =
   | { readonly kind: 'duplicate'; readonly refund: RefundRecord };
 
 class Rollback extends Error {
-  constructor(readonly result: RefundReservation) {
+  constructor(
+    readonly result: RefundReservation,
+    /** Something is still left: a refund of "what is left" that lost a race to another refund tries again. */
+    readonly somethingLeft = false,
+  ) {
     super('rollback');
   }
 }
+
+/** How often a refund of "what is left" is tried again when other refunds took part of it meanwhile. */
+const WHAT_IS_LEFT_ROUNDS = 5;
 
 /**
  * Opens a pending refund of a payment's approved authorization, holding its amount on that transaction with one
@@ -130,48 +137,64 @@ export async function reserveRefund(
     const refund = input.idempotencyKey === undefined ? undefined : await findRefundByKey(tx, input.tenantId, input.idempotencyKey);
     return refund && { kind: 'duplicate', refund };
   };
-  try {
-    return await em.transactional(async (tx) => {
-      const earlier = await underKey(tx);
-      if (earlier) return earlier;
-      const [original] = await tx.execute<{ id: string; amount: string; currency: string; available: string; nothing_left: boolean }[]>(
-        `select t.id, t.amount, t.currency, t.amount - t.refunded_amount - t.refund_reserved_amount as available,
-                t.amount - t.refunded_amount - t.refund_reserved_amount <= 0 as nothing_left
-           from transactions t join orders o on o.id = t.order_id
-          where t.order_id = ? and t.tenant_id = ? and t.kind = 'authorization' and t.success and o.state = 'approved'
-          order by t.attempt_number desc limit 1`,
-        [input.orderId, input.tenantId],
-      );
-      if (!original) return (await underKey(tx)) ?? ({ kind: 'not_refundable' } as const);
-      // "What is left" of nothing is refused here: a refund of 0 would break refunds_amount_positive (a 500), and
-      // PostgreSQL checks that constraint before it looks for the key's conflict.
-      if (input.amount === undefined && original.nothing_left) return (await underKey(tx)) ?? ({ kind: 'exceeds', available: original.available } as const);
-      const refundId = `re_${randomUUID().replaceAll('-', '')}`;
-      const [inserted] = await tx.execute<RefundRow[]>(
-        `insert into refunds (id, tenant_id, order_id, original_transaction_id, amount, requested_amount, currency, state, reason, idempotency_key, created_at, updated_at)
-         values (?, ?, ?, ?, coalesce(?::numeric, ?::numeric), ?::numeric, ?, 'pending', ?, ?, now(), now())
-         on conflict (tenant_id, idempotency_key) do nothing returning *`,
-        [refundId, input.tenantId, input.orderId, original.id, input.amount ?? null, original.available, input.amount ?? null, original.currency, input.reason ?? null, input.idempotencyKey ?? null],
-      );
-      if (!inserted) {
-        const existing = await findRefundByKey(tx, input.tenantId, input.idempotencyKey!);
-        return { kind: 'duplicate', refund: existing! } as const;
-      }
-      const [held] = await tx.execute<{ id: string }[]>(
-        `update transactions set refund_reserved_amount = refund_reserved_amount + ?
-          where id = ? and ?::numeric > 0 and refunded_amount + refund_reserved_amount + ? <= amount returning id`,
-        [inserted.amount, original.id, inserted.amount, inserted.amount],
-      );
-      if (!held) {
-        const [now] = await tx.execute<{ available: string }[]>(`select amount - refunded_amount - refund_reserved_amount as available from transactions where id = ?`, [original.id]);
-        throw new Rollback({ kind: 'exceeds', available: now!.available });
-      }
-      return { kind: 'reserved', refund: toRecord(inserted) } as const;
-    });
-  } catch (error) {
-    if (error instanceof Rollback) return error.result;
-    throw error;
+  for (let round = 1; ; round++) {
+    try {
+      return await reserveOnce(em, input, underKey);
+    } catch (error) {
+      if (!(error instanceof Rollback)) throw error;
+      // "What is left" was read before another refund reserved part of it: read it again (it only shrinks).
+      if (error.somethingLeft && input.amount === undefined && round < WHAT_IS_LEFT_ROUNDS) continue;
+      return error.result;
+    }
   }
+}
+
+/** One try of `reserveRefund`, in one transaction; a refusal after the insert rolls back as `Rollback`. */
+function reserveOnce(
+  em: EntityManager,
+  input: { tenantId: number; orderId: number; amount?: string; reason?: string; idempotencyKey?: string },
+  underKey: (tx: EntityManager) => Promise<RefundReservation | undefined>,
+): Promise<RefundReservation> {
+  return em.transactional(async (tx) => {
+    const earlier = await underKey(tx);
+    if (earlier) return earlier;
+    const [original] = await tx.execute<{ id: string; amount: string; currency: string; available: string; nothing_left: boolean }[]>(
+      `select t.id, t.amount, t.currency, t.amount - t.refunded_amount - t.refund_reserved_amount as available,
+              t.amount - t.refunded_amount - t.refund_reserved_amount <= 0 as nothing_left
+         from transactions t join orders o on o.id = t.order_id
+        where t.order_id = ? and t.tenant_id = ? and t.kind = 'authorization' and t.success and o.state = 'approved'
+        order by t.attempt_number desc limit 1`,
+      [input.orderId, input.tenantId],
+    );
+    if (!original) return (await underKey(tx)) ?? ({ kind: 'not_refundable' } as const);
+    // "What is left" of nothing is refused here: a refund of 0 would break refunds_amount_positive (a 500), and
+    // PostgreSQL checks that constraint before it looks for the key's conflict.
+    if (input.amount === undefined && original.nothing_left) return (await underKey(tx)) ?? ({ kind: 'exceeds', available: original.available } as const);
+    const refundId = `re_${randomUUID().replaceAll('-', '')}`;
+    const [inserted] = await tx.execute<RefundRow[]>(
+      `insert into refunds (id, tenant_id, order_id, original_transaction_id, amount, requested_amount, currency, state, reason, idempotency_key, created_at, updated_at)
+       values (?, ?, ?, ?, coalesce(?::numeric, ?::numeric), ?::numeric, ?, 'pending', ?, ?, now(), now())
+       on conflict (tenant_id, idempotency_key) do nothing returning *`,
+      [refundId, input.tenantId, input.orderId, original.id, input.amount ?? null, original.available, input.amount ?? null, original.currency, input.reason ?? null, input.idempotencyKey ?? null],
+    );
+    if (!inserted) {
+      const existing = await findRefundByKey(tx, input.tenantId, input.idempotencyKey!);
+      return { kind: 'duplicate', refund: existing! } as const;
+    }
+    const [held] = await tx.execute<{ id: string }[]>(
+      `update transactions set refund_reserved_amount = refund_reserved_amount + ?
+        where id = ? and ?::numeric > 0 and refunded_amount + refund_reserved_amount + ? <= amount returning id`,
+      [inserted.amount, original.id, inserted.amount, inserted.amount],
+    );
+    if (!held) {
+      const [now] = await tx.execute<{ available: string; something_left: boolean }[]>(
+        `select amount - refunded_amount - refund_reserved_amount as available, amount - refunded_amount - refund_reserved_amount > 0 as something_left from transactions where id = ?`,
+        [original.id],
+      );
+      throw new Rollback({ kind: 'exceeds', available: now!.available }, now!.something_left);
+    }
+    return { kind: 'reserved', refund: toRecord(inserted) } as const;
+  });
 }
 
 /** What the refund workflow may do with a refund: send it (`claimed`), or nothing (the rest say why). */

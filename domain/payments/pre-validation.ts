@@ -45,7 +45,9 @@ const fail = (error: string, card?: ShownCardDigits): PreValidation => ({ ok: fa
  */
 export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly string[], now: Date): PreValidation {
   if (!body.serviceSession && !body.partnerSession) return fail('Either serviceSession or partnerSession is required');
-  if (!isValidEmail(body.email?.trim())) return fail('Invalid Email');
+  // Checked as it is kept: lower-casing can lengthen an address (`İ` becomes two characters).
+  const email = body.email?.trim().toLowerCase();
+  if (!isValidEmail(email)) return fail('Invalid Email');
   const card = body.card ?? {};
   if (card.encrypted !== undefined && (!card.bin || !card.lastFour)) return fail('Bin and Last4 required along with Encrypted data');
 
@@ -60,7 +62,7 @@ export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly s
 
   return {
     ok: true,
-    email: body.email!.trim().toLowerCase(),
+    email,
     card: {
       pan,
       cvv,

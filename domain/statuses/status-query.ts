@@ -35,7 +35,7 @@ function optionalInteger(value: unknown, name: string, min: number, max: number)
   const number = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
   if (typeof number !== 'number' || !Number.isInteger(number)) throw validationError(name, `${name} must be an integer`);
   if (number < min || number > max) {
-    throw validationError(name, max === Number.MAX_SAFE_INTEGER ? `${name} must be at least ${min}` : `${name} must be between ${min} and ${max}`);
+    throw validationError(name, number < min && max === Number.MAX_SAFE_INTEGER ? `${name} must be at least ${min}` : `${name} must be between ${min} and ${max}`);
   }
   return number;
 }

@@ -1885,7 +1885,7 @@ export interface operations {
             exp_year: number;
             /** @description Never stored */
             cvc: string;
-            /** @description Cardholder name */
+            /** @description Cardholder name (as on the submit route) */
             name?: string;
           };
           /** @description The customer's e-mail address */
@@ -2147,6 +2147,12 @@ export interface operations {
         id: string;
       };
     };
+    /** @description No parameters; the body may be left out */
+    requestBody: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
       /** @description A card payment (Stripe-style): amounts in minor units, one status */
       200: {
@@ -2174,6 +2180,18 @@ export interface operations {
       };
       /** @description No such payment for this key (`resource_missing`) */
       404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Content-Type must be application/json */
+      415: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };
@@ -2212,6 +2230,12 @@ export interface operations {
         id: string;
       };
     };
+    /** @description No parameters; the body may be left out */
+    requestBody: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
       /** @description A card payment (Stripe-style): amounts in minor units, one status */
       200: {
@@ -2239,6 +2263,18 @@ export interface operations {
       };
       /** @description No such payment for this key (`resource_missing`) */
       404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Content-Type must be application/json */
+      415: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };
@@ -2384,6 +2420,12 @@ export interface operations {
         id: string;
       };
     };
+    /** @description No parameters; the body may be left out */
+    requestBody: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
       /** @description A subscription and where its recurring billing stands */
       200: {
@@ -2434,6 +2476,12 @@ export interface operations {
         id: string;
       };
     };
+    /** @description No parameters; the body may be left out */
+    requestBody: {
+      content: {
+        "application/json": Record<string, never>;
+      };
+    };
     responses: {
       /** @description A subscription and where its recurring billing stands */
       200: {
@@ -2482,6 +2530,12 @@ export interface operations {
          * @example 17
          */
         id: string;
+      };
+    };
+    /** @description No parameters; the body may be left out */
+    requestBody: {
+      content: {
+        "application/json": Record<string, never>;
       };
     };
     responses: {

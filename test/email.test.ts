@@ -264,6 +264,11 @@ describe('e-mail errors (spec 7.2)', () => {
     ['template data of the wrong shape', { data: { heading: 'H' } }, { 'data.bodyContent': 'is required' }],
     ['a javascript: link', { data: { heading: 'H', bodyContent: 'B', ctaText: 'Go', ctaUrl: 'javascript:alert(1)' } }, { 'data.ctaUrl': expect.stringContaining('must match pattern') }],
     ['data a template cannot print', { templateType: 'string', templateName: undefined, templateContent: '<p>{{o}}</p>', data: { o: { toString: 'x' } } }, { templateContent: expect.stringContaining('cannot be rendered with this data') }],
+    // The worker derives a text part from the HTML; what its converter would never finish (a list numbered from beyond
+    // 2^53) or finish only after seconds (quotes nested past 8) is refused here, never left to block a worker.
+    ['a list numbered from beyond 2^53', { templateType: 'string', templateName: undefined, templateContent: '<ol start="{{n}}"><li>a</li><li>b</li></ol>', data: { n: 9007199254740992 } }, { templateContent: expect.stringContaining('a list starts at 9007199254740992') }],
+    ['quotes nested 9 deep', { templateType: 'string', templateName: undefined, templateContent: `${'<blockquote>x'.repeat(9)}${'</blockquote>'.repeat(9)}` }, { templateContent: expect.stringContaining('nest more than 8 deep') }],
+    ['a reply-to whose display name needs quotes beyond 320 characters', { replyTo: `${'.'.repeat(303)} <a@shop.example>` }, { replyTo: expect.stringContaining('longer than 320 characters') }],
     ['tenant_key that is not a UUID', { tenant_key: 'acme' }, { tenant_key: 'must be a UUID such as 123e4567-e89b-12d3-a456-426614174000' }],
     ['tenant_key as a URN (ajv\'s uuid format takes it, PostgreSQL does not)', { tenant_key: `urn:uuid:${randomUUID()}` }, { tenant_key: 'must be a UUID such as 123e4567-e89b-12d3-a456-426614174000' }],
     ['an empty idempotency key', { idempotencyKey: '' }, { idempotencyKey: 'must NOT have fewer than 1 characters' }],

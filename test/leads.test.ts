@@ -296,6 +296,15 @@ describe('lead keys', () => {
     expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser(newOrigin, keyed.keys.test.publishableKey))).status).toBe(201);
     const bad = await graphql(base(), app.config.operatorToken!, `mutation { setLeadAllowedOrigins(tenantId: ${keyed.id}, application: "shop", origins: ["https://x.example/"]) { slug } }`);
     expect(bad.errors?.[0]?.message).toMatch(/origins\[0\]/);
+    const withCredentials = await graphql(base(), app.config.operatorToken!, `mutation { setLeadAllowedOrigins(tenantId: ${keyed.id}, application: "shop", origins: ["https://user@x.example"]) { slug } }`);
+    expect(withCredentials.errors?.[0]?.message).toMatch(/origins\[0\]/);
+
+    // Written with capitals or a default port, an origin is kept as browsers send it, so their writes match it.
+    const written = await graphql(base(), app.config.operatorToken!, `mutation($o: [String!]!) { setLeadAllowedOrigins(tenantId: ${keyed.id}, application: "shop", origins: $o) { allowedOrigins } }`, {
+      o: ['HTTP://Shop.Example:80', 'https://shop.example:443', 'https://shop.example'],
+    });
+    expect(written.data.setLeadAllowedOrigins).toEqual({ allowedOrigins: ['http://shop.example', 'https://shop.example'] });
+    expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser('https://shop.example', keyed.keys.test.publishableKey))).status).toBe(201);
   });
 });
 

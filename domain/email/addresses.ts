@@ -28,6 +28,9 @@ const WITH_ANGLE_BRACKETS = /^([^<>]*)<([^<>\s]+)>$/;
 /** A name that can be written without quotes in a header. */
 const PLAIN_NAME = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~ -]*$/;
 
+/** The longest address string taken (and stored), display name included. */
+const MAX_ADDRESS_LENGTH = 320;
+
 const invalid = (written: string) => `is not a valid e-mail address: ${written}`;
 
 /** The display name the caller wrote, unquoted; undefined when it could be read as more than a name. */
@@ -66,7 +69,10 @@ export function parseAddress(written: string): ParsedAddress | string {
   const local = address.slice(0, at);
   const domain = address.slice(at + 1);
   if (local.length > 64 || !LOCAL_PART.test(local) || !DOMAIN.test(domain)) return invalid(written);
-  return { name, address, domain: domain.toLowerCase(), formatted: formatAddress(name, address) };
+  const formatted = formatAddress(name, address);
+  // Quoting and escaping can lengthen what the caller sent; what is stored is held to the limit it was checked against.
+  if (formatted.length > MAX_ADDRESS_LENGTH) return `is longer than ${MAX_ADDRESS_LENGTH} characters as written in a header (a shorter display name fits)`;
+  return { name, address, domain: domain.toLowerCase(), formatted };
 }
 
 /** `to`, `cc` and `bcc` take one address or a list of them. */

@@ -5,6 +5,7 @@ import { addressList, parseAddress } from './addresses.ts';
 import { emailValidationError } from './email-errors.ts';
 import { BatchEmailRequest, SendEmailRequest, UUID_PATTERN, type BatchEmailItem } from './email-request.schema.ts';
 import { EMAIL_LIMITS } from './limits.ts';
+import { plainTextProblem } from './plain-text.ts';
 import { RenderedTooLargeError, STRING_TEMPLATE_LIMITS, type StringTemplateCompiler } from './string-templates.ts';
 import { REACT_TEMPLATE_NAMES, REACT_TEMPLATES, isReactTemplateName, type ReactTemplateName } from './templates/react-templates.ts';
 import { nestingDepth } from '../validation/nesting-depth.ts';
@@ -153,8 +154,10 @@ function checkMessage(item: BatchEmailItem, prefix: string, compiler: StringTemp
       else {
         // Rendered now with the real data: an output over the limit is refused here, not found by the worker.
         try {
-          compiled(data);
-          template = { type: 'string', content: item.templateContent };
+          // The worker derives the plain-text part from this HTML: what it could not convert is refused now.
+          const problem = plainTextProblem(compiled(data));
+          if (problem === undefined) template = { type: 'string', content: item.templateContent };
+          else details[field('templateContent')] = `renders HTML whose plain-text part cannot be made with this data: ${problem}`;
         } catch (error) {
           details[field('templateContent')] =
             error instanceof RenderedTooLargeError

@@ -1,5 +1,6 @@
-import { render, unstableToPlainText } from '@react-email/render';
+import { render } from '@react-email/render';
 import type { EmailTemplate } from './email-message.ts';
+import { plainTextOf } from './plain-text.ts';
 import { RenderedTooLargeError, STRING_TEMPLATE_LIMITS, type StringTemplateCompiler } from './string-templates.ts';
 import { reactTemplateElement } from './templates/react-templates.ts';
 
@@ -12,7 +13,8 @@ export interface RenderedEmail {
  * Turns an accepted e-mail's template and data into its HTML and plain-text parts. The plain-text part is
  * derived from the HTML (links kept as text after their label) with React Email's own single-pass converter:
  * about ten times faster than its html-to-text based `toPlainText`, which parses its options on every call
- * and dominated the worker's time per e-mail (version pinned, output checked by test/email.test.ts).
+ * and dominated the worker's time per e-mail (version pinned, output checked by test/email.test.ts), behind the
+ * limits of `plain-text.ts` that keep it finite.
  */
 export function createEmailRenderer(deps: { compiler: StringTemplateCompiler }) {
   return async function renderEmail(template: EmailTemplate, data: Readonly<Record<string, unknown>>): Promise<RenderedEmail> {
@@ -22,14 +24,14 @@ export function createEmailRenderer(deps: { compiler: StringTemplateCompiler }) 
       const html = await render(element);
       // Built-in templates grow with their data only (bounded by the request size); the same cap holds for them.
       if (html.length > STRING_TEMPLATE_LIMITS.maxRenderedLength) throw new RenderedTooLargeError(html.length, STRING_TEMPLATE_LIMITS.maxRenderedLength);
-      return { html, text: unstableToPlainText(html) };
+      return { html, text: plainTextOf(html) };
     }
     const compiled = deps.compiler.compile(template.content);
     // Accepted templates compiled when they were accepted; one refused now means the limits changed since.
     if (typeof compiled !== 'function') throw new Error(`templateContent ${compiled.problem}`);
     // Throws RenderedTooLargeError, before building anything, when the output could exceed the cap.
     const html = compiled({ ...data });
-    return { html, text: unstableToPlainText(html) };
+    return { html, text: plainTextOf(html) };
   };
 }
 

@@ -4,6 +4,7 @@ import { generateSecret, hashSecret } from '../../domain/crypto/secret-box.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { leadKeyPrefix, type LeadEnvironment } from '../../domain/leads/lead-keys.ts';
 import { LeadValidationError } from '../../domain/leads/lead-errors.ts';
+import { canonicalOrigin } from '../../domain/leads/origins.ts';
 
 export interface GeneratedLeadKeys {
   readonly applicationId: number;
@@ -24,17 +25,15 @@ export async function generateLeadKeys(em: EntityManager, input: { tenantId: num
   return { applicationId: replaced.applicationId, environment: input.environment, publishableKey, secretKey };
 }
 
-const ORIGIN = /^https?:\/\/[^/\s?#]+$/;
 const MAX_ORIGINS = 100;
 
-/** Replaces an application's allowed origins; each must be exactly what a browser sends as `Origin`. */
+/** Replaces an application's allowed origins, each kept as a browser sends it as `Origin` (`canonicalOrigin`). */
 export async function replaceAllowedOrigins(em: EntityManager, input: { tenantId: number; applicationSlug: string; origins: readonly string[] }): Promise<LeadApplication> {
-  const problems = input.origins.flatMap((origin, index) =>
-    ORIGIN.test(origin) && origin.length <= 300 && !origin.endsWith('/') ? [] : [`origins[${index}]: must be scheme://host[:port], as browsers send Origin`],
-  );
+  const origins = input.origins.map(canonicalOrigin);
+  const problems = origins.flatMap((origin, index) => (origin !== undefined ? [] : [`origins[${index}]: must be scheme://host[:port], as browsers send Origin`]));
   if (input.origins.length > MAX_ORIGINS) problems.push(`origins: at most ${MAX_ORIGINS}`);
   if (problems.length > 0) throw new LeadValidationError(problems);
-  const application = await setLeadAllowedOrigins(em, { ...input, origins: [...new Set(input.origins)] });
+  const application = await setLeadAllowedOrigins(em, { ...input, origins: [...new Set(origins as string[])] });
   if (!application) throw unknownApplication(input.applicationSlug);
   return application;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Application, Tenant } from '../../schema/entities/index.ts';
 import { DomainError } from '../../domain/errors.ts';
+import { canonicalOrigin } from '../../domain/leads/origins.ts';
 import { assignChanges, type ChangeKind } from './changes.ts';
 import type { TenantFixture } from './fixture.schema.ts';
 
@@ -53,7 +54,7 @@ async function upsertApplications(em: EntityManager, tenant: Tenant, fixture: Te
   for (const app of declared) {
     const leadsTarget = (fixture.leads?.application ?? declared[0]!.slug) === app.slug;
     const origins = 'allowedOrigins' in app && app.allowedOrigins ? app.allowedOrigins : leadsTarget ? fixture.leads?.allowedOrigins : undefined;
-    const values = { name: app.name, ...(origins ? { leadAllowedOrigins: origins } : {}) };
+    const values = { name: app.name, ...(origins ? { leadAllowedOrigins: canonicalOrigins(origins) } : {}) };
     // A tenant created by this run has no applications yet (and no id to look them up by).
     const existing = tenant.id === undefined ? null : await em.findOne(Application, { tenant, slug: app.slug });
     if (!existing) {
@@ -65,6 +66,19 @@ async function upsertApplications(em: EntityManager, tenant: Tenant, fixture: Te
     }
   }
   return changed;
+}
+
+/** Allowed origins as browsers send them (the fixture's pattern admits `https://Shop.example:443`, which none sends). */
+function canonicalOrigins(origins: readonly string[]): string[] {
+  return [
+    ...new Set(
+      origins.map((origin) => {
+        const canonical = canonicalOrigin(origin);
+        if (canonical === undefined) throw new DomainError('validation', `Allowed origin ${origin.slice(0, 300)} must be scheme://host[:port], as browsers send Origin`, { field: 'allowedOrigins' });
+        return canonical;
+      }),
+    ),
+  ];
 }
 
 /** The application a product or lead key pair belongs to: the named one, else the tenant's first (its oldest). */

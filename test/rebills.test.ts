@@ -453,26 +453,34 @@ describe('a salvaged checkout decline paid on its retry', () => {
     await front?.close();
   });
 
-  it("charges the checkout's price, then starts the first period after the plan's trial, as a checkout paid at once would", async () => {
-    const tenant = await createMerchantTenant(app, {
-      products: [
-        oneOffProduct('trial', '9.99', 'USD', {
-          subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 2, trialSeconds: 5, gracePeriodDays: 3, dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [1] } },
-        }),
-      ],
-      merchantAccounts: [merchantAccount('TRIAL-1')],
+  it("charges the checkout's price, then starts the first period after the plan's trial, as a checkout paid at once would; the checkout's lead is paid then", async () => {
+    const tenant = await createLeadTenant(app, {
+      extra: {
+        products: [
+          oneOffProduct('trial', '9.99', 'USD', {
+            subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 2, trialSeconds: 5, gracePeriodDays: 3, dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [1] } },
+          }),
+        ],
+        merchantAccounts: [merchantAccount(`TRIAL-${randomUUID().slice(0, 8)}`)],
+        webhookEndpoints: [],
+      },
     });
-    const { body } = await post(app, `/api/${tenant.products.trial}`, tenant.apiKey, submitBody('4242424242424242'));
+    const sessionId = newSessionId();
+    expect((await postLead(app.baseUrl, { email: 'late@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
+    const { body } = await post(app, `/api/${tenant.result.products[0]!.id}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
     expect(body).toMatchObject({ info: 'Success', chargeSuccess: false, declineSalvage: true, statusId: 3512, subscribeSuccess: true });
     const id = body.subscriptionId as number;
     await vi.waitFor(async () => expect((await rebillsOf(app, id)).slice(0, 2).map((r) => [r.period, r.state])).toEqual([[0, 'paid'], [1, 'paid']]), { timeout: 20_000, interval: 200 });
     const charged = async (orderId: number) =>
-      (await app.orm.em.fork().execute<{ amount: string; sent_at: string }[]>(`select amount, sent_at from transactions where order_id = ? and success`, [orderId]))[0]!;
+      (await app.orm.em.fork().execute<{ gateway_transaction_id: string; amount: string; sent_at: string }[]>(`select gateway_transaction_id, amount, sent_at from transactions where order_id = ? and success`, [orderId]))[0]!;
     const [salvaged, first] = await rebillsOf(app, id);
     const [paidLate, firstPeriod] = [await charged(salvaged!.orderId), await charged(first!.orderId)];
     expect([paidLate.amount, firstPeriod.amount]).toEqual(['9.99', '4.99']);
     // Trial (5 s) and period (2 s) from the retry that paid: without the trial the first period came 2 s after it.
     expect(new Date(firstPeriod.sent_at).getTime() - new Date(paidLate.sent_at).getTime()).toBeGreaterThanOrEqual(6_500);
+    // The checkout was paid at last: its lead is paid by that charge (and not by the first period's, which came later).
+    const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(lead).toMatchObject({ status: 'paid', transaction_id: paidLate.gateway_transaction_id, order_id: salvaged!.orderId, amount: '9.99' });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
   });
 });

@@ -24,6 +24,8 @@ export type RebillPlan =
       readonly currency: string;
       readonly sealedCard: string;
       readonly card: CardSummary;
+      /** Period 0 only (the checkout's own charge retried): the checkout's session, so its lead is paid by this charge. */
+      readonly partnerSession?: string;
     }
   | { readonly kind: 'none'; readonly reason: 'cancelled' | 'no_card' };
 
@@ -60,6 +62,7 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
       email: subject.email,
       // Period 0 is the checkout's own charge, declined and salvaged into grace: retried at the checkout's price.
       amount: input.period === 0 ? subject.firstChargeAmount : subject.recurringAmount,
+      ...(input.period === 0 && subject.checkoutPartnerSession ? { partnerSession: subject.checkoutPartnerSession } : {}),
       currency: subject.currency,
       sealedCard: subject.sealedCard,
       card: {

@@ -15,6 +15,8 @@ export interface RebillSubject {
   readonly recurringAmount: string;
   /** What the checkout charged (its submit order's amount): a salvaged first charge is retried at this price. */
   readonly firstChargeAmount: string;
+  /** The checkout's `partnerSession` (its lead's `session_id`), if it had one. */
+  readonly checkoutPartnerSession: string | null;
   readonly state: 'pending' | 'active' | 'grace' | 'cancelled';
   readonly plan: SubscriptionPlan | null;
   readonly sealedCard: string | null;
@@ -32,6 +34,7 @@ export async function findRebillSubject(em: EntityManager, subscriptionId: numbe
       currency: string;
       recurring_amount: string;
       first_charge_amount: string;
+      checkout_partner_session: string | null;
       state: RebillSubject['state'];
       subscription_plan: SubscriptionPlan | null;
       sealed_card: string | null;
@@ -40,7 +43,7 @@ export async function findRebillSubject(em: EntityManager, subscriptionId: numbe
     }[]
   >(
     `select s.id, s.tenant_id, s.product_id, s.email, o.currency, s.recurring_amount, coalesce(submit.amount, s.recurring_amount) as first_charge_amount,
-            s.state, p.subscription_plan, s.sealed_card, s.billed_periods, s.paused_at
+            submit.partner_session as checkout_partner_session, s.state, p.subscription_plan, s.sealed_card, s.billed_periods, s.paused_at
        from subscriptions s join products p on p.id = s.product_id join orders o on o.id = s.order_id
        left join orders submit on submit.id = o.parent_order_id
       where s.id = ?`,
@@ -55,6 +58,7 @@ export async function findRebillSubject(em: EntityManager, subscriptionId: numbe
       currency: row.currency,
       recurringAmount: row.recurring_amount,
       firstChargeAmount: row.first_charge_amount,
+      checkoutPartnerSession: row.checkout_partner_session,
       state: row.state,
       plan: row.subscription_plan,
       sealedCard: row.sealed_card,

@@ -133,7 +133,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
         email: rebill.email,
         sealedCard: rebill.sealedCard,
         card: rebill.card,
-        order: { mobileWalletA: false },
+        // A rebill has no session (its lead was paid by the checkout), unless it is the checkout's own charge retried.
+        order: { mobileWalletA: false, ...(rebill.partnerSession ? { partnerSession: rebill.partnerSession } : {}) },
         cascade: true,
         threeDSecure: { enabled: false, cancelOnFail: true },
         subscriptionPlan: null,

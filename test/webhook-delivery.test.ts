@@ -1,5 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
@@ -177,9 +179,72 @@ describe('signed webhook delivery', () => {
       const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
       const more = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
       expect(more).toEqual([]);
+
+      // The merchant mends the receiver and provisions the endpoint's new address: it is enabled again.
+      const secret = generateWebhookSecret();
+      const mended = await startWebhookReceiver(secret, () => ({ status: 204 }));
+      try {
+        await provision(
+          { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+          parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'Mended', clientId: tenant.clientId, webhookEndpoints: [{ slug: 'main', url: mended.url, secret }] }] }),
+        );
+        expect((await app.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: endpointId })).disabledAt).toBeNull();
+        const [again] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
+        expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(again!)).result()).toBe('delivered');
+        expect(mended.received.map((r) => r.verified)).toEqual([true]);
+      } finally {
+        await mended.close();
+      }
     } finally {
       await receiver.close();
     }
+  });
+
+  it('reads no more of an answer than its snippet keeps: a receiver streaming without end is delivered, not timed out', async () => {
+    const secret = generateWebhookSecret();
+    const endless = http.createServer((request, response) => {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      const more = () => {
+        while (!response.destroyed && response.write(chunk));
+        if (!response.destroyed) response.once('drain', more);
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}/hooks`;
+      const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'endless', url, secret }] });
+      const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+      const [deliveryId] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
+      expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result()).toBe('delivered');
+      const delivery = await deliveryFromGraphQL(tenant.apiKey, deliveryId!);
+      expect(delivery.attempts).toEqual([expect.objectContaining({ attemptNumber: 1, httpStatus: 200, error: null })]);
+      // The snippet's bytes were read and the rest left: the attempt took nothing like the attempt timeout's 1.5 s.
+      expect(delivery.attempts[0].latencyMs).toBeLessThan(TIMEOUT_MS / 2);
+    } finally {
+      endless.closeAllConnections();
+      await new Promise<void>((resolve) => endless.close(() => resolve()));
+    }
+  });
+
+  it("fails at once, not retried for a day, when the endpoint's secret is no base64 `standardwebhooks` can read; provisioning refuses one", async () => {
+    const unusable = `whsec_AAAA=AAA${'A'.repeat(28)}`;
+    const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: 'http://127.0.0.1:9/hooks' }] });
+    expect(() =>
+      parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'T', clientId: tenant.clientId, webhookEndpoints: [{ slug: 'main', url: 'http://127.0.0.1:9/hooks', secret: unusable }] }] }),
+    ).toThrow(/secret/);
+    // One stored before provisioning refused it.
+    const em = app.orm.em.fork();
+    await em.nativeUpdate(WebhookEndpoint, { id: tenant.result.webhookEndpoints[0]!.id }, { secretCiphertext: app.secretBox.seal(unusable) });
+    const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+    const [deliveryId] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
+    const started = Date.now();
+    const ended = await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result().catch((error: unknown) => error);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(ended).toBeInstanceOf(WorkflowFailedError);
+    expect(((ended as WorkflowFailedError).cause?.cause as ApplicationFailure | undefined)?.type).toBe('EndpointSecretUnreadable');
   });
 
   it('counts a receiver that hangs past the timeout as a failed attempt', async () => {

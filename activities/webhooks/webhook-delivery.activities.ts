@@ -26,6 +26,29 @@ export interface WebhookActivityDeps {
 }
 
 const SNIPPET_LENGTH = 500;
+/** What is read of a receiver's answer for its snippet; the rest is never downloaded (an answer may be gigabytes). */
+const SNIPPET_BYTES = 4096;
+
+/** At most the first `limit` bytes of an answer's body as text; the rest is cancelled unread. Never throws. */
+async function leadingText(response: Response, limit: number): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // A body that broke off: what arrived is the snippet.
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit));
+}
 
 export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
   const httpFetch = deps.fetch ?? fetch;
@@ -42,6 +65,15 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
     }
   }
 
+  /** The attempt's signature headers; a secret `standardwebhooks` cannot decode will not decode on a retry either. */
+  function sign(endpoint: WebhookEndpoint, message: Parameters<typeof signWebhook>[0]): ReturnType<typeof signWebhook> {
+    try {
+      return signWebhook(message);
+    } catch {
+      throw ApplicationFailure.nonRetryable(`The signing secret of webhook endpoint ${endpoint.id} is not a usable whsec_ secret`, 'EndpointSecretUnreadable');
+    }
+  }
+
   /** One signed POST; the attempt is recorded whatever happens. Only a 2xx answer counts as delivered. */
   async function attemptWebhookDelivery(input: { deliveryId: string; attemptNumber: number; timeoutMs: number }): Promise<AttemptOutcome> {
     const em = deps.orm.em.fork();
@@ -52,7 +84,7 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
 
     const secrets = openSecrets(endpoint);
     const attemptedAt = new Date();
-    const headers = signWebhook({ id: delivery.id, timestampSeconds: Math.floor(attemptedAt.getTime() / 1000), body: delivery.body, secrets });
+    const headers = sign(endpoint, { id: delivery.id, timestampSeconds: Math.floor(attemptedAt.getTime() / 1000), body: delivery.body, secrets });
     const started = performance.now();
     let outcome: AttemptOutcome;
     let httpStatus: number | null = null;
@@ -67,7 +99,7 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
         signal: AbortSignal.timeout(input.timeoutMs),
       });
       httpStatus = response.status;
-      snippet = storableText(await response.text().catch(() => ''), SNIPPET_LENGTH) || null;
+      snippet = storableText(await leadingText(response, SNIPPET_BYTES), SNIPPET_LENGTH) || null;
       if (response.status >= 200 && response.status < 300) outcome = { kind: 'delivered', httpStatus };
       else if (response.status === 410) outcome = { kind: 'gone' };
       else {

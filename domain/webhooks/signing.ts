@@ -19,3 +19,13 @@ export function signWebhook(input: { id: string; timestampSeconds: number; body:
     'webhook-signature': input.secrets.map((secret) => new Webhook(secret).sign(input.id, timestamp, input.body)).join(' '),
   };
 }
+
+/** Whether `standardwebhooks` can sign with the secret (its base64 decodes): what a fixture's secret must be. */
+export function isUsableSigningSecret(secret: string): boolean {
+  try {
+    new Webhook(secret);
+    return true;
+  } catch {
+    return false;
+  }
+}

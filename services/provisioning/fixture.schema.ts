@@ -101,7 +101,7 @@ const WebhookEndpointInput = Type.Object(
     slug: Slug,
     url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }),
     eventTypes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { uniqueItems: true })),
-    secret: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/=]{32,}$' })),
+    secret: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/]{32,}={0,2}$', maxLength: 200 })),
   },
   { additionalProperties: false },
 );

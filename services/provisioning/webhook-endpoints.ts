@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { generateWebhookSecret, type SecretBox } from '../../domain/crypto/secret-box.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { isUsableSigningSecret } from '../../domain/webhooks/signing.ts';
 import { WebhookEndpoint } from '../../schema/entities/index.ts';
 import { assignChanges, type ChangeKind } from './changes.ts';
 import type { TenantFixture } from './fixture.schema.ts';
@@ -13,7 +15,10 @@ export interface ProvisionedWebhookEndpoint {
   secret?: string;
 }
 
-/** Webhook endpoints matched by slug; a new secret in the fixture starts a rotation. */
+/**
+ * Webhook endpoints matched by slug; a new secret in the fixture starts a rotation. An endpoint disabled by its
+ * receiver's 410 Gone is enabled again when its URL or secret changes: the merchant has mended the receiver.
+ */
 export async function provisionWebhookEndpoints(
   { em, tenant, audit }: TenantScope,
   secretBox: SecretBox,
@@ -21,6 +26,9 @@ export async function provisionWebhookEndpoints(
 ): Promise<ProvisionedWebhookEndpoint[]> {
   const results: ProvisionedWebhookEndpoint[] = [];
   for (const fixture of fixtures) {
+    if (fixture.secret !== undefined && !isUsableSigningSecret(fixture.secret)) {
+      throw new DomainError('validation', `Webhook endpoint ${fixture.slug}: secret must be whsec_ followed by base64`, { field: 'webhookEndpoints.secret' });
+    }
     const endpoint = await em.findOne(WebhookEndpoint, { tenant, slug: fixture.slug });
     const values = { url: fixture.url, eventTypes: fixture.eventTypes ?? [] };
     if (!endpoint) {
@@ -30,12 +38,17 @@ export async function provisionWebhookEndpoints(
       results.push({ slug: created.slug, id: created.id, change: 'created', ...(fixture.secret ? {} : { secret }) });
       continue;
     }
+    const [urlBefore, secretBefore] = [endpoint.url, endpoint.secretCiphertext];
     let change = assignChanges(endpoint, values);
     if (fixture.secret && secretBox.open(endpoint.secretCiphertext) !== fixture.secret) {
       // Rotation: keep signing with the old secret too until the receiver has switched.
       endpoint.previousSecretCiphertext = endpoint.secretCiphertext;
       endpoint.secretCiphertext = secretBox.seal(fixture.secret);
       change = 'updated';
+    }
+    if (change !== 'unchanged' && endpoint.disabledAt && (endpoint.url !== urlBefore || endpoint.secretCiphertext !== secretBefore)) {
+      endpoint.disabledAt = null;
+      endpoint.disabledReason = null;
     }
     if (change !== 'unchanged') audit('webhook_endpoint.updated', 'WebhookEndpoint', endpoint.id, values);
     results.push({ slug: endpoint.slug, id: endpoint.id, change });

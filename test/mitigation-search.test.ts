@@ -105,6 +105,10 @@ beforeAll(async () => {
   subscriptionId = subscription!.id;
   visible[3]!.subscriptionIds.push(subscriptionId);
   visible.push(await seedTransaction(app, base, { orderId: subscriptionOrder!.id, email: 'buyer3@example.com', subscriptionIds: [subscriptionId], sentAt: hours(-10) }));
+  // A rebill as billing makes one: an order of its own, named by the subscription's rebills row.
+  const rebill = await seedTransaction(app, base, { email: 'buyer3@example.com', subscriptionIds: [subscriptionId], sentAt: hours(-9) });
+  await em.execute(`insert into rebills (subscription_id, period, attempt, order_id, state, created_at) values (?, 1, 0, ?, 'paid', now())`, [subscriptionId, rebill.orderId]);
+  visible.push(rebill);
 
   const childBase = await tenantBase(child, 'M1');
   for (let i = 0; i < 3; i++) visible.push(await seedTransaction(app, childBase, { email: 'buyer0@example.com', sentAt: hours(i + 0.5), authCode: 'A0' }));

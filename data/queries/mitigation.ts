@@ -62,13 +62,15 @@ function conditionsOf(filter: MitigationFilter): Conditions {
   }
   where.anyOf('t.merchant_account_id', filter.merchantAccountIds, 'int');
   if (filter.subscriptionIds !== undefined) {
-    // A subscription's transactions are those of its own order and of the submit order that created it.
+    // A subscription's transactions are those of its own order, of the submit order that created it, and of its rebills.
     const ids = arrayLiteral(filter.subscriptionIds);
     where.add(
       `t.order_id in (select s.order_id from subscriptions s where s.id = any(cast(? as int[]))
                       union all
-                      select so.parent_order_id from subscriptions s join orders so on so.id = s.order_id where s.id = any(cast(? as int[])) and so.parent_order_id is not null)`,
-      ids, ids,
+                      select so.parent_order_id from subscriptions s join orders so on so.id = s.order_id where s.id = any(cast(? as int[])) and so.parent_order_id is not null
+                      union all
+                      select r.order_id from rebills r where r.subscription_id = any(cast(? as int[])))`,
+      ids, ids, ids,
     );
   }
   where.anyOf('t.amount', filter.amounts, 'numeric');
@@ -282,7 +284,7 @@ export async function findCustomersByIds(em: EntityManager, ids: readonly number
 }
 
 export interface RelatedSubscription {
-  /** The order of the transaction that this subscription belongs to: its own order or the submit order that created it. */
+  /** The order of the transaction that this subscription belongs to: its own order, the submit order that created it, or a rebill's. */
   readonly transactionOrderId: number;
   readonly id: number;
   readonly state: string;
@@ -293,7 +295,7 @@ export interface RelatedSubscription {
 }
 
 /**
- * The subscription of each order: one whose own order it is, or one created by that submit order. A submit order may
+ * The subscription of each order: one whose own order it is, one created by that submit order, or one that rebilled under it. A submit order may
  * have created several; each order then gets the one with the lowest id (the first created), the same on every read.
  */
 export async function findSubscriptionsByOrderIds(em: EntityManager, orderIds: readonly number[]): Promise<RelatedSubscription[]> {
@@ -305,9 +307,12 @@ export async function findSubscriptionsByOrderIds(em: EntityManager, orderIds: r
        union all
        select o.parent_order_id, s.id, s.state, s.email, s.recurring_amount::text, s.next_billing_at, s.created_at
          from orders o join subscriptions s on s.order_id = o.id where o.parent_order_id = any(cast(? as int[]))
+       union all
+       select r.order_id, s.id, s.state, s.email, s.recurring_amount::text, s.next_billing_at, s.created_at
+         from rebills r join subscriptions s on s.id = r.subscription_id where r.order_id = any(cast(? as int[]))
      ) found
      order by transaction_order_id, id`,
-    [ids, ids],
+    [ids, ids, ids],
   );
   return rows.map((r) => ({
     transactionOrderId: r.transaction_order_id,

@@ -266,7 +266,7 @@ describe('transaction webhook', () => {
       expect(receiver.received[0]!.verified).toBe(true);
       expect(receiver.received[0]!.payload).toMatchObject({
         type: 'transaction.completed',
-        data: { info: 'Error', statusId: 3617, partnerSession: body.partnerSession, submitOrderId: result.submitOrderId, amount: 19.99, currency: 'USD', last4: '0002' },
+        data: { kind: 'payment', info: 'Error', statusId: 3617, partnerSession: body.partnerSession, submitOrderId: result.submitOrderId, amount: 19.99, currency: 'USD', last4: '0002' },
       });
     } finally {
       await receiver.close();
@@ -284,6 +284,7 @@ describe('transaction webhook', () => {
         const { data } = receiver.received[index]!.payload as { data: Record<string, unknown> };
         const fields = ['info', 'statusId', 'error', 'chargeSuccess', 'subscribeSuccess', 'declineSalvage', 'amount', 'transactionId', 'orderId', 'submitOrderId', 'subscriptionId', 'mid', 'email', 'serviceSession', 'bin', 'last4'];
         expect(data).toEqual({
+          kind: 'payment',
           ...Object.fromEntries(fields.map((field) => [field, answer[field]])),
           currency: 'USD',
           productId: hooked.productId,

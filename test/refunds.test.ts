@@ -165,7 +165,8 @@ describe('POST /payments/{id}/refund', () => {
       expect(hook.verified).toBe(true);
       expect(hook.payload).toMatchObject({
         type: 'transaction.completed',
-        data: { kind: 'refund', refundId: done.body.id, paymentId: payment.body.id, success: true, amount: '9.99', currency: 'USD', transactionId: done.body.transaction_id, originalTransactionId: payment.body.transaction_id, refundable: true, last4: '4242' },
+        // Amounts are JSON numbers, as in the payment's own transaction.completed.
+        data: { kind: 'refund', refundId: done.body.id, paymentId: payment.body.id, success: true, amount: 9.99, refundedAmount: 9.99, currency: 'USD', transactionId: done.body.transaction_id, originalTransactionId: payment.body.transaction_id, refundable: true, last4: '4242' },
       });
     } finally {
       await receiver.close();

@@ -101,7 +101,12 @@ export function createRefundActivities(deps: RefundActivityDeps) {
     if (!event) return [];
     return recordWebhookDeliveries(em, {
       tenantId: input.tenantId,
-      event: { type: 'transaction.completed', timestamp: input.occurredAt, data: { kind: 'refund', ...event, paymentId: `pay_${event.orderId}`, submitOrderId: event.orderId } },
+      // Amounts as the payment's own `transaction.completed` carries them (the submit result's JSON numbers): one type per field of an event.
+      event: {
+        type: 'transaction.completed',
+        timestamp: input.occurredAt,
+        data: { kind: 'refund', ...event, amount: Number(event.amount), refundedAmount: Number(event.refundedAmount), paymentId: `pay_${event.orderId}`, submitOrderId: event.orderId },
+      },
       eventKey: `transaction.completed/refund-${input.refundId}`,
     });
   }

@@ -1,11 +1,14 @@
 import { persistedPartnerSession } from './payment-input.ts';
 import type { SubmitResult } from './submit-result.ts';
 
-/** The transaction webhook's `data`: the submit result without card-derived details beyond BIN and last 4. */
+/**
+ * The transaction webhook's `data` for a payment: the submit result without card-derived details beyond BIN and
+ * last 4, `kind: 'payment'` (a refund's `transaction.completed` is `kind: 'refund'`, its amounts the same JSON numbers).
+ */
 export type TransactionEventData = Pick<
   SubmitResult,
   'info' | 'statusId' | 'error' | 'chargeSuccess' | 'subscribeSuccess' | 'declineSalvage' | 'amount' | 'transactionId' | 'orderId' | 'submitOrderId' | 'subscriptionId' | 'mid' | 'email' | 'partnerSession' | 'serviceSession' | 'bin' | 'last4'
-> & { currency: string; productId: number };
+> & { kind: 'payment'; currency: string; productId: number };
 
 /** A successful charge of a checkout session, to mark the session's lead paid (spec 3.2). */
 export interface PaidLead {
@@ -52,6 +55,7 @@ export function paymentOutcomeOf(result: SubmitResult, payment: OutcomeContext, 
 /** The `transaction.completed` data: the result, with no card detail beyond BIN and last 4. */
 export function transactionEventOf(result: SubmitResult, payment: OutcomeContext): TransactionEventData {
   return {
+    kind: 'payment',
     info: result.info,
     statusId: result.statusId,
     error: result.error,

@@ -202,6 +202,8 @@ describe('request-level errors', () => {
     ['a body that is not an object', 400, '[1,2]', 'body must be object'],
     ['a wrong type', 400, JSON.stringify({ email: 42 }), 'email must be string'],
     ['an unknown field', 400, JSON.stringify({ surprise: true }), 'surprise is not a known field'],
+    // Its two parts are kept in columns of 200: a longer one is refused before any order is written or limit counted.
+    ['a subAffiliate part over 200 characters', 400, JSON.stringify({ subAffiliate: `a_${'b'.repeat(300)}` }), 'subAffiliate must match pattern "^[^_]{0,200}(_[\\s\\S]{0,200})?$"'],
   ])('%s is a %i', async (_name, status, body, message) => {
     const response = await submit(body);
     expect(response.status).toBe(status);

@@ -51,7 +51,10 @@ export const SubmitRequest = Type.Object(
     affiliateId: Type.Optional(Type.Integer({ description: 'Deprecated; ignored. Use affiliateName' })),
     campaignName: str(200),
     affiliateName: str(200),
-    subAffiliate: str(401),
+    // Kept as two columns of 200 (primary, secondary): a longer part is refused here, not by the database mid-payment.
+    subAffiliate: Type.Optional(
+      Type.String({ maxLength: 401, pattern: '^[^_]{0,200}(_[\\s\\S]{0,200})?$', description: '`primary_secondary` (spec 2.1); each part at most 200 characters' }),
+    ),
     trackerClickId: str(200),
     threeDSecure: Type.Optional(Type.Object({ enabled: Type.Optional(Type.Boolean()), cancelOnFail: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
     useragent: str(1000),

@@ -1160,6 +1160,7 @@ export interface operations {
           affiliateId?: number;
           campaignName?: string;
           affiliateName?: string;
+          /** @description `primary_secondary` (spec 2.1); each part at most 200 characters */
           subAffiliate?: string;
           trackerClickId?: string;
           threeDSecure?: {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { requestHash } from '../services/payments/submit-payment.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { authorizationsFor, card, createPaymentTenant, localActivitiesOf, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { authorizationsFor, card, createMerchantTenant, createPaymentTenant, localActivitiesOf, merchantAccount, oneOffProduct, post, submitBody, type PaymentTenant } from './support/payments.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -193,6 +193,22 @@ describe('POST /api/{productId}', () => {
     expect(result).toMatchObject({ info: 'Success', partnerSession: long });
     const [order] = await app.orm.em.fork().execute(`select partner_session from orders where id = ?`, [result.submitOrderId]);
     expect(order!.partner_session).toBeNull();
+  });
+});
+
+describe('a card network no merchant account takes', () => {
+  it("fails as spec 7.1's '… cards not supported' when the product accepts it but no live account does; none with room is still None", async () => {
+    const shop = await createMerchantTenant(app, { products: [oneOffProduct('both', '9.99', 'USD', { acceptedNetworks: ['NetworkA', 'NetworkB'] })], merchantAccounts: [merchantAccount('NET-A')] });
+    await app.orm.em.fork().execute(`update merchant_accounts set enabled_network_b = false where tenant_id = ?`, [shop.id]);
+    const networkB = await post(app, `/api/${shop.products.both}`, `Bearer ${shop.apiKey}`, submitBody('5555555555554444'));
+    expect(networkB.body).toMatchObject({ info: 'Failed', error: 'NetworkB cards not supported', statusId: 0, chargeSuccess: false });
+    expectFullShape(networkB.body);
+    expect(await authorizationsFor(networkB.body.submitOrderId)).toBe(0);
+    // Network A is taken: its card is charged.
+    expect((await post(app, `/api/${shop.products.both}`, `Bearer ${shop.apiKey}`, submitBody('4242424242424242'))).body).toMatchObject({ info: 'Success' });
+    // An account that takes the network but has no room is the accounts' matter, as before.
+    await app.orm.em.fork().execute(`update merchant_accounts set enabled_network_b = true, monthly_cap = 1 where tenant_id = ?`, [shop.id]);
+    expect((await post(app, `/api/${shop.products.both}`, `Bearer ${shop.apiKey}`, submitBody('5555555555554444'))).body).toMatchObject({ info: 'None' });
   });
 });
 

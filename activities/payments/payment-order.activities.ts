@@ -2,6 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import {
   findAttemptMerchantAccount,
   findEligibleMerchantAccounts,
+  liveAccountsRefuseNetwork,
   findForcedMerchantAccount,
   findReservedMerchantAccount,
   releaseMonthlyVolume,
@@ -26,7 +27,8 @@ export interface PaymentOrderActivityDeps {
 }
 
 /** The merchant account an attempt goes to; `refusal` is the status a forced account declines with unsent. */
-export type MerchantAccountChoice = { account: MerchantCandidate; refusal?: number } | { account?: undefined };
+/** The account an attempt goes to (or the status a forced one refuses it with), or none: `networkRefused` when no live account takes the card's network at all. */
+export type MerchantAccountChoice = { account: MerchantCandidate; refusal?: number } | { account?: undefined; networkRefused?: true };
 
 export interface OpenPaymentOrderInput {
   tenantId: number;
@@ -147,7 +149,8 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     // have reserved meanwhile, and its account counts as used in the candidates' figures. The attempt goes there.
     const reservedMeanwhile = await findReservedMerchantAccount(em, input.submitOrderId);
     if (reservedMeanwhile && !input.triedMerchantAccountIds.includes(reservedMeanwhile.merchantAccountId)) return { account: reservedMeanwhile };
-    return {};
+    const firstAttempt = input.triedMerchantAccountIds.length === 0;
+    return firstAttempt && (await liveAccountsRefuseNetwork(sql, input)) ? { networkRefused: true } : {};
   }
 
   /**

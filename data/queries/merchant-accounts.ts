@@ -50,6 +50,21 @@ export async function findEligibleMerchantAccounts(sql: SqlExecutor, criteria: E
   return rows.map(toCandidate);
 }
 
+/**
+ * Whether the tenant has live merchant accounts for the currency and none of them takes the card's network: the
+ * payment then fails as spec 7.1's "… cards not supported" rather than as no account having room. Asked only when
+ * selection found no account, so never on the path of a payment that has one.
+ */
+export async function liveAccountsRefuseNetwork(sql: SqlExecutor, criteria: { tenantId: number; currency: string; network: string }): Promise<boolean> {
+  const [row] = await sql.execute<{ refused: boolean }[]>(
+    `select count(*) > 0 and not bool_or((? <> 'NetworkA' or m.enabled_network_a) and (? <> 'NetworkB' or m.enabled_network_b)) as refused
+       from merchant_accounts m join merchant_account_currencies c on c.merchant_account_id = m.id and c.currency = ?
+      where m.tenant_id = ? and m.fully_live`,
+    [criteria.network, criteria.network, criteria.currency, criteria.tenantId],
+  );
+  return row?.refused === true;
+}
+
 /** A `mid` named in the request, with how it fits the payment (each fact false is a reason to decline it). */
 export interface ForcedMerchantAccount {
   readonly candidate: MerchantCandidate;

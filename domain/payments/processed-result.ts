@@ -95,6 +95,12 @@ export function noMerchantAccountResult(payment: PaymentView): SubmitResult {
   return { ...emptyResult(payment.resultContext), submitOrderId: payment.submitOrderId, orderId: payment.submitOrderId, info: 'None', error, message: error };
 }
 
+/** No live merchant account of the tenant takes the card's network (spec 7.1): nothing was sent to a processor. */
+export function networkNotSupportedResult(payment: PaymentView, network: string): SubmitResult {
+  const error = `${network} cards not supported`;
+  return { ...emptyResult(payment.resultContext), submitOrderId: payment.submitOrderId, orderId: payment.submitOrderId, info: 'Failed', error, message: error };
+}
+
 /** The e-mail already holds (or another payment is claiming) a live subscription to the product: nothing was charged. */
 export function alreadySubscribedResult(payment: PaymentView): SubmitResult {
   const error = 'Already subscribed';

@@ -26,6 +26,7 @@ import { closingOf, finalOutcomeOf, type Closing } from '../../domain/payments/c
 import {
   alreadySubscribedResult,
   buildProcessedResult,
+  networkNotSupportedResult,
   noMerchantAccountResult,
   pendingResult,
   unprocessableResult,
@@ -262,7 +263,11 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     if (opened.alreadySubscribed) return endUnprocessed(alreadySubscribedResult(payment), 'AlreadySubscribed');
 
     const first = opened.firstAccount;
-    if (!first.account) return endUnprocessed(noMerchantAccountResult(payment), 'NoMerchantAccount');
+    if (!first.account) {
+      // Live accounts there are, but none takes this network: the card is not supported, not the accounts full.
+      if (first.networkRefused) return endUnprocessed(networkNotSupportedResult(payment, input.card.network), 'Failed');
+      return endUnprocessed(noMerchantAccountResult(payment), 'NoMerchantAccount');
+    }
     let account = first.account;
     let attemptNumber = 1;
     let attempt = first.refusal === undefined ? await authorize(account, attemptNumber, opened.attempt) : await declineUnsent(account, attemptNumber, first.refusal);

@@ -44,7 +44,7 @@ it('a worker killed after the transaction is recorded and before the lead is mar
     transactionId = submitted.body.transactionId;
     await vi.waitFor(
       async () => {
-        const waiting = await app.orm.em.fork().execute(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%update customer_leads%'`);
+        const waiting = await app.orm.em.fork().execute(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%update customer_leads%'`);
         expect(waiting, 'the marking waits on the lead row').toHaveLength(1);
       },
       { timeout: 30_000, interval: 50 },

@@ -161,7 +161,7 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
     await locker.execute(`select id from customers where tenant_id = ? and email = ? for update`, [blocked.id, email]);
     const first = post(narrow, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email }));
     await vi.waitFor(
-      async () => expect(await narrow.orm.em.fork().execute(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into customers%'`)).toHaveLength(1),
+      async () => expect(await narrow.orm.em.fork().execute(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%insert into customers%'`)).toHaveLength(1),
       { timeout: 5_000, interval: 50 },
     );
     return {

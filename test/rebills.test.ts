@@ -341,7 +341,7 @@ describe('signals racing the billing steps', () => {
         await vi.waitFor(async () => {
           const [row] = await app.orm.em
             .fork()
-            .execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike 'insert into rebills%'`);
+            .execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'insert into rebills%'`);
           expect(row!.n).toBeGreaterThan(0);
         }, { timeout: 15_000, interval: 50 });
       }
@@ -409,7 +409,7 @@ describe('signals racing the billing steps', () => {
       await tx.execute(`select id from merchant_accounts where tenant_id = ? for update`, [tenant.id]);
       await tx.execute(`select v.merchant_account_id from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ? for update of v`, [tenant.id]);
       await vi.waitFor(async () => {
-        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%reserve%'`);
+        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%routines.reserve_volume%'`);
         expect(row!.n).toBeGreaterThan(0);
       }, { timeout: 15_000, interval: 50 });
       cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);

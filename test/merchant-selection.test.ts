@@ -150,12 +150,14 @@ describe('network flags', () => {
     }
   });
 
-  it('answers no eligible MID when every MID refuses the network the product accepts', async () => {
+  it("fails as spec 7.1's 'NetworkB cards not supported' when every live MID refuses the network the product accepts", async () => {
     const tenant = await createMerchantTenant(app, {
       products: [oneOffProduct('ten', '10.00')],
       merchantAccounts: [merchantAccount('A-ONLY-1', { enabledNetworkB: false }), merchantAccount('A-ONLY-2', { enabledNetworkB: false })],
     });
-    await expectNoEligibleMid(await submit(tenant, 'ten', APPROVED_NETWORK_B));
+    const refused = await submit(tenant, 'ten', APPROVED_NETWORK_B);
+    expect(refused).toMatchObject({ info: 'Failed', error: 'NetworkB cards not supported', message: 'NetworkB cards not supported', statusId: 0, chargeSuccess: false, mid: '', gatewayResponses: [] });
+    expect(await authorizationsFor(refused.submitOrderId)).toBe(0);
     expect(await approvedOn(tenant, 'ten', APPROVED)).toMatch(/^A-ONLY-/);
   });
 });

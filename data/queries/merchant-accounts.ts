@@ -27,6 +27,12 @@ const CANDIDATE_COLUMNS = `m.id, m.mid, m.gateway, m.descriptor, m.acquiring_ban
 const THIS_MONTH = `date_trunc('month', now())::date`;
 
 /**
+ * Whether merchant account `m` takes the card network bound twice after it: the `enabledNetworkA/B` flags govern those
+ * two networks; the others are the product's to accept. One predicate for selection, the forced account and refusals.
+ */
+const TAKES_NETWORK = `((? <> 'NetworkA' or m.enabled_network_a) and (? <> 'NetworkB' or m.enabled_network_b))`;
+
+/**
  * The tenant's merchant accounts able to take the payment, least used relative to their monthly cap
  * first: live, configured for the currency, accepting the card's network, `maxPrice` covering the amount,
  * and month-to-date approved plus reserved volume in the payment's currency plus this amount within `monthlyCap`
@@ -42,7 +48,7 @@ export async function findEligibleMerchantAccounts(sql: SqlExecutor, criteria: E
        left join merchant_account_volumes v on v.merchant_account_id = m.id and v.month = ${THIS_MONTH} and v.currency = c.currency
       where m.tenant_id = ? and m.fully_live and m.id <> all(?::int[])
         and (m.max_price is null or m.max_price >= cast(? as numeric))
-        and (? <> 'NetworkA' or m.enabled_network_a) and (? <> 'NetworkB' or m.enabled_network_b)
+        and ${TAKES_NETWORK}
         and (m.monthly_cap is null or coalesce(v.approved_amount, 0) + coalesce(v.reserved_amount, 0) + cast(? as numeric) <= m.monthly_cap)
       order by usage asc nulls first, m.id asc`,
     [criteria.currency, criteria.tenantId, intArray(criteria.excludedMerchantAccountIds ?? []), criteria.amount, criteria.network, criteria.network, criteria.amount],
@@ -57,7 +63,7 @@ export async function findEligibleMerchantAccounts(sql: SqlExecutor, criteria: E
  */
 export async function liveAccountsRefuseNetwork(sql: SqlExecutor, criteria: { tenantId: number; currency: string; network: string }): Promise<boolean> {
   const [row] = await sql.execute<{ refused: boolean }[]>(
-    `select count(*) > 0 and not bool_or((? <> 'NetworkA' or m.enabled_network_a) and (? <> 'NetworkB' or m.enabled_network_b)) as refused
+    `select count(*) > 0 and not bool_or(${TAKES_NETWORK}) as refused
        from merchant_accounts m join merchant_account_currencies c on c.merchant_account_id = m.id and c.currency = ?
       where m.tenant_id = ? and m.fully_live`,
     [criteria.network, criteria.network, criteria.currency, criteria.tenantId],
@@ -80,10 +86,10 @@ export async function findForcedMerchantAccount(
     `select ${CANDIDATE_COLUMNS}, m.fully_live,
             (m.max_price is null or m.max_price >= cast(? as numeric)) as covers_amount,
             exists (select 1 from merchant_account_currencies c where c.merchant_account_id = m.id and c.currency = ?) as currency_configured,
-            case ? when 'NetworkA' then m.enabled_network_a when 'NetworkB' then m.enabled_network_b else true end as accepts_network
+            ${TAKES_NETWORK} as accepts_network
        from merchant_accounts m
       where m.id = ? and m.tenant_id = ?`,
-    [criteria.amount, criteria.currency, criteria.network, criteria.merchantAccountId, criteria.tenantId],
+    [criteria.amount, criteria.currency, criteria.network, criteria.network, criteria.merchantAccountId, criteria.tenantId],
   );
   if (!row) return undefined;
   return {

@@ -99,3 +99,56 @@ describe('partnerSession longer than the 50 characters an order keeps', () => {
     expect(own.body).toMatchObject({ info: 'Pending', serviceSession: 'svc-from-caller' });
   });
 });
+
+describe("a plan's checkout abandoned at its 3-D Secure challenge", () => {
+  const submitToPlan = (body: unknown) => post(app, `/api/${tenant.planProductId}`, tenant.apiKey, body);
+  const completeOnPlan = (body: unknown) => post(app, `/api/${tenant.planProductId}/3ds`, tenant.apiKey, body);
+  const subscriptionsOf = (email: string) =>
+    app.orm.em.fork().execute(`select state from subscriptions where tenant_id = ? and lower(email) = lower(?) order by id`, [tenant.id, email]);
+
+  it('gives way to a new submit of the e-mail with another card: the challenge ends expired, the new card subscribes', async () => {
+    const abandoned = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
+    const pending = await submitToPlan(abandoned);
+    expect(pending.body.info).toBe('Pending');
+    expect(await subscriptionsOf(abandoned.email)).toEqual([{ state: 'pending' }]);
+
+    // The same customer, minutes later, another card and another session; the e-mail typed in capitals this time.
+    const retry = await submitToPlan(submitBody('4242424242424242', { email: abandoned.email.toUpperCase() }));
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ info: 'Success', subscribeSuccess: true, chargeSuccess: true });
+    expect(await subscriptionsOf(abandoned.email)).toEqual([{ state: 'active' }]);
+
+    const first = await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, pending.body.submitOrderId)).result();
+    expect(first).toMatchObject({ info: 'Error', statusId: 4172, chargeSuccess: false, subscribeSuccess: false });
+    expect((await paymentState(pending.body.submitOrderId)).order).toEqual({ state: 'expired' });
+    const late = await completeOnPlan({ threeDSecureId: pending.body.threeDSecureId, partnerSession: abandoned.partnerSession });
+    expect(late.status).toBe(410);
+  });
+
+  it('keeps a challenge whose cardholder completed it: the e-mail is subscribed, a new submit is AlreadySubscribed', async () => {
+    const body = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
+    const pending = await submitToPlan(body);
+    await answerChallenge(pending.body.threeDSecureId, 'authenticate');
+    const done = await completeOnPlan({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+    expect(done.body).toMatchObject({ info: 'Success', subscribeSuccess: true });
+
+    const again = await submitToPlan(submitBody('4242424242424242', { email: body.email }));
+    expect(again.body).toMatchObject({ info: 'AlreadySubscribed', subscriptionId: 0 });
+    expect(await subscriptionsOf(body.email)).toEqual([{ state: 'active' }]);
+  });
+
+  it('gives the claim to one of several new submits at once; the others are AlreadySubscribed', async () => {
+    const abandoned = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
+    const pending = await submitToPlan(abandoned);
+    expect(pending.body.info).toBe('Pending');
+
+    const retries = await Promise.all(
+      ['4242424242424242', '5555555555554444', '4111111111111111', '4012888888881881'].map((pan) => submitToPlan(submitBody(pan, { email: abandoned.email }))),
+    );
+    expect(retries.map((retry) => retry.status)).toEqual([200, 200, 200, 200]);
+    expect(retries.filter((retry) => retry.body.info === 'Success')).toHaveLength(1);
+    expect(retries.filter((retry) => retry.body.info === 'AlreadySubscribed')).toHaveLength(3);
+    expect(await subscriptionsOf(abandoned.email)).toEqual([{ state: 'active' }]);
+    expect((await paymentState(pending.body.submitOrderId)).order).toEqual({ state: 'expired' });
+  });
+});

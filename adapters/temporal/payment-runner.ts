@@ -7,7 +7,7 @@ import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 import { CustomerEmailAttribute, PartnerSessionAttribute, ProductIdAttribute, TenantIdAttribute } from '../../workflows/contract/search-attributes.ts';
-import { capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate } from '../../workflows/contract/payment-updates.ts';
+import { capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, supersedeChallengeUpdate, voidPaymentUpdate } from '../../workflows/contract/payment-updates.ts';
 import type { paymentWorkflow } from '../../workflows/payment/payment.workflow.ts';
 import type { PaymentAnswerBoard } from './payment-answers.ts';
 import type { Logger } from '../../domain/logger.ts';
@@ -156,6 +156,21 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
         if (error instanceof WorkflowNotFoundError) return { kind: 'not_found' };
         // Refused by the payment (NOT_AUTHORIZED), or it closed before answering: nothing waits for this decision.
         if (error instanceof WorkflowUpdateFailedError) return { kind: 'refused' };
+        throw error;
+      }
+    },
+
+    /**
+     * Refused (no open challenge, or a worker of a version without the update), closed, or not settled within the answer
+     * time: the payment keeps what it holds, and the caller is told so.
+     */
+    async supersedeChallenge({ tenantId, submitOrderId }) {
+      const handle = client.workflow.getHandle<typeof paymentWorkflow>(workflowIds.payment(tenantId, submitOrderId));
+      try {
+        return await bounded(() => handle.executeUpdate(supersedeChallengeUpdate));
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return 'not_waiting';
+        if (error instanceof DomainError && error.code === 'unavailable') return 'not_waiting';
         throw error;
       }
     },

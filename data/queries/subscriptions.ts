@@ -85,3 +85,23 @@ export async function releasePendingSubscriptionOfSubmitOrder(em: EntityManager,
     [submitOrderId],
   );
 }
+
+/**
+ * The submit order holding the e-mail's claim on the product's subscription while it waits on a 3-D Secure
+ * challenge: its subscription still `pending`, the order `pending_3ds`. Undefined when the claim is held
+ * otherwise (a live subscription, a payment still being authorized) or not at all.
+ */
+export async function findClaimWaitingOnChallenge(
+  em: EntityManager,
+  claim: { tenantId: number; productId: number; email: string },
+): Promise<{ submitOrderId: number } | undefined> {
+  const [row] = await em.execute<{ submit_order_id: number }[]>(
+    `select submit.id as submit_order_id
+       from subscriptions s
+       join orders own on own.id = s.order_id
+       join orders submit on submit.id = own.parent_order_id
+      where s.tenant_id = ? and s.product_id = ? and lower(s.email) = lower(?) and s.state = 'pending' and submit.state = 'pending_3ds'`,
+    [claim.tenantId, claim.productId, claim.email],
+  );
+  return row && { submitOrderId: row.submit_order_id };
+}

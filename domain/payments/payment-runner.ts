@@ -29,6 +29,12 @@ export interface PaymentRunner extends ThreeDSecureRunner {
   /** Captures or voids an authorization made with `capture: false`. */
   decideAuthorization(input: { tenantId: number; submitOrderId: number; decision: 'capture' | 'void' }): Promise<AuthorizationDecisionResult>;
   submit(input: PaymentWorkflowInput): Promise<SubmitResult>;
+  /**
+   * Ends a payment's open 3-D Secure challenge now, as its expiry would (voided, order `expired`, its subscription
+   * claim released), and answers once the order is settled: `expired`, or `completed` when a completion under way
+   * decided first. `not_waiting` when the payment waits on no open challenge (or did not answer in time).
+   */
+  supersedeChallenge(input: { tenantId: number; submitOrderId: number }): Promise<'expired' | 'completed' | 'not_waiting'>;
   /** The first answer of an existing payment; undefined when no such payment was started. */
   resume(tenantId: number, submitOrderId: number): Promise<SubmitResult | undefined>;
 }

@@ -7,6 +7,7 @@ import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { issuerPrefixOf, validateSubmit } from '../../domain/payments/pre-validation.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import { preProcessingResult, type ResultContext, type SubmitResult } from '../../domain/payments/submit-result.ts';
+import { giveUpAbandonedChallenge } from './abandoned-challenge.ts';
 import { claimIdempotencyKey, rememberIdempotentResult } from './idempotency.ts';
 import { screenSubmit } from './screening.ts';
 
@@ -55,7 +56,8 @@ export type CardPaymentRequest = CardPaymentRequestBase & CardPaymentDetailsSour
 /**
  * One card payment, whichever route asked for it (`POST /api/{productId}`, `POST /payments`): claim the
  * Idempotency-Key (a repeat replays the first answer), run the pre-processing checks and screening of spec 7.1
- * (answered without a transaction; a submit without a key gets its order id there), then hand the card,
+ * (answered without a transaction; a submit without a key gets its order id there; an e-mail's subscription claim
+ * held by a checkout left at its 3-D Secure challenge is given up first), then hand the card,
  * sealed, to the durable payment workflow. Every first
  * answer is kept with its key, so repeats replay it even after Temporal has forgotten the workflow.
  */
@@ -80,7 +82,7 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
   const fingerprint = deps.cardVault.fingerprint(card.pan);
   const cardContext: ResultContext = { ...details.context, email, bin: card.bin, last4: card.last4, binCountry: card.binCountry };
 
-  const screening = await screenSubmit(deps.em, {
+  const screen = () => screenSubmit(deps.em, {
     tenantId: request.tenantId,
     productId: product.id,
     email,
@@ -92,6 +94,10 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     hasSubscriptionPlan: details.subscriptionPlan !== null,
     reserveOrderId: claim === undefined,
   });
+  let screening = await screen();
+  if (!screening.ok && screening.info === 'AlreadySubscribed' && (await giveUpAbandonedChallenge(deps, { tenantId: request.tenantId, productId: product.id, email }))) {
+    screening = await screen();
+  }
   if (!screening.ok) return answer(preProcessingResult(cardContext, screening.info, screening.error));
   const submitOrderId = claim?.id ?? screening.submitOrderId!;
 

@@ -25,3 +25,13 @@ export const capturePaymentUpdate = defineUpdate<AuthorizationDecision>('capture
 
 /** Sent by `POST /payments/{id}/void`: releases an authorization made with `capture: false`. */
 export const voidPaymentUpdate = defineUpdate<AuthorizationDecision>('void');
+
+/**
+ * Sent by a new submit of the same e-mail to the same plan while this payment waits on a 3-D Secure challenge and
+ * holds the e-mail's subscription claim: the challenge ends now as if it had expired (voided, the claim released),
+ * unless a completion already under way decides first. Answers once the order is settled, with how it ended.
+ */
+export const supersedeChallengeUpdate = defineUpdate<'expired' | 'completed'>('supersedeChallenge');
+
+/** Failure type of a supersede refused without changing anything: the payment waits on no open challenge. */
+export const NO_OPEN_CHALLENGE = 'no_open_challenge';

@@ -43,7 +43,16 @@ import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain
 import { paidLeadOf, paymentOutcomeOf, transactionEventOf, type OutcomeContext } from '../../domain/payments/payment-outcome.ts';
 import type { ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
 import { changeOf, endUndecidedHold, sendDecision, type SentDecision } from './held-authorization-end.ts';
-import { NOT_AUTHORIZED, capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, voidPaymentUpdate, type AuthorizationDecision } from '../contract/payment-updates.ts';
+import {
+  NOT_AUTHORIZED,
+  NO_OPEN_CHALLENGE,
+  capturePaymentUpdate,
+  completeThreeDSecureUpdate,
+  submitUpdate,
+  supersedeChallengeUpdate,
+  voidPaymentUpdate,
+  type AuthorizationDecision,
+} from '../contract/payment-updates.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 import type { PaymentAnswerSinks } from '../contract/payment-answers.ts';
 
@@ -164,6 +173,8 @@ interface Challenge {
   asking?: Promise<boolean>;
   /** The wait is over: no new completion is asked for. */
   expiring: boolean;
+  /** A new submit of the e-mail to the plan asked for the claim this payment holds: the wait ends now. */
+  superseded?: boolean;
 }
 
 /** An approved authorization made with `capture: false`, waiting for its capture or void. */
@@ -234,6 +245,21 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     },
   });
 
+  // A checkout abandoned at its challenge must not keep the e-mail from subscribing with another card until it expires.
+  setHandler(
+    supersedeChallengeUpdate,
+    async () => {
+      challenge!.superseded = true;
+      await condition(() => finalResult !== undefined);
+      return challenge!.completed ? 'completed' : 'expired';
+    },
+    {
+      validator: () => {
+        if (!challenge || challenge.completed || challenge.failure || challenge.expiring) throw ApplicationFailure.nonRetryable('This payment waits on no open 3-D Secure challenge', NO_OPEN_CHALLENGE);
+      },
+    },
+  );
+
   // A capture or void is asked of a held authorization only; a repeat of the same decision gets the same answer.
   const decide = (decision: 'capture' | 'void') => async (): Promise<AuthorizationDecision> => {
     hold!.decision ??= decision;
@@ -284,8 +310,12 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
     if (attempt.outcome.kind === 'challenge') {
       const waiting = await openChallenge(account, attemptNumber, attempt.outcome);
-      const finished = await condition(() => waiting.completed !== undefined || waiting.failure !== undefined, input.settings.threeDSecureTimeoutSeconds * 1000);
-      if (!finished) {
+      const finished = await condition(
+        () => waiting.completed !== undefined || waiting.failure !== undefined || waiting.superseded === true,
+        input.settings.threeDSecureTimeoutSeconds * 1000,
+      );
+      if (!finished || waiting.superseded) {
+        if (waiting.superseded) log.info('3-D Secure challenge given up for a new submit of the e-mail to the plan', { submitOrderId: input.submitOrderId });
         // A completion already asking the processor decides before the expiry does.
         waiting.expiring = true;
         await condition(() => waiting.asking === undefined);

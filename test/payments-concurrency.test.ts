@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { asyncLocalStorage, type Context } from '@temporalio/activity';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAuthorizationActivities } from '../activities/payments/authorization.activities.ts';
 import { createPaymentOrderActivities } from '../activities/payments/payment-order.activities.ts';
 import { releaseMonthlyVolume, reserveMonthlyVolume } from '../data/queries/merchant-accounts.ts';
 import { closeSubmitOrder, reserveOrderId } from '../data/queries/orders.ts';
 import { recordAttempt } from '../data/queries/transactions.ts';
+import { openOrm } from '../data/orm.ts';
 import { poolExecutor } from '../data/sql-executor.ts';
 import { attemptReference, type MerchantCandidate } from '../domain/payments/attempts.ts';
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
@@ -129,6 +130,35 @@ describe('one cap reservation per submit order', () => {
       [tenant.id],
     );
     expect(volume).toEqual({ reserved_amount: '25.00' });
+  });
+});
+
+describe('the first reservations of a month and currency', () => {
+  it('refuses none that fit the cap while they create the volume row together (the 1st of a month, a new currency)', async () => {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('fresh', '1.00')], merchantAccounts: [merchantAccount('FRESH', { monthlyCap: 1_000_000 })] });
+    const [account] = await app.orm.em.fork().execute<{ id: number }[]>(`select id from merchant_accounts where mid = ?`, [tenant.mids.FRESH]);
+    const activities = createPaymentOrderActivities({ orm: app.orm });
+    // Enough connections for the reservations to meet in the database, as a busy worker's would.
+    const wide = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 40 });
+    try {
+      const sql = poolExecutor(wide);
+      // Each round a currency the account has no volume row for yet; the race is short, so it is met many times.
+      for (let round = 0; round < 25; round++) {
+        const currency = `Z${String(round).padStart(2, '0')}`;
+        const orders = await all(40, async () => {
+          const submitOrderId = await reserveOrderId(app.orm.em.fork());
+          const order = { mobileWalletA: false };
+          await activities.openPaymentOrder({ tenantId: tenant.id, productId: tenant.products.fresh!, submitOrderId, workflowId: `test/${submitOrderId}`, email: `fresh-${submitOrderId}@example.com`, amount: '1.00', currency, order });
+          return submitOrderId;
+        });
+        const reserved = await all(40, (index) => reserveMonthlyVolume(sql, { orderId: orders[index]!, merchantAccountId: account!.id, reference: attemptReference(orders[index]!, 1) }));
+        expect(reserved.filter((ok) => !ok), `round ${round}`).toEqual([]);
+        const [volume] = await app.orm.em.fork().execute(`select reserved_amount from merchant_account_volumes where merchant_account_id = ? and currency = ?`, [account!.id, currency]);
+        expect(volume).toEqual({ reserved_amount: '40.00' });
+      }
+    } finally {
+      await wide.close();
+    }
   });
 });
 

@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalJson from 'safe-stable-stringify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { authorizationsFor, card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -76,6 +77,10 @@ describe('idempotency request hashes', () => {
 
     const again = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, { 'idempotency-key': key });
     expect(again.body).toEqual(first.body);
+    // Not run again: no new workflow under the id, no second authorization at the processor (the transaction's reference
+    // is unique, so counting rows could not tell).
+    await expect(app.temporal.client.workflow.getHandle(workflowId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(await authorizationsFor(first.body.submitOrderId)).toBe(1);
     const [{ count }] = (await app.orm.em.fork().execute(`select count(*)::int as count from transactions where order_id = ?`, [first.body.submitOrderId])) as [{ count: number }];
     expect(count).toBe(1);
   });

@@ -7,6 +7,7 @@ import { encryptCard } from '../domain/payments/card-encryption.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, card, createMerchantTenant, createPaymentTenant, merchantAccount, oneOffProduct, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { historyText } from './support/workflow-history.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -216,19 +217,18 @@ describe('card data never at rest in plain text', () => {
     expect(result.info).toBe('Success');
     const handle = app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, result.submitOrderId));
     await handle.result();
-    const history = JSON.stringify(await handle.fetchHistory());
-    expect(history.length).toBeGreaterThan(1000);
+    const history = await historyText(handle);
+    // The search sees payloads: the payment's own e-mail is there.
+    expect(history).toContain(body.email);
     expect(history).not.toContain(pan);
-    expect(Buffer.from(history).toString('base64')).not.toContain(Buffer.from(pan).toString('base64'));
 
     const em = app.orm.em.fork();
     const tables = await em.execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
     for (const { tablename } of tables) {
       const dump = JSON.stringify(await em.execute(`select * from "${tablename}"`));
       expect(dump, tablename).not.toContain(pan);
+      expect(dump, tablename).not.toContain(`"${cvv}"`);
     }
-    const [row] = await em.execute(`select * from transactions where order_id = ? order by attempt_number desc limit 1`, [result.submitOrderId]);
-    expect(JSON.stringify(row)).not.toContain(`"${cvv}"`);
     expect(app.logs.text()).not.toContain(pan);
     expect(app.logs.lines.length).toBeGreaterThan(0);
   });

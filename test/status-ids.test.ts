@@ -17,6 +17,8 @@ describe('the status ids the product sets', () => {
   };
 
   it.each(Object.entries(StatusId))('%s (%i) is the table status of that meaning', (name, id) => {
-    expect(statusById(id)?.status).toBe(specNames[name as keyof typeof StatusId]);
+    const specName = specNames[name as keyof typeof StatusId];
+    expect(specName, `${name} has no spec name in this test`).toBeDefined();
+    expect(statusById(id)?.status).toBe(specName);
   });
 });

@@ -332,6 +332,24 @@ describe('client-side card encryption', () => {
     return rotated.jwk;
   }
 
+  it('leaves one active key after eight rotations at once, each of them answered', async () => {
+    const owner = await createPaymentTenant(app);
+    const rotate = async () => {
+      const response = await fetch(`${app.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${owner.apiKey}` },
+        body: JSON.stringify({ query: 'mutation { rotateCardEncryptionKey { kid } }' }),
+      });
+      return ((await response.json()) as any).data?.rotateCardEncryptionKey?.kid as string | undefined;
+    };
+    const kids = await Promise.all(Array.from({ length: 8 }, rotate));
+    expect(new Set(kids).size).toBe(8);
+    expect(kids.every((kid) => kid?.startsWith('ck_'))).toBe(true);
+    const active = await app.orm.em.fork().execute<{ id: string }[]>(`select id from card_encryption_keys where tenant_id = ? and active`, [owner.id]);
+    expect(active).toHaveLength(1);
+    expect(kids).toContain(active[0]!.id);
+  });
+
   it('accepts a card encrypted on the client as a compact JWE, and rejects tampering and mismatches', async () => {
     const owner = await createPaymentTenant(app);
     const jwk = await publicKey(owner.apiKey);

@@ -74,7 +74,14 @@ const CardEncryptionKeySchema = defineEntity({
     active: p.boolean().default(true),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
-  indexes: [{ properties: ['tenant', 'active'] }],
+  indexes: [
+    { properties: ['tenant', 'active'] },
+    {
+      // One active key per tenant: every checkout page is handed the same one.
+      name: 'card_encryption_keys_one_active_per_tenant',
+      expression: `create unique index "card_encryption_keys_one_active_per_tenant" on "card_encryption_keys" ("tenant_id") where "active"`,
+    },
+  ],
 });
 export class CardEncryptionKey extends CardEncryptionKeySchema.class {}
 CardEncryptionKeySchema.setClass(CardEncryptionKey);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
+import { lockTenantCardKeys } from '../../data/queries/card-keys.ts';
 import { CardEncryptionKey } from '../../schema/entities/index.ts';
 import { decryptCard, generateCardKeyPair, type EncryptedCardPayload } from '../../domain/payments/card-encryption.ts';
 
@@ -10,11 +11,12 @@ export async function activeCardKey(em: EntityManager, tenantId: number): Promis
   return em.findOne(CardEncryptionKey, { tenant: tenantId, active: true }, { orderBy: { createdAt: 'desc' } });
 }
 
-/** Issues a new key pair and makes it the active one; earlier keys keep decrypting. */
+/** Issues a new key pair and makes it the active one (one at a time per tenant); earlier keys keep decrypting. */
 export async function rotateCardKey(em: EntityManager, secretBox: SecretBox, tenantId: number): Promise<CardEncryptionKey> {
   const kid = `ck_${randomUUID().replaceAll('-', '')}`;
   const pair = await generateCardKeyPair(kid);
   return em.transactional(async (tx) => {
+    await lockTenantCardKeys(tx, tenantId);
     await tx.nativeUpdate(CardEncryptionKey, { tenant: tenantId, active: true }, { active: false });
     const key = tx.create(CardEncryptionKey, { id: kid, tenant: tenantId, publicJwk: pair.publicJwk as Record<string, unknown>, privateKeyCiphertext: secretBox.seal(pair.privatePkcs8) });
     await tx.flush();

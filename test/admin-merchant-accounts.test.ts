@@ -293,6 +293,17 @@ describe('PUT /api/admin/merchantaccounts/{id}', () => {
     expect(JSON.stringify(entries)).not.toMatch(/DE8937|GB29NW|021000021/);
   });
 
+  it('audits the bank numbers a provisioning fixture sets masked too', async () => {
+    const mid = `BANK-${midSuffix}`;
+    const tenant = await createTestTenant(app, { merchantAccounts: [merchantAccount(mid, { accountNumber: '000123456789', routingNumber: '021000021' })] });
+    const [entry] = await app.orm.em.fork().execute<{ action: string; changes: Record<string, unknown> }[]>(
+      `select a.action, a.changes from audit_entries a join merchant_accounts m on a.entity_type = 'MerchantAccount' and a.entity_id = m.id::text where m.mid = ? and m.tenant_id = ?`,
+      [mid, tenant.id],
+    );
+    expect(entry).toMatchObject({ action: 'merchant_account.created', changes: { accountNumber: '****6789', routingNumber: '****0021' } });
+    expect(JSON.stringify(entry)).not.toMatch(/000123456789|021000021/);
+  });
+
   it('requires rowVersion, refuses NUL bytes and non-JSON bodies', async () => {
     const account = await accountOf(acme, 'ACME-2-');
     expect((await put(acme, account.id, { title: 'x' })).body.message).toBe('rowVersion is required');

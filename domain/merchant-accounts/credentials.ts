@@ -54,3 +54,16 @@ export function parseCredentials(json: string): GatewayCredentials {
   }
   return credentials;
 }
+
+/** Merchant-account fields the audit keeps masked: bank numbers outlive a change there, and an audit is kept for good. */
+export const MASKED_IN_AUDIT: ReadonlySet<string> = new Set(['accountNumber', 'routingNumber']);
+
+/** The values as the audit may keep them: the bank numbers masked, everything else as given. */
+export function maskedForAudit<T extends Record<string, unknown>>(values: T): T {
+  const masked: Record<string, unknown> = { ...values };
+  for (const field of MASKED_IN_AUDIT) {
+    const value = masked[field];
+    if (typeof value === 'string') masked[field] = maskSecret(value);
+  }
+  return masked as T;
+}

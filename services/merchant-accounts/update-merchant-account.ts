@@ -9,7 +9,7 @@ import {
 } from '../../data/queries/merchant-account-admin.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { maskSecret, mergeCredentials, parseCredentials, sameCredentials, type GatewayCredentials } from '../../domain/merchant-accounts/credentials.ts';
+import { MASKED_IN_AUDIT, maskSecret, mergeCredentials, parseCredentials, sameCredentials, type GatewayCredentials } from '../../domain/merchant-accounts/credentials.ts';
 import {
   planFieldChanges,
   RESOLVED_NAMES,
@@ -90,8 +90,6 @@ export async function updateMerchantAccount(em: EntityManager, secretBox: Secret
 }
 
 /** Bank account details are shown in the audit like credentials: masked to their last 4 characters. */
-const MASKED_IN_AUDIT: ReadonlySet<WritableField> = new Set(['accountNumber', 'routingNumber']);
-
 function auditedChange(field: WritableField, change: FieldChange): FieldChange {
   if (!MASKED_IN_AUDIT.has(field)) return change;
   const mask = (value: StoredValue) => (typeof value === 'string' ? maskSecret(value) : value);

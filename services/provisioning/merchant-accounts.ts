@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { DomainError } from '../../domain/errors.ts';
+import { maskedForAudit } from '../../domain/merchant-accounts/credentials.ts';
 import { toFractionString, toMoneyString } from '../../domain/money.ts';
 import { MerchantAccount, MerchantAccountCurrency } from '../../schema/entities/index.ts';
 import type { MerchantAccountProvisionInput } from '../../schema/inputs/merchant-account.input.ts';
@@ -37,7 +38,7 @@ export async function provisionMerchantAccounts(
       const currencyChange = await syncCurrencies(em, secretBox, account, currencies);
       if (change === 'unchanged' && currencyChange) change = 'updated';
     }
-    if (change !== 'unchanged') audit(`merchant_account.${change}`, 'MerchantAccount', account.id, { ...values, currencies: currencies?.map((c) => c.currency) });
+    if (change !== 'unchanged') audit(`merchant_account.${change}`, 'MerchantAccount', account.id, { ...maskedForAudit(values), currencies: currencies?.map((c) => c.currency) });
     results.push({ mid: account.mid, id: account.id, change });
   }
   return results;

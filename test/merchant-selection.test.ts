@@ -221,6 +221,23 @@ describe('forced mid', () => {
     await expectDeclinedUnsent(await submit(tenant, 'ten', APPROVED, { mid: tenant.mids.TIGHT }), 2892, tenant.mids.TIGHT!);
   });
 
+  it('approves only what fits the forced MID monthly cap when ten submits force it at once; the rest decline 2892 unsent', async () => {
+    const tenant = await createMerchantTenant(app, {
+      products: [oneOffProduct('ten', '10.00')],
+      merchantAccounts: [merchantAccount('CROWDED', { monthlyCap: 35 }), merchantAccount('ROOMY')],
+    });
+    const results = await Promise.all(Array.from({ length: 10 }, () => submit(tenant, 'ten', APPROVED, { mid: tenant.mids.CROWDED })));
+    const approved = results.filter((result) => result.info === 'Success');
+    expect(approved).toHaveLength(3);
+    for (const result of approved) expect(result.mid).toBe(tenant.mids.CROWDED);
+    for (const result of results.filter((r) => r.info !== 'Success')) await expectDeclinedUnsent(result, 2892, tenant.mids.CROWDED!);
+    const volumes = await app.orm.em.fork().execute(
+      `select m.mid, v.approved_amount, v.reserved_amount from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
+      [tenant.id],
+    );
+    expect(volumes).toEqual([{ mid: tenant.mids.CROWDED, approved_amount: '30.00', reserved_amount: '0.00' }]);
+  });
+
   it('never cascades away from a forced MID', async () => {
     const tenant = await createMerchantTenant(app, {
       products: [oneOffProduct('ten', '10.00')],

@@ -90,6 +90,21 @@ describe('one live subscription per e-mail and product', () => {
   });
 });
 
+describe('one customer per tenant and e-mail', () => {
+  it('records one customer when ten payments of one e-mail, in mixed case, open their orders at once', async () => {
+    const tenant = await createPaymentTenant(app);
+    const email = `many-${randomUUID().slice(0, 8)}@example.com`;
+    const emails = Array.from({ length: 10 }, (_, index) => (index % 2 ? email.toUpperCase() : email));
+    const pans = ['4242424242424242', '5555555555554444', '4111111111111111', '4012888888881881', '5105105105105100'];
+    const results = await all(10, (index) => post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody(pans[index % 5]!, { email: emails[index] })));
+    expect(results.map((result) => result.status)).toEqual(Array(10).fill(200));
+    const customers = await app.orm.em.fork().execute(`select c.id from customers c where c.tenant_id = ? and lower(c.email) = ?`, [tenant.id, email]);
+    expect(customers).toHaveLength(1);
+    const [{ orders }] = (await app.orm.em.fork().execute(`select count(*)::int as orders from orders where customer_id = ?`, [customers[0]!.id])) as [{ orders: number }];
+    expect(orders).toBe(10);
+  });
+});
+
 describe('velocity', () => {
   it('lets exactly the card limit through to the processor when one card is submitted ten times at once', async () => {
     const tenant = await createPaymentTenant(app, { cardSubmitLimit: 3 });

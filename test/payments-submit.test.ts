@@ -238,15 +238,20 @@ describe('request-level errors', () => {
 });
 
 describe('Idempotency-Key', () => {
-  it('returns the first result for the same key and body without a second authorization', async () => {
+  it('returns the first result for the same key and body, sent ten times at once, with one payment and one authorization', async () => {
     const body = submitBody('4242424242424242');
     const key = { 'idempotency-key': `key-${randomUUID()}` };
-    const [first, second] = await Promise.all([submit(body, key), submit(body, key)]);
-    const third = await submit(body, key);
-    expect([first.status, second.status, third.status]).toEqual([200, 200, 200]);
-    const results = [first, second, third].map((r) => r.body);
+    const together = await Promise.all(Array.from({ length: 10 }, () => submit(body, key)));
+    const later = await submit(body, key);
+    const answers = [...together, later];
+    expect(answers.map((answer) => answer.status)).toEqual(Array(11).fill(200));
+    const results = answers.map((r) => r.body);
     for (const result of results) expect(result).toEqual(results[0]);
+    expect(results[0]).toMatchObject({ info: 'Success' });
     expect(await authorizationsFor(results[0]!.submitOrderId)).toBe(1);
+    // One order and one payment workflow: the key's claim and the workflow id let no repeat start another.
+    const [{ orders }] = (await app.orm.em.fork().execute(`select count(*)::int as orders from orders o join customers c on c.id = o.customer_id where o.tenant_id = ? and c.email = ?`, [tenant.id, body.email])) as [{ orders: number }];
+    expect(orders).toBe(1);
     const conflict = await submit({ ...body, phone: '+100' }, key);
     expect(conflict.status).toBe(409);
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { temporalRefundRunner } from '../adapters/temporal/refund-runner.ts';
-import { reserveRefund, withdrawUnstartedRefund } from '../data/queries/refunds.ts';
+import { reserveRefund, settleRefund, withdrawUnstartedRefund } from '../data/queries/refunds.ts';
 import { requestRefund } from '../services/refunds/request-refund.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { freePort } from './support/free-port.ts';
@@ -216,6 +216,28 @@ describe('a refund whose workflow cannot be started', () => {
     expect(await originalOf(payment.body.id)).toEqual({ refunded_amount: `${refunded}.00`, refund_reserved_amount: '0.00' });
     expect(await refundTransactionsOf(payment.body.id)).toHaveLength(refunded);
     expect(await refundsOf(payment.body.id)).toHaveLength(refunded);
+  });
+});
+
+describe('a refund settled by several runs at once (a settlement step run again while its first run commits)', () => {
+  it('moves its hold once: refunded or released, never both, never twice, whichever run wins', async () => {
+    const payment = await pay(paymentBody('4242424242424242', { amount: 1000 }));
+    const refunds: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const reserved = await reserveRefund(em(), { tenantId: tenant.id, orderId: orderOf(payment.body.id), amount: '2.50' });
+      if (reserved.kind !== 'reserved') throw new Error(reserved.kind);
+      refunds.push(reserved.refund.id);
+    }
+    expect(await originalOf(payment.body.id)).toEqual({ refunded_amount: '0.00', refund_reserved_amount: '7.50' });
+    // Each refund: eight settlements at once, successes and failures mixed, as replayed and racing activities would send them.
+    for (const refundId of refunds) {
+      const settled = await Promise.all(Array.from({ length: 8 }, (_, i) => settleRefund(em(), { refundId, succeeded: i % 2 === 0, statusId: i % 2 === 0 ? 2636 : 4273 })));
+      expect(new Set(settled.map((record) => record.state)).size).toBe(1);
+    }
+    const states = (await refundsOf(payment.body.id)).map((row) => row.state);
+    const refunded = states.filter((state) => state === 'succeeded').length;
+    expect(states.every((state) => state === 'succeeded' || state === 'failed')).toBe(true);
+    expect(await originalOf(payment.body.id)).toEqual({ refunded_amount: ['0.00', '2.50', '5.00', '7.50'][refunded], refund_reserved_amount: '0.00' });
   });
 });
 

@@ -93,7 +93,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   statusRoutes(api);
   adminRoutes(api, { secretBox: deps.secretBox });
   mitigationRoutes(api);
-  leadRoutes(api, { rateLimit, leadWrites: poolExecutor(deps.orm) });
+  leadRoutes(api, { rateLimit, leadWrites: { writes: poolExecutor(deps.orm), em: () => deps.orm.em.fork(), deliveries: deps.deliveryStarter, logger: deps.logger } });
   leadSnippetRoutes(api);
   emailRoutes(api, { dispatcher: deps.emailDispatcher, compiler: createStringTemplateCompiler(), rateLimit });
   paymentRoutes(api, {

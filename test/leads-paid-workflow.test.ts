@@ -102,3 +102,77 @@ it("a lead row another transaction holds does not hold the answer back: the firs
     await receiver.close();
   }
 });
+
+it('a lead first written after its session paid is paid at once, with the identifiers and webhook it would have had', async () => {
+  const secret = generateWebhookSecret();
+  const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+  try {
+    const tenant = await createLeadTenant(app, {
+      extra: {
+        products: [oneOffProduct('ebook', '19.99')],
+        merchantAccounts: [merchantAccount(`LEADLATE-${randomUUID().slice(0, 8)}`)],
+        webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
+      },
+    });
+    const productId = tenant.result.products[0]!.id;
+    const sessionId = newSessionId();
+    const payment = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+    expect(payment.body.info).toBe('Success');
+    await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, payment.body.submitOrderId)).result();
+
+    const late = await postLead(app.baseUrl, { email: 'late@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey));
+    expect(late.status).toBe(201);
+    expect(late.body.data).toMatchObject({ session_id: sessionId, status: 'paid' });
+    const [paid] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(paid).toMatchObject({ status: 'paid', transaction_id: payment.body.transactionId, order_id: payment.body.orderId, amount: '19.99', currency: 'USD', subscription_id: null });
+    expect(paid.paid_at).not.toBeNull();
+
+    await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 10_000, interval: 100 });
+    expect(receiver.received[0]!.verified).toBe(true);
+    expect(receiver.received[0]!.payload).toMatchObject({ type: 'customer_lead.paid', data: { id: paid.id, status: 'paid', transaction_id: payment.body.transactionId } });
+
+    // Written again, it stays as it is: paid once, one webhook.
+    expect((await postLead(app.baseUrl, { email: 'late@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(200);
+    const deliveries = await app.orm.em.fork().execute(`select id from webhook_deliveries where tenant_id = ? and event_type = 'customer_lead.paid'`, [tenant.id]);
+    expect(deliveries).toHaveLength(1);
+
+    // A declined payment of another session pays nothing; nor does a lead of the other environment's key.
+    const declinedSession = newSessionId();
+    expect((await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4000000000000002', { partnerSession: declinedSession }))).body.info).toBe('Error');
+    const unpaid = await postLead(app.baseUrl, { email: 'late@example.com', session_id: declinedSession }, bearer(tenant.keys.test.secretKey));
+    expect(unpaid.body.data).toMatchObject({ status: 'lead' });
+    const liveSession = newSessionId();
+    expect((await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: liveSession }))).body.info).toBe('Success');
+    const otherEnvironment = await postLead(app.baseUrl, { email: 'late@example.com', session_id: liveSession }, bearer(tenant.keys.live.secretKey));
+    expect(otherEnvironment.body.data).toMatchObject({ status: 'lead' });
+  } finally {
+    await receiver.close();
+  }
+});
+
+it('pays every lead once when each lead is written while its session pays, at once', async () => {
+  const tenant = await createLeadTenant(app, {
+    extra: { products: [oneOffProduct('ebook', '19.99')], merchantAccounts: [merchantAccount(`LEADRACE-${randomUUID().slice(0, 8)}`)] },
+  });
+  const productId = tenant.result.products[0]!.id;
+  const sessions = Array.from({ length: 12 }, () => newSessionId());
+  const raced = await Promise.all(
+    sessions.map(async (sessionId, index) => {
+      // The lead's write a little before, with or a little after its payment.
+      const lead = new Promise((resolve) => setTimeout(resolve, (index % 4) * 50)).then(() =>
+        postLead(app.baseUrl, { email: `race-${index}@example.com`, session_id: sessionId }, bearer(tenant.keys.test.secretKey)),
+      );
+      const payment = post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+      const [written, paid] = await Promise.all([lead, payment]);
+      expect(written.status).toBe(201);
+      expect(paid.body.info).toBe('Success');
+      return paid.body;
+    }),
+  );
+  for (const payment of raced) await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, payment.submitOrderId)).result();
+  const leads = (await getLeads(app.baseUrl, { limit: '100' }, bearer(tenant.keys.test.secretKey))).body.data as { session_id: string; status: string; transaction_id: string }[];
+  expect(leads).toHaveLength(12);
+  for (const [index, sessionId] of sessions.entries()) {
+    expect(leads.find((lead) => lead.session_id === sessionId)).toMatchObject({ status: 'paid', transaction_id: raced[index]!.transactionId });
+  }
+});

@@ -2,12 +2,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isLeadOriginAllowed, type LeadKeyPrincipal } from '../../data/queries/lead-keys.ts';
 import { listLeads } from '../../data/queries/leads.ts';
-import type { SqlExecutor } from '../../data/sql-executor.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { leadJson } from '../../domain/leads/lead-json.ts';
 import { parseLeadQuery } from '../../domain/leads/lead-query.ts';
 import { authenticateLeadRead, authenticateLeadWrite, type LeadCredentials } from '../../services/leads/authenticate-lead-key.ts';
-import { submitLead } from '../../services/leads/submit-lead.ts';
+import { submitLead, type LeadWriteDeps } from '../../services/leads/submit-lead.ts';
 import type { RateLimitPolicy } from '../http/authentication.ts';
 import { LEAD_READ, LEAD_WRITE } from '../http/security.ts';
 import { sendLeadError } from './lead-errors.ts';
@@ -63,7 +62,7 @@ async function browserMayReadRefusal(em: EntityManager, credentials: LeadCredent
  * unauthenticated caller learns nothing about its body. The route schemas document (OpenAPI); the domain parsers
  * validate, naming every bad field at once.
  */
-export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPolicy; leadWrites: SqlExecutor }): void {
+export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPolicy; leadWrites: LeadWriteDeps }): void {
   app.register(async (scope) => {
     scope.decorateRequest('leadPrincipal', null);
     scope.addSchema(CustomerLead);

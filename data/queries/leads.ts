@@ -184,3 +184,43 @@ export async function findLeadPaidBy(em: EntityManager, input: { tenantId: numbe
   );
   return row && toRecord(row);
 }
+
+/** The first successful charge of a checkout session a lead of this application and environment would match. */
+export interface EarlierPayment {
+  readonly match: PaidLeadMatch;
+  readonly payment: Omit<LeadPayment, 'paidAt'>;
+}
+
+/**
+ * The session's first charged payment (order `approved`, its approved authorization on an account of the lead's
+ * environment, for a product of the lead's application), with the identifiers its own marking gives a lead: the
+ * processor's transaction id, the subscription's order and id when the checkout created one. Undefined when there
+ * is none. Uses `orders (tenant_id, partner_session)`.
+ */
+export async function findFirstPaymentOfSession(
+  em: EntityManager,
+  lead: { tenantId: number; applicationId: number; environment: LeadEnvironment; sessionId: string },
+): Promise<EarlierPayment | undefined> {
+  const [row] = await em.execute<
+    { product_id: number; merchant_account_id: number; transaction_id: string; order_id: number; amount: string; currency: string; subscription_id: number | null }[]
+  >(
+    `select o.product_id, t.merchant_account_id, t.gateway_transaction_id as transaction_id, coalesce(own.id, o.id) as order_id,
+            o.amount::text as amount, o.currency, s.id as subscription_id
+       from orders o
+       join products p on p.id = o.product_id
+       join transactions t on t.order_id = o.id and t.kind = 'authorization' and t.success and t.gateway_transaction_id is not null
+       join merchant_accounts m on m.id = t.merchant_account_id
+       left join orders own on own.parent_order_id = o.id and own.kind = 'subscription'
+       left join subscriptions s on s.order_id = own.id
+      where o.tenant_id = ? and o.partner_session = ? and o.state = 'approved' and p.application_id = ?
+        and (case when m.gateway = ? then 'test' else 'live' end) = ?
+      order by t.completed_at, t.id
+      limit 1`,
+    [lead.tenantId, lead.sessionId, lead.applicationId, SANDBOX_GATEWAY, lead.environment],
+  );
+  if (!row) return undefined;
+  return {
+    match: { tenantId: lead.tenantId, productId: row.product_id, merchantAccountId: row.merchant_account_id, sessionId: lead.sessionId },
+    payment: { transactionId: row.transaction_id, orderId: row.order_id, amount: row.amount, currency: row.currency, subscriptionId: row.subscription_id },
+  };
+}

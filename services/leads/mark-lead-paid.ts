@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { findLeadPaidBy, markLeadPaidIfUnpaid, type PaidLeadMatch } from '../../data/queries/leads.ts';
-import type { LeadPayment } from '../../domain/leads/lead.ts';
+import { findFirstPaymentOfSession, findLeadPaidBy, markLeadPaidIfUnpaid, type PaidLeadMatch } from '../../data/queries/leads.ts';
+import type { LeadPayment, LeadRecord } from '../../domain/leads/lead.ts';
+import type { LeadEnvironment } from '../../domain/leads/lead-keys.ts';
 import { leadJson } from '../../domain/leads/lead-json.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../webhooks/dispatch.ts';
 
@@ -12,15 +13,36 @@ import { recordWebhookDeliveries, type RecordedDelivery } from '../webhooks/disp
  * held by another transaction fails the marking at once (see `markLeadPaidIfUnpaid`).
  */
 export async function markLeadPaid(em: EntityManager, match: PaidLeadMatch, payment: LeadPayment, options: { waitForLock: boolean } = { waitForLock: true }): Promise<RecordedDelivery[]> {
+  return (await markAndTell(em, match, payment, options)).deliveries;
+}
+
+/**
+ * A lead first written after its checkout session's payment succeeded (the browser's write came late, or from the
+ * page after the payment) becomes paid now, with that payment's identifiers, as if it had been written first.
+ * Asked once the lead's insert has committed: a payment marks its lead only after its approval has committed, so
+ * whichever of the two comes second sees the other, and the conditional update lets one of them mark it.
+ */
+export async function markNewLeadPaidByEarlierPayment(
+  em: EntityManager,
+  lead: { tenantId: number; applicationId: number; environment: LeadEnvironment; sessionId: string },
+): Promise<{ paid: boolean; deliveries: RecordedDelivery[] }> {
+  const earlier = await findFirstPaymentOfSession(em, lead);
+  if (!earlier) return { paid: false, deliveries: [] };
+  const { lead: paid, deliveries } = await markAndTell(em, earlier.match, { ...earlier.payment, paidAt: new Date() }, { waitForLock: true });
+  return { paid: paid !== undefined, deliveries };
+}
+
+function markAndTell(em: EntityManager, match: PaidLeadMatch, payment: LeadPayment, options: { waitForLock: boolean }): Promise<{ lead?: LeadRecord; deliveries: RecordedDelivery[] }> {
   return em.transactional(async (tx) => {
     const lead =
       (await markLeadPaidIfUnpaid(tx, match, payment, options)) ?? (await findLeadPaidBy(tx, { tenantId: match.tenantId, sessionId: match.sessionId, transactionId: payment.transactionId }));
-    if (!lead) return [];
-    return recordWebhookDeliveries(tx, {
+    if (!lead) return { deliveries: [] };
+    const deliveries = await recordWebhookDeliveries(tx, {
       tenantId: match.tenantId,
       event: { type: 'customer_lead.paid', timestamp: (lead.paidAt ?? payment.paidAt).toISOString(), data: leadJson(lead) },
       // A lead becomes paid once: this key makes every recording of it the same deliveries.
       eventKey: `customer_lead.paid/lead-${lead.id}`,
     });
+    return { lead, deliveries };
   });
 }

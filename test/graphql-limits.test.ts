@@ -221,6 +221,20 @@ describe('hostile text in arguments', () => {
     expectRefused(await ask('mutation($f: JSONObject!) { provisionTenants(fixture: $f) { id } }', { variables: { f: { tenants: [{ 'sl\uD83Dug': 'x' }] } } }), 'fixture.tenants[0]');
   });
 
+  it('refuses a number JSON cannot hold (1e309 parses to Infinity) in a variable or a literal, naming it', async () => {
+    const mutation = 'mutation($f: JSONObject!) { provisionTenants(fixture: $f) { id } }';
+    const raw = `{"query":${JSON.stringify(mutation)},"variables":{"f":{"tenants":[{"slug":"infinite","rateLimitPerMinute":1e309}]}}}`;
+    const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${app.config.operatorToken}` }, body: raw });
+    expect(response.status).toBe(400);
+    const field = 'fixture.tenants[0].rateLimitPerMinute';
+    expect(((await response.json()) as any).errors).toEqual([
+      { message: `${field} must be a number JSON can hold (this one is beyond ±1.8e308)`, locations: expect.any(Array), extensions: { code: 'BAD_USER_INPUT', field } },
+    ]);
+    const literal = await ask('mutation { provisionTenants(fixture: { tenants: [{ slug: "infinite", rateLimitPerMinute: 1e309 }] }) { id } }');
+    expect(literal.status).toBe(400);
+    expect(literal.body.errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', field });
+  });
+
   it('finds text nested thousands deep, and reports a bounded path', async () => {
     let nested: unknown = 'x\u0000';
     for (let depth = 0; depth < 3000; depth += 1) nested = [nested];

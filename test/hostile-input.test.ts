@@ -39,6 +39,17 @@ describe('hostile text at the REST edge', () => {
     expect(await orderCount()).toBe(before);
   });
 
+  it('refuses a number JSON cannot hold (1e309 parses to Infinity, later written as null) with a 400 naming it, writing nothing', async () => {
+    const before = await orderCount();
+    const body = JSON.stringify(submitBody('4242424242424242', { props: { total: 0 } })).replace('"total":0', '"total":1e309');
+    const answer = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ success: false, message: 'props.total must be a number JSON can hold (this one is beyond ±1.8e308)' });
+    const negative = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body.replace('1e309', '-1e400'));
+    expect(negative.status).toBe(400);
+    expect(await orderCount()).toBe(before);
+  });
+
   it('refuses hostile text in the 3-D Secure completion, the challenge id and the status search', async () => {
     const completion = await post(app, `/api/${tenant.productId}/3ds`, tenant.apiKey, { threeDSecureId: `3ds${NUL}`, partnerSession: 'ps' });
     expect(completion.status).toBe(400);

@@ -1,4 +1,5 @@
 import { Kind, visit, type ExecutableDefinitionNode, type OperationDefinitionNode, type ValueNode } from 'graphql';
+import { HOSTILE_VALUE_PROBLEM, isUnrepresentableNumber, type HostileKind } from '../../domain/validation/hostile-text.ts';
 import { RejectedOperationError } from './errors.ts';
 
 /** NUL, which PostgreSQL cannot store in text, and UTF-16 surrogates without their pair, which no encoding can carry. */
@@ -22,22 +23,24 @@ export function refuseHostileText(definitions: readonly ExecutableDefinitionNode
   for (const definition of definitions) {
     visit(definition, {
       Argument(argument) {
-        const place = firstUnsafe({ node: argument.value, place: { key: argument.name.value } }, variables, defaults);
-        if (!place) return;
-        const path = pathOf(place);
-        throw new RejectedOperationError(`${path} must not contain a NUL character (U+0000) or an unpaired UTF-16 surrogate`, 'BAD_USER_INPUT', { field: path, node: argument });
+        const unsafe = firstUnsafe({ node: argument.value, place: { key: argument.name.value } }, variables, defaults);
+        if (!unsafe) return;
+        const path = pathOf(unsafe.place);
+        const problem = unsafe.kind === 'text' ? 'must not contain a NUL character (U+0000) or an unpaired UTF-16 surrogate' : HOSTILE_VALUE_PROBLEM.number;
+        throw new RejectedOperationError(`${path} ${problem}`, 'BAD_USER_INPUT', { field: path, node: argument });
       },
     });
   }
 }
 
-function firstUnsafe(start: Pending, variables: Readonly<Record<string, unknown>>, defaults: ReadonlyMap<string, ValueNode | undefined>): Place | undefined {
+function firstUnsafe(start: Pending, variables: Readonly<Record<string, unknown>>, defaults: ReadonlyMap<string, ValueNode | undefined>): { place: Place; kind: HostileKind } | undefined {
   const pending: Pending[] = [start];
   for (let item = pending.pop(); item; item = pending.pop()) {
     const { place } = item;
     if ('node' in item) {
       const node = item.node;
-      if (node.kind === Kind.STRING && UNSAFE_TEXT.test(node.value)) return place;
+      if (node.kind === Kind.STRING && UNSAFE_TEXT.test(node.value)) return { place, kind: 'text' };
+      if ((node.kind === Kind.FLOAT || node.kind === Kind.INT) && isUnrepresentableNumber(Number(node.value))) return { place, kind: 'number' };
       if (node.kind === Kind.LIST) node.values.forEach((value, index) => pending.push({ node: value, place: { parent: place, key: index } }));
       if (node.kind === Kind.OBJECT) node.fields.forEach((field) => pending.push({ node: field.value, place: { parent: place, key: field.name.value } }));
       if (node.kind === Kind.VARIABLE) {
@@ -49,11 +52,13 @@ function firstUnsafe(start: Pending, variables: Readonly<Record<string, unknown>
       continue;
     }
     const value = item.value;
-    if (typeof value === 'string' && UNSAFE_TEXT.test(value)) return place;
+    if (typeof value === 'string' && UNSAFE_TEXT.test(value)) return { place, kind: 'text' };
+    // 1e309 parses to Infinity, in a variable's JSON as in a literal, and a JSON scalar would take it.
+    if (isUnrepresentableNumber(value)) return { place, kind: 'number' };
     if (Array.isArray(value)) value.forEach((entry, index) => pending.push({ value: entry, place: { parent: place, key: index } }));
     else if (value !== null && typeof value === 'object') {
       for (const [key, entry] of Object.entries(value)) {
-        if (UNSAFE_TEXT.test(key)) return place;
+        if (UNSAFE_TEXT.test(key)) return { place, kind: 'text' };
         pending.push({ value: entry, place: { parent: place, key } });
       }
     }

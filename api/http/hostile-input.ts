@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { DomainError } from '../../domain/errors.ts';
-import { findHostileText } from '../../domain/validation/hostile-text.ts';
+import { findHostileValue, HOSTILE_VALUE_PROBLEM, type HostileKind } from '../../domain/validation/hostile-text.ts';
 
 /**
- * Refuses NUL bytes and unpaired surrogates anywhere in a REST request's body, query string or path, with the
+ * Refuses NUL bytes and unpaired surrogates anywhere in a REST request's body, query string or path, and numbers JSON
+ * cannot hold (`1e309`) in its body, with the
  * route's normal 400 naming the field. One hook for every route, so a new field cannot forget it. `/graphql`
  * answers in GraphQL's own error shape (its request guard checks every argument).
  */
@@ -11,8 +12,8 @@ export function refuseHostileText(app: FastifyInstance, options: { except: reado
   app.addHook('preValidation', async (request) => {
     if (options.except.includes(request.routeOptions.url ?? '')) return;
     for (const [location, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
-      const field = findHostileText(value, '');
-      if (field !== undefined) throw new HostileTextError(location, field || 'body');
+      const hostile = findHostileValue(value, '');
+      if (hostile !== undefined) throw new HostileTextError(location, hostile.path || 'body', hostile.kind);
     }
   });
 }
@@ -22,7 +23,8 @@ export class HostileTextError extends DomainError {
   constructor(
     readonly location: 'path' | 'query' | 'body',
     field: string,
+    kind: HostileKind = 'text',
   ) {
-    super('validation', `${field} must not contain NUL bytes or unpaired surrogates`, { field });
+    super('validation', `${field} ${HOSTILE_VALUE_PROBLEM[kind]}`, { field });
   }
 }

@@ -1,6 +1,6 @@
 import { LEAD_LIMITS, TRACKING_FIELD_NAME, type LeadScan, type LeadWrite } from './lead.ts';
 import { LeadValidationError } from './lead-errors.ts';
-import { findHostileText } from '../validation/hostile-text.ts';
+import { findHostileValue, HOSTILE_VALUE_PROBLEM } from '../validation/hostile-text.ts';
 import { nestingDepth } from '../validation/nesting-depth.ts';
 
 /** Fields only the gateway writes (spec 2.4 rule 2): a client sending one is told so, by name. */
@@ -97,9 +97,9 @@ function storableJson(value: unknown, name: string, problems: Problems): boolean
     problems.push(`${name}: nests objects and arrays deeper than ${LEAD_LIMITS.jsonDepth} levels`);
     return false;
   }
-  const hostile = findHostileText(value, name);
+  const hostile = findHostileValue(value, name);
   if (hostile !== undefined) {
-    problems.push(`${hostile}: must not contain NUL bytes or unpaired surrogates`);
+    problems.push(`${hostile.path}: ${HOSTILE_VALUE_PROBLEM[hostile.kind]}`);
     return false;
   }
   return true;

@@ -374,6 +374,33 @@ describe('client-side card encryption', () => {
   });
 });
 
+describe('client-side card encryption: what the encrypted card holds', () => {
+  it('holds it to the rules of a card sent in the clear: hostile or oversize fields are a 400 naming card.encrypted, nothing written', async () => {
+    const owner = await createPaymentTenant(app);
+    const rotated = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${owner.apiKey}` },
+      body: JSON.stringify({ query: 'mutation { rotateCardEncryptionKey { jwk } }' }),
+    });
+    const jwk = ((await rotated.json()) as any).data.rotateCardEncryptionKey.jwk;
+    const pan = '4242424242424242';
+    const sealed = (name: string) => encryptCard({ pan, cvv: '123', expiryMonth: 12, expiryYear: new Date().getFullYear() + 2, name }, jwk);
+    const ordersBefore = await app.orm.em.fork().execute(`select id from orders where tenant_id = ?`, [owner.id]);
+    for (const [name, message] of [
+      ['Ada\u0000 Lovelace', 'card.encrypted.name must not contain NUL bytes or unpaired surrogates'],
+      ['Ada \ud800Lovelace', 'card.encrypted.name must not contain NUL bytes or unpaired surrogates'],
+      ['A'.repeat(5000), 'card.encrypted.name must NOT have more than 100 characters'],
+    ]) {
+      const answer = await submit(submitBody('unused', { card: { encrypted: await sealed(name!), bin: '424242', lastFour: '4242' } }), owner.productId, owner);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual({ success: false, message });
+    }
+    expect(await app.orm.em.fork().execute(`select id from orders where tenant_id = ?`, [owner.id])).toEqual(ordersBefore);
+    // The same card with a plain name pays.
+    expect((await submit(submitBody('unused', { card: { encrypted: await sealed('Ada Lovelace'), bin: '424242', lastFour: '4242' } }), owner.productId, owner)).body).toMatchObject({ info: 'Success' });
+  });
+});
+
 describe('GraphQL errors no caller is told about', () => {
   it('are masked in the answer and logged with their cause and the request id', async () => {
     const owner = await createPaymentTenant(app);

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import canonicalJson from 'safe-stable-stringify';
 import type { PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
@@ -8,7 +9,10 @@ import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { isPositiveMoney, toMoneyString } from '../../domain/money.ts';
 import { splitSubAffiliate } from '../../domain/payments/pre-validation.ts';
 import { runCardPayment, type CardPaymentDeps } from './card-payment.ts';
-import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
+import { SubmitCard, type SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
+import type { EncryptedCardPayload } from '../../domain/payments/card-encryption.ts';
+import { compile, createStrictAjv, describeSchemaError } from '../../domain/validation/json-schema.ts';
+import { findHostileValue, HOSTILE_VALUE_PROBLEM } from '../../domain/validation/hostile-text.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 
 /** The card payment's dependencies, the secret box that opens client-encrypted cards, and where products are found. */
@@ -71,12 +75,14 @@ export async function submitPayment(
 
 /**
  * Replaces client-encrypted card data by the card it holds. Data that does not decrypt, or whose card does
- * not match the `bin` and `lastFour` sent beside it, becomes an empty number: `Invalid CC Number`.
+ * not match the `bin` and `lastFour` sent beside it, becomes an empty number: `Invalid CC Number`. A card that
+ * opens but breaks the rules of one sent in the clear is a 400 naming `card.encrypted`.
  */
 async function withDecryptedCard(deps: SubmitDeps, tenantId: number, body: SubmitRequest): Promise<SubmitRequest> {
   const card = body.card;
   if (card?.encrypted === undefined || !card.bin || !card.lastFour) return body;
   const opened = await openEncryptedCard(deps.em, deps.secretBox, tenantId, card.encrypted);
+  if (opened) refuseUnfitCard(opened);
   const pan = opened?.pan.replace(/[\s-]/g, '') ?? '';
   const consistent = pan.startsWith(card.bin) && pan.endsWith(card.lastFour);
   return {
@@ -89,6 +95,20 @@ async function withDecryptedCard(deps: SubmitDeps, tenantId: number, body: Submi
       expiryYear: opened?.expiryYear ?? card.expiryYear,
     },
   };
+}
+
+/** What an encrypted card may hold: the fields and limits of a card sent in the clear. */
+const validateOpenedCard = compile(createStrictAjv(), Type.Pick(SubmitCard, ['name', 'pan', 'cvv', 'expiryMonth', 'expiryYear']));
+
+/**
+ * A card that opened is held to the rules of one sent in the clear (hostile text, lengths, types): the encryption
+ * only hides it on its way, and what it holds goes into the payment (its holder name to the processor) all the same.
+ */
+function refuseUnfitCard(opened: EncryptedCardPayload): void {
+  const card = Object.fromEntries(Object.entries(opened).filter(([, value]) => value !== undefined));
+  const hostile = findHostileValue(card, 'card.encrypted');
+  if (hostile) throw new DomainError('validation', `${hostile.path} ${HOSTILE_VALUE_PROBLEM[hostile.kind]}`, { field: 'card.encrypted' });
+  if (!validateOpenedCard(card)) throw new DomainError('validation', describeSchemaError(validateOpenedCard.errors![0]!, 'card.encrypted').replace(/^(?!card\.encrypted)/, 'card.encrypted.'), { field: 'card.encrypted' });
 }
 
 async function findProduct(deps: SubmitDeps, tenantId: number, productId: string): Promise<PayableProduct> {

@@ -27,8 +27,10 @@ export const REDACTED_PATHS = [
   // value (`detail`). Their code and message say what went wrong without them.
   'err.where',
   'err.detail',
+  'err.hint',
   'err.cause.where',
   'err.cause.detail',
+  'err.cause.hint',
 ];
 
 const CARD_NUMBER = /\b(?:\d[ -]?){12,18}\d\b/g;
@@ -41,6 +43,19 @@ export function censorCardNumbers(text: string): string {
   });
 }
 
+/**
+ * What MikroORM appends to a PostgreSQL error's message (and so its stack) from the error's `detail` and `hint`: the
+ * refused values themselves (`Key (email_tenant_key)=(…) already exists`), out of reach of the `err.detail` path.
+ */
+const DRIVER_DETAIL = /\n - (?:detail|hint): [^\n]*/g;
+
+/** An error as pino serialized it, made safe to write: card numbers masked, the driver's echo of values cut. */
+function scrubError(err: { message?: unknown; stack?: unknown; cause?: unknown }, depth = 0): void {
+  if (typeof err.message === 'string') err.message = censorCardNumbers(err.message.replace(DRIVER_DETAIL, ''));
+  if (typeof err.stack === 'string') err.stack = censorCardNumbers(err.stack.replace(DRIVER_DETAIL, ''));
+  if (depth < 5 && err.cause !== null && typeof err.cause === 'object') scrubError(err.cause as typeof err, depth + 1);
+}
+
 export function createLogger(options: { level: string; name?: string; destination?: DestinationStream }): Logger {
   return pino(
     {
@@ -51,8 +66,8 @@ export function createLogger(options: { level: string; name?: string; destinatio
         log(object) {
           const message = object.msg;
           if (typeof message === 'string') object.msg = censorCardNumbers(message);
-          const err = object.err as { message?: string } | undefined;
-          if (err && typeof err.message === 'string') err.message = censorCardNumbers(err.message);
+          const err = object.err as { message?: unknown; stack?: unknown; cause?: unknown } | undefined;
+          if (err !== null && typeof err === 'object') scrubError(err);
           return object;
         },
       },

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, ConfigError } from '../../platform/config.ts';
 import { renderConfigurationDoc } from '../../platform/config-doc.ts';
+import { PostgreSqlPlatform } from '@mikro-orm/postgresql';
 import { createLogger, censorCardNumbers } from '../../platform/logger.ts';
 import { CapturedLogs } from '../support/harness.ts';
 
@@ -53,6 +54,24 @@ describe('log redaction', () => {
     expect(text).not.toContain('ada@example.com');
     expect(text).toContain('22P05');
     expect(text).toContain('unsupported Unicode escape sequence');
+  });
+
+  it('cuts the values MikroORM appends to a PostgreSQL error message (its detail and hint), in the message and the stack', () => {
+    const logs = new CapturedLogs();
+    const logger = createLogger({ level: 'info', destination: logs.stream });
+    const pgError = Object.assign(new Error('duplicate key value violates unique constraint "tenants_email_tenant_key_unique"'), {
+      code: '23505',
+      detail: 'Key (email_tenant_key)=(tk_7f3c9a1e-secret) already exists.',
+      hint: 'Remove tk_7f3c9a1e-secret first.',
+    });
+    // MikroORM's own conversion, as the gateway's queries meet it.
+    const converted = new PostgreSqlPlatform().getExceptionConverter().convertException(pgError);
+    expect(converted.message).toContain('tk_7f3c9a1e-secret');
+    logger.error({ err: converted }, 'unexpected error');
+    logger.error({ err: Object.assign(new Error('provisioning failed'), { cause: converted }) }, 'unexpected error');
+    const text = logs.text();
+    expect(text).not.toContain('tk_7f3c9a1e-secret');
+    expect(text).toContain('duplicate key value violates unique constraint');
   });
 
   it('leaves ordinary numbers alone', () => {

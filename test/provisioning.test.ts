@@ -229,6 +229,49 @@ describe('GraphQL operator mutations', () => {
     expect(anonymous.errors[0].extensions.code).toBe('UNAUTHENTICATED');
   });
 
+  it('refuses integers beyond the columns they are stored in with BAD_USER_INPUT naming them, writing nothing', async () => {
+    const operator = `Bearer ${app.config.operatorToken}`;
+    const tenantsBefore = await app.orm.em.fork().execute(`select count(*)::int as count from tenants`);
+    for (const [change, field] of [
+      [(t: any) => (t.merchantAccounts[0].monthlyCap = 2 ** 31), 'monthlyCap'],
+      [(t: any) => (t.rateLimitPerMinute = 2 ** 31), 'rateLimitPerMinute'],
+      [(t: any) => (t.products[0].velocity.cardSubmitWindowSeconds = 1e15), 'cardSubmitWindowSeconds'],
+    ] as const) {
+      const input = fixture();
+      change(input.tenants[0]);
+      const result = await call(operator, { fixture: input });
+      expect(result.errors[0], field).toMatchObject({ message: expect.stringContaining(field), extensions: { code: 'BAD_USER_INPUT' } });
+    }
+    expect(await app.orm.em.fork().execute(`select count(*)::int as count from tenants`)).toEqual(tenantsBefore);
+  });
+
+  it("refuses a value another record holds (another tenant's e-mail key or API key, a slug twice) with CONFLICT naming the field, never the value", async () => {
+    const operator = `Bearer ${app.config.operatorToken}`;
+    const owner = fixture();
+    (owner.tenants[0] as any).email = { tenantKey: randomUUID(), senderDomains: [] };
+    (owner.tenants[0] as any).apiKeys = [{ name: 'checkout', value: `sk_api_${randomUUID().replaceAll('-', '')}` }];
+    expect((await call(operator, { fixture: owner })).errors).toBeUndefined();
+    const tenantsBefore = await app.orm.em.fork().execute(`select count(*)::int as count from tenants`);
+
+    const sameEmailKey = fixture();
+    (sameEmailKey.tenants[0] as any).email = { tenantKey: (owner.tenants[0] as any).email.tenantKey, senderDomains: [] };
+    const sameApiKey = fixture();
+    (sameApiKey.tenants[0] as any).apiKeys = (owner.tenants[0] as any).apiKeys;
+    const sameSlugTwice = fixture();
+    (sameSlugTwice.tenants[0] as any).applications = [{ slug: 'shop', name: 'Shop' }, { slug: 'shop', name: 'Shop again' }];
+    for (const [input, field, secret] of [
+      [sameEmailKey, 'email.tenantKey', (owner.tenants[0] as any).email.tenantKey],
+      [sameApiKey, 'apiKeys.value', (owner.tenants[0] as any).apiKeys[0].value],
+      [sameSlugTwice, 'applications.slug', undefined],
+    ] as const) {
+      const result = await call(operator, { fixture: input });
+      expect(result.errors[0], field).toMatchObject({ extensions: { code: 'CONFLICT', field } });
+      if (secret) expect(JSON.stringify(result)).not.toContain(secret);
+      if (secret) expect(app.logs.text()).not.toContain(secret);
+    }
+    expect(await app.orm.em.fork().execute(`select count(*)::int as count from tenants`)).toEqual(tenantsBefore);
+  });
+
   it('rejects an invalid fixture with BAD_USER_INPUT', async () => {
     const result = await call(`Bearer ${app.config.operatorToken}`, { fixture: { tenants: [{ slug: 'x' }] } });
     expect(result.errors[0]).toMatchObject({ message: expect.stringContaining('name is required'), extensions: { code: 'BAD_USER_INPUT' } });

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { int4, withIntegerBounds } from './int4.ts';
 import { MerchantAccountFields } from './merchant-account.input.ts';
 
 const nullableText = (maxLength = 255) => Type.Union([Type.String({ maxLength }), Type.Null()]);
@@ -7,16 +8,6 @@ const nullableInteger = () => Type.Union([Type.Integer(), Type.Null()]);
 /** Fields of provisioning that spec 2.6 does not expose or that are names resolved from an id. */
 const { gateway: _gateway, vertical: _vertical, brand: _brand, midPortalUrl: _portal, chargebackMitigationProvider: _provider, processorPortalAccess: _access, ...writable } =
   MerchantAccountFields;
-
-const INT4 = { minimum: -2_147_483_648, maximum: 2_147_483_647 } as const;
-
-/** The columns are `int`: an integer without bounds of its own gets the column's, so an overflow is a 400, not a 500. */
-function withIntegerBounds<T extends TSchema>(schema: T): T {
-  const given = schema as T & { type?: string; anyOf?: TSchema[]; minimum?: number; maximum?: number };
-  if (given.type === 'integer') return { ...given, minimum: Math.max(given.minimum ?? INT4.minimum, INT4.minimum), maximum: Math.min(given.maximum ?? INT4.maximum, INT4.maximum) };
-  if (given.anyOf) return { ...given, anyOf: given.anyOf.map(withIntegerBounds) };
-  return schema;
-}
 
 /**
  * Body of `PUT /api/admin/merchantaccounts/{id}` and of the GraphQL `updateMerchantAccount` input: a merchant account
@@ -28,7 +19,7 @@ function withIntegerBounds<T extends TSchema>(schema: T): T {
  */
 export const MerchantAccountUpdateInput = Type.Object(
   {
-    rowVersion: Type.Integer({ minimum: 1, description: 'The version read; a stale one is 409 and changes nothing' }),
+    rowVersion: int4({ minimum: 1, description: 'The version read; a stale one is 409 and changes nothing' }),
     ...Object.fromEntries(Object.entries(writable).map(([name, schema]) => [name, Type.Optional(withIntegerBounds(schema))])),
     id: Type.Optional(Type.Integer()),
     mid: Type.Optional(Type.String({ maxLength: 64 })),

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CARD_NETWORKS } from '../../domain/catalog/product.ts';
+import { int4 } from '../../schema/inputs/int4.ts';
 import { MerchantAccountProvisionInput, Money } from '../../schema/inputs/merchant-account.input.ts';
 
 const Slug = Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$', description: 'Stable identity of the record in the fixture' });
@@ -48,9 +49,9 @@ const ProductInput = Type.Object(
     velocity: Type.Optional(
       Type.Object(
         {
-          cardSubmitLimit: Type.Optional(Type.Integer({ minimum: 1 })),
-          cardSubmitWindowSeconds: Type.Optional(Type.Integer({ minimum: 1 })),
-          emailSubmitLimit: Type.Optional(Type.Integer({ minimum: 1 })),
+          cardSubmitLimit: Type.Optional(int4({ minimum: 1 })),
+          cardSubmitWindowSeconds: Type.Optional(int4({ minimum: 1 })),
+          emailSubmitLimit: Type.Optional(int4({ minimum: 1 })),
         },
         { additionalProperties: false },
       ),
@@ -123,7 +124,7 @@ export const TenantFixture = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     clientId: Type.String({ minLength: 1, maxLength: 64, description: 'Value of the ClientId header (parent company id)' }),
     parentCompany: Type.Optional(Type.String({ maxLength: 200 })),
-    rateLimitPerMinute: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    rateLimitPerMinute: Type.Optional(Type.Union([int4({ minimum: 1 }), Type.Null()])),
     apiKeys: Type.Optional(Type.Array(ApiKeyInput)),
     applications: Type.Optional(Type.Array(ApplicationInput, { maxItems: 100, description: 'A tenant without any gets one application, `default`' })),
     products: Type.Optional(Type.Array(ProductInput)),

@@ -1,4 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import { DomainError } from '../../domain/errors.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { provisionApiKeys, type ProvisionedApiKey } from './api-keys.ts';
 import { syncBlocklist } from './blocklist.ts';
@@ -40,11 +41,40 @@ export interface ProvisioningDeps {
  * (tenant slug, product slug, MID, endpoint slug, key name); running it twice changes nothing.
  */
 export async function provision(deps: ProvisioningDeps, fixture: ProvisioningFixture): Promise<TenantProvisioningResult[]> {
-  return deps.em.transactional(async (em) => {
-    const results: TenantProvisioningResult[] = [];
-    for (const tenantFixture of fixture.tenants) results.push(await provisionTenant({ ...deps, em }, tenantFixture));
-    return results;
-  });
+  try {
+    return await deps.em.transactional(async (em) => {
+      const results: TenantProvisioningResult[] = [];
+      for (const tenantFixture of fixture.tenants) results.push(await provisionTenant({ ...deps, em }, tenantFixture));
+      return results;
+    });
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException) throw takenElsewhere(error);
+    throw error;
+  }
+}
+
+/** The fixture field a unique constraint guards, for the constraints a fixture can meet. */
+const FIELD_OF_CONSTRAINT: Readonly<Record<string, string>> = {
+  tenants_email_tenant_key_unique: 'email.tenantKey',
+  api_keys_key_hash_unique: 'apiKeys.value',
+  applications_tenant_id_slug_unique: 'applications.slug',
+  merchant_accounts_mid_unique: 'merchantAccounts.mid',
+  lead_key_sets_publishable_key_hash_unique: 'leads',
+  lead_key_sets_secret_key_hash_unique: 'leads',
+  sender_domains_tenant_id_domain_unique: 'email.senderDomains',
+  products_tenant_id_slug_unique: 'products.slug',
+  webhook_endpoints_tenant_id_slug_unique: 'webhookEndpoints.slug',
+};
+
+/**
+ * A value the fixture gives that another record already holds (another tenant's key or MID, a slug twice in the
+ * fixture): nothing was written (the transaction rolled back). The answer names the field, never the value: it may
+ * be another tenant's secret.
+ */
+function takenElsewhere(error: UniqueConstraintViolationException): DomainError {
+  const constraint = (error as { constraint?: unknown }).constraint;
+  const field = typeof constraint === 'string' ? FIELD_OF_CONSTRAINT[constraint] : undefined;
+  return new DomainError('conflict', `${field ?? 'A value of the fixture'} is already taken (by another record, or twice in this fixture); nothing was provisioned`, field ? { field } : {});
 }
 
 /** One tenant and everything it owns, in the order later steps depend on (the tenant first). */

@@ -94,6 +94,12 @@ async function graphql(tenant: TestTenant, query: string, variables: Record<stri
 }
 
 describe('GET /api/admin/merchantaccounts', () => {
+  it('refuses a query parameter (it has no filters) rather than answering every account as if filtered', async () => {
+    const { status, body } = await call('GET', '/api/admin/merchantaccounts?live=false', acme.adminHeaders);
+    expect(status).toBe(400);
+    expect(body).toEqual({ success: false, message: 'live is not a known field' });
+  });
+
   it('answers every field of spec 2.6 with its type, names resolved, percentages as fractions, credentials masked', async () => {
     const { status, body } = await list(acme);
     expect(status).toBe(200);

@@ -108,6 +108,8 @@ export function adminRoutes(app: TypedApp, deps: { secretBox: SecretBox }): void
       tags: ['admin'],
       security: API_KEY_REQUIRED,
       headers: AdminHeaders,
+      // No filters here (GraphQL's `merchantAccounts` has them): one sent is refused, not silently ignored.
+      querystring: Type.Object({}, { additionalProperties: false, description: 'No query parameters' }),
       response: { 200: ListAnswer, ...errorResponses(401, 403, 400, 429, 500) },
     },
     async handler(request) {

@@ -7,7 +7,15 @@ import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 import { CustomerEmailAttribute, PartnerSessionAttribute, ProductIdAttribute, TenantIdAttribute } from '../../workflows/contract/search-attributes.ts';
-import { capturePaymentUpdate, completeThreeDSecureUpdate, submitUpdate, supersedeChallengeUpdate, voidPaymentUpdate } from '../../workflows/contract/payment-updates.ts';
+import {
+  THREE_D_SECURE_FINISHED,
+  capturePaymentUpdate,
+  completeThreeDSecureUpdate,
+  paymentAnswersQuery,
+  submitUpdate,
+  supersedeChallengeUpdate,
+  voidPaymentUpdate,
+} from '../../workflows/contract/payment-updates.ts';
 import type { paymentWorkflow } from '../../workflows/payment/payment.workflow.ts';
 import type { PaymentAnswerBoard } from './payment-answers.ts';
 import type { Logger } from '../../domain/logger.ts';
@@ -139,7 +147,7 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
     async resume(tenantId, submitOrderId) {
       const handle = client.workflow.getHandle<typeof paymentWorkflow>(workflowIds.payment(tenantId, submitOrderId));
       try {
-        return await bounded(() => firstAnswerOf(handle));
+        return await bounded(() => firstAnswerOf(handle, { answeredLikely: true }));
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return undefined;
         throw error;
@@ -186,6 +194,11 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
       try {
         return { kind: 'completed', result: await bounded(() => handle.executeUpdate(completeThreeDSecureUpdate, { args: [{ threeDSecureId }] }), again) };
       } catch (error) {
+        // Final already (a repeat while the payment holds its authorization, say): read it, adding nothing to the history.
+        if (failureTypeOf(error) === THREE_D_SECURE_FINISHED) {
+          const { final } = await bounded(() => handle.query(paymentAnswersQuery), again);
+          if (final) return { kind: 'completed', result: final };
+        }
         const refused = refusalOf(error);
         if (refused) return { kind: refused };
         // Not found: closed (or never there). Any other failed update: the payment closed before answering it.
@@ -204,9 +217,15 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
 const roundedMs = (duration: number) => Math.round(duration * 10) / 10;
 
 /** The first answer of a payment: a running one answers the `submit` update; a finished one's result is the answer. */
-async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>): Promise<SubmitResult> {
+async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>, options: { answeredLikely: boolean } = { answeredLikely: false }): Promise<SubmitResult> {
   const { status } = await handle.describe();
   if (status.name !== 'RUNNING') return handle.result();
+  // A repeat of an answered payment (its Idempotency-Key sent again): read the answer, adding nothing to the payment's
+  // history (each update is an event, and a run takes 2,000 at most). A worker without the query: the update, as before.
+  if (options.answeredLikely) {
+    const known = await handle.query(paymentAnswersQuery).catch(() => undefined);
+    if (known?.first) return known.first;
+  }
   try {
     return await handle.executeUpdate(submitUpdate);
   } catch (error) {
@@ -217,8 +236,13 @@ async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>): Pr
 }
 
 /** The refusal a payment answered a completion with (the failure type the workflow set), if it was one. */
-function refusalOf(error: unknown): ThreeDSecureRefusal | undefined {
+/** The type of the failure a payment refused an update with. */
+function failureTypeOf(error: unknown): string | undefined {
   if (!(error instanceof WorkflowUpdateFailedError) || !(error.cause instanceof ApplicationFailure)) return undefined;
-  const type = error.cause.type;
+  return error.cause.type ?? undefined;
+}
+
+function refusalOf(error: unknown): ThreeDSecureRefusal | undefined {
+  const type = failureTypeOf(error);
   return THREE_D_SECURE_REFUSALS.find((refusal) => refusal === type);
 }

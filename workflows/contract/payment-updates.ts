@@ -1,4 +1,4 @@
-import { defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 
 /** Returns the submit result as soon as the authorization outcome is known (early return). */
@@ -6,6 +6,16 @@ export const submitUpdate = defineUpdate<SubmitResult>('submit');
 
 /** Sent by `POST /api/{productId}/3ds` after the cardholder's challenge; returns the final result. */
 export const completeThreeDSecureUpdate = defineUpdate<SubmitResult, [{ threeDSecureId: string }]>('complete3ds');
+
+/**
+ * Failure type of a 3-D Secure completion refused because the payment's final result is already known: the caller
+ * reads it with `paymentAnswersQuery`. A refusal leaves no event in the history, where every accepted update does (and
+ * Temporal takes at most 2,000 per run).
+ */
+export const THREE_D_SECURE_FINISHED = 'three_d_secure_finished';
+
+/** The payment's answers as far as they are known, read without writing to its history: the first, and the final result. */
+export const paymentAnswersQuery = defineQuery<{ readonly first?: SubmitResult; readonly final?: SubmitResult }>('answers');
 
 /**
  * How a held authorization ended: captured (`approved`), `voided`, `expired` (the processor refused the decision and

@@ -46,8 +46,10 @@ import { changeOf, endUndecidedHold, sendDecision, type SentDecision } from './h
 import {
   NOT_AUTHORIZED,
   NO_OPEN_CHALLENGE,
+  THREE_D_SECURE_FINISHED,
   capturePaymentUpdate,
   completeThreeDSecureUpdate,
+  paymentAnswersQuery,
   submitUpdate,
   supersedeChallengeUpdate,
   voidPaymentUpdate,
@@ -120,6 +122,13 @@ const { inquireAttempt, voidAuthorization, holdApprovedAuthorization, recordAuth
   retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
+/**
+ * The least time between two processor asks of a challenge's completion; a longer challenge spaces them by its timeout
+ * in seconds as milliseconds (so a challenge is asked at most about a thousand times). Within it a completion is
+ * answered "not completed yet" (409) at once, without an event in the payment's history: the caller asks again.
+ */
+const MIN_COMPLETION_ASK_INTERVAL_MS = 1_000;
+
 /** How many times an authorization the processor never saw is sent again (same reference, so never twice). */
 const MAX_RESENDS = 2;
 /**
@@ -173,6 +182,8 @@ interface Challenge {
   asking?: Promise<boolean>;
   /** The wait is over: no new completion is asked for. */
   expiring: boolean;
+  /** When the processor was last asked (workflow time), for the pace of completions asked before the cardholder finished. */
+  lastAskedAt?: number;
   /** A new submit of the e-mail to the plan asked for the claim this payment holds: the wait ends now. */
   superseded?: boolean;
 }
@@ -237,11 +248,18 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     await condition(() => answer !== undefined);
     return answer!;
   });
+  setHandler(paymentAnswersQuery, () => ({ first: answer, final: finalResult }));
+  // A checkout page may poll the completion while the cardholder is still at the challenge: the processor is asked at
+  // most once per interval (about a thousand times per challenge, half of Temporal's 2,000 updates per run).
+  const completionAskIntervalMs = Math.max(MIN_COMPLETION_ASK_INTERVAL_MS, input.settings.threeDSecureTimeoutSeconds);
   setHandler(completeThreeDSecureUpdate, () => completeChallenge(challenge!), {
     // A refusal here changes nothing and is not even written to the history.
     validator: ({ threeDSecureId }) => {
       if (!challenge || challenge.threeDSecureId !== threeDSecureId) throw refusal('unknown', 'Unknown threeDSecureId');
       if (challenge.expiring && !challenge.completed) throw refusal('expired', 'This 3-D Secure session has expired');
+      if (finalResult !== undefined) throw ApplicationFailure.nonRetryable('The payment has its final result; read it with the answers query', THREE_D_SECURE_FINISHED);
+      const askedLately = challenge.lastAskedAt !== undefined && Date.now() - challenge.lastAskedAt < completionAskIntervalMs;
+      if (!challenge.completed && !challenge.asking && askedLately) throw refusal('challenge_pending', 'The cardholder has not completed the 3-D Secure challenge yet');
     },
   });
 
@@ -651,6 +669,14 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
 
   /** One completion at the processor; false while the cardholder has not finished the challenge. */
   async function askProcessor(waiting: Challenge): Promise<boolean> {
+    try {
+      return await askProcessorOnce(waiting);
+    } finally {
+      waiting.lastAskedAt = Date.now();
+    }
+  }
+
+  async function askProcessorOnce(waiting: Challenge): Promise<boolean> {
     try {
       const completion = await completeThreeDSecure({
         // The challenged attempt's own reference: its transaction is completed, not a new one recorded.

@@ -1,9 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalJson from 'safe-stable-stringify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, card, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { startProcessorFront } from './support/processor-front.ts';
+import { historyText } from './support/workflow-history.ts';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -109,5 +112,61 @@ describe('what of a card number is shown and stored', () => {
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ info: 'Failed', error: 'Unknown cards not supported' });
     expect(JSON.stringify(answer.body)).not.toMatch(/7123|8908/);
+  });
+});
+
+describe('a processor that echoes the card it was sent', () => {
+  let echoing: TestApp;
+  let echoTenant: PaymentTenant;
+  let front: Awaited<ReturnType<typeof startProcessorFront>>;
+  let refusing: Awaited<ReturnType<typeof startProcessorFront>>;
+  let refusingApp: TestApp;
+  let refusingTenant: PaymentTenant;
+  beforeAll(async () => {
+    front = await startProcessorFront(inject('sandboxProcessorUrl'), { echoCard: 'answer' });
+    refusing = await startProcessorFront(inject('sandboxProcessorUrl'), { echoCard: 'refusal' });
+    [echoing, refusingApp] = await Promise.all([
+      startTestApp({ SANDBOX_PROCESSOR_URL: front.url, LOG_LEVEL: 'debug' }, { hostWorker: true }),
+      startTestApp({ SANDBOX_PROCESSOR_URL: refusing.url, LOG_LEVEL: 'debug' }, { hostWorker: true }),
+    ]);
+    await Promise.all([echoing.startWorker(), refusingApp.startWorker()]);
+    [echoTenant, refusingTenant] = await Promise.all([createPaymentTenant(echoing), createPaymentTenant(refusingApp)]);
+  });
+  afterAll(async () => {
+    await Promise.all([echoing?.close(), refusingApp?.close()]);
+    await Promise.all([front?.close(), refusing?.close()]);
+  });
+
+  /** The card's number and CVV anywhere: the answer, the payment's history, every table, the logs. */
+  async function expectNoCardAnywhere(target: TestApp, tenantId: number, answer: Record<string, any>, pan: string, cvv: string) {
+    const spaced = pan.replace(/(\d{4})(?=\d)/g, '$1 ');
+    const history = await historyText(target.temporal.client.workflow.getHandle(workflowIds.payment(tenantId, answer.submitOrderId)));
+    const em = target.orm.em.fork();
+    const tables = await em.execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
+    const dumps = await Promise.all(tables.map(({ tablename }) => em.execute(`select * from "${tablename}"`).then((rows) => JSON.stringify(rows))));
+    for (const [where, text] of [['answer', JSON.stringify(answer)], ['history', history], ['database', dumps.join('\n')], ['logs', target.logs.text()]] as const) {
+      expect(text, where).not.toContain(pan);
+      expect(text, where).not.toContain(spaced);
+      expect(text, where).not.toMatch(new RegExp(`cvv\\D{0,4}${cvv}`, 'i'));
+    }
+  }
+
+  it('keeps and answers its approval with the card masked; the payment is approved and its ids intact', async () => {
+    const pan = '4111111111111111';
+    const answer = await post(echoing, `/api/${echoTenant.productId}`, echoTenant.apiKey, submitBody(pan, { card: card(pan, { cvv: '739' }) }));
+    expect(answer.body).toMatchObject({ info: 'Success', chargeSuccess: true });
+    expect(answer.body.transactionId).toMatch(/^sbx_/);
+    expect(answer.body.gatewayResponses[0].response).toContain('411111******1111');
+    await echoing.temporal.client.workflow.getHandle(workflowIds.payment(echoTenant.id, answer.body.submitOrderId)).result();
+    await expectNoCardAnywhere(echoing, echoTenant.id, answer.body, pan, '739');
+  });
+
+  it('keeps and answers its refusal naming the card with the card masked', async () => {
+    const pan = '4012888888881881';
+    const answer = await post(refusingApp, `/api/${refusingTenant.productId}`, refusingTenant.apiKey, submitBody(pan, { card: card(pan, { cvv: '482' }) }));
+    expect(answer.body).toMatchObject({ info: 'Error', statusId: 4089, chargeSuccess: false });
+    expect(answer.body.gatewayResponses[0].response).toContain('401288******1881');
+    await refusingApp.temporal.client.workflow.getHandle(workflowIds.payment(refusingTenant.id, answer.body.submitOrderId)).result();
+    await expectNoCardAnywhere(refusingApp, refusingTenant.id, answer.body, pan, '482');
   });
 });

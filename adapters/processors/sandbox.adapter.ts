@@ -25,6 +25,7 @@ import type {
   RefundOutcome,
   RefundRequest,
 } from './processor-gateway.ts';
+import { maskCardEcho } from '../../domain/payments/card-echo.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 export const SANDBOX_GATEWAY_NAME = 'sandbox';
@@ -48,7 +49,8 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
         signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await response.text();
-      return { answered: true, exchange: { gateway: name, httpStatus: response.status, response: text }, body: parseJson(text) };
+      // Read as sent (ids stay whole); kept and shown masked: a processor echoing the card must not store it.
+      return { answered: true, exchange: { gateway: name, httpStatus: response.status, response: maskCardEcho(text) }, body: parseJson(text) };
     } catch (error) {
       const reason = describeFailure(error, timeoutMs);
       return { answered: false, exchange: { gateway: name, httpStatus: 0, response: reason }, reason };
@@ -65,7 +67,7 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
   }
 
   function unexpected(call: Extract<Call, { answered: true }>): AuthorizationOutcome {
-    const error = isRecord(call.body) && typeof call.body.error === 'string' ? `: ${call.body.error}` : '';
+    const error = isRecord(call.body) && typeof call.body.error === 'string' ? `: ${maskCardEcho(call.body.error)}` : '';
     return unknown(`processor answered HTTP ${call.exchange.httpStatus}${error}`);
   }
 
@@ -93,7 +95,7 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
       const status = result.exchange.httpStatus;
       if (status === 200) return { outcome: outcomeOf(result), exchange: result.exchange };
       if (status === 400) {
-        const message = isRecord(result.body) && typeof result.body.error === 'string' ? result.body.error : 'request refused by the processor';
+        const message = isRecord(result.body) && typeof result.body.error === 'string' ? maskCardEcho(result.body.error) : 'request refused by the processor';
         return { outcome: { kind: 'declined', statusId: 4089, message: `InputDataFormatError: ${message}` }, exchange: result.exchange };
       }
       return { outcome: unexpected(result), exchange: result.exchange };
@@ -172,7 +174,7 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
 function readRefundAnswer(body: unknown): RefundOutcome | undefined {
   if (!isRecord(body) || typeof body.id !== 'string' || typeof body.code !== 'number') return undefined;
   if (body.status === 'refunded') return { kind: 'refunded', statusId: body.code, processorRefundId: body.id };
-  if (body.status === 'declined') return { kind: 'declined', statusId: body.code, message: typeof body.message === 'string' ? body.message : '', processorRefundId: body.id };
+  if (body.status === 'declined') return { kind: 'declined', statusId: body.code, message: typeof body.message === 'string' ? maskCardEcho(body.message) : '', processorRefundId: body.id };
   return undefined;
 }
 
@@ -181,7 +183,7 @@ function readAnswer(body: unknown): AuthorizationOutcome | undefined {
   if (!isRecord(body) || typeof body.id !== 'string' || typeof body.status !== 'string') return undefined;
   const id = body.id;
   const code = typeof body.code === 'number' ? body.code : undefined;
-  const message = typeof body.message === 'string' ? body.message : '';
+  const message = typeof body.message === 'string' ? maskCardEcho(body.message) : '';
   switch (body.status) {
     case 'approved':
       if (code === undefined || typeof body.authCode !== 'string') return undefined;

@@ -8,6 +8,11 @@ export interface FrontRules {
   readonly refusedInquiries?: number;
   /** Decline every authorization of the first order it sees with this status (the sandbox's own answer shape), as an issuer would. */
   readonly declineFirstOrder?: { readonly code: number; readonly message: string };
+  /**
+   * Echo the card an authorization was sent with, as careless processors do: `answer` adds it to the sandbox's answer,
+   * `refusal` refuses the authorization (400) with an error naming it.
+   */
+  readonly echoCard?: 'answer' | 'refusal';
 }
 
 /**
@@ -34,8 +39,14 @@ export async function startProcessorFront(target: string, rules: FrontRules) {
           return answer(200, { id: `sbx_${randomUUID()}`, reference: authorization.reference, status: 'declined', ...rules.declineFirstOrder });
         }
       }
+      const sentCard = request.method === 'POST' && request.url === '/v1/authorizations' && rules.echoCard ? (JSON.parse(body.toString('utf8')) as { card: { number: string; cvv?: string } }).card : undefined;
+      if (sentCard && rules.echoCard === 'refusal') return answer(400, { error: `card.number ${sentCard.number} (cvv ${sentCard.cvv}) failed issuer validation` });
       fetch(`${target}${request.url}`, { method: request.method, headers: { 'content-type': 'application/json' }, body: body.length > 0 ? body : undefined })
-        .then(async (passed) => response.writeHead(passed.status, { 'content-type': 'application/json' }).end(await passed.text()))
+        .then(async (passed) => {
+          const text = await passed.text();
+          const echoed = sentCard ? JSON.stringify({ ...(JSON.parse(text) as object), card: { number: sentCard.number.replace(/(\d{4})(?=\d)/g, '$1 '), cvv: sentCard.cvv } }) : text;
+          response.writeHead(passed.status, { 'content-type': 'application/json' }).end(echoed);
+        })
         .catch(() => response.destroy());
     });
   });

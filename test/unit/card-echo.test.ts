@@ -1,0 +1,27 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { passesLuhn } from '../../domain/payments/card.ts';
+import { maskCardEcho } from '../../domain/payments/card-echo.ts';
+
+describe('maskCardEcho', () => {
+  it('masks a card number however it is written, keeping its first 6 and last 4 digits, and a named security code', () => {
+    expect(maskCardEcho('card.number 4111111111111111 (cvv 739) failed')).toBe('card.number 411111******1111 (cvv ***) failed');
+    expect(maskCardEcho('{"number":"4242 4242 4242 4242","cvv":"123"}')).toBe('{"number":"424242******4242","cvv":"***"}');
+    expect(maskCardEcho('pan=4242-4242-4242-4242&cvc2=1234')).toBe('pan=424242******4242&cvc2=***');
+    expect(maskCardEcho('Security code: 739')).toBe('Security code: ***');
+  });
+
+  it('leaves ids, amounts and timestamps that are no card number as they are', () => {
+    expect(maskCardEcho('{"id":"sbx_0d9f","amount":"29.99","code":2636,"at":1795712869321}')).toBe('{"id":"sbx_0d9f","amount":"29.99","code":2636,"at":1795712869321}');
+  });
+
+  it('never leaves a Luhn-valid 13-19 digit number whole, wherever it sits in the text', () => {
+    const luhnNumber = fc.stringMatching(/^[1-9]\d{12,18}$/).filter(passesLuhn);
+    fc.assert(
+      fc.property(fc.string(), luhnNumber, fc.string(), (before, pan, after) => {
+        const text = `${before.replace(/\d/g, 'x')} ${pan} ${after.replace(/\d/g, 'x')}`;
+        expect(maskCardEcho(text)).not.toContain(pan);
+      }),
+    );
+  });
+});

@@ -29,6 +29,8 @@ async function subscriptionTenant(app: TestApp, webhookUrl?: string, secret?: st
       planProduct('broke', '4.12', { dunning: { insufficientFundsRetrySeconds: [1, 1], otherRetrySeconds: [1] } }),
     // A minute's period: pauses and resumes of a test all fall in the first one.
     planProduct('slow', '4.99', { intervalSeconds: 60 }),
+    // An hour's: a test may take its time within the first.
+    planProduct('hourly', '4.99', { intervalSeconds: 3600 }),
     // A free trial keeping the card on file: nothing charged at checkout.
     oneOffProduct('free-trial', '0.00', 'USD', { subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 60, trialSeconds: 0 } }),
     // Checkout at 9.12 (the sandbox declines .12 with 3512 Insufficient Funds) is salvaged into grace; rebills are 4.99.
@@ -302,6 +304,56 @@ describe('recurring rebills (in-process worker)', () => {
       await receiver.close();
     }
   });
+});
+
+describe('a subscription sent more signals than one run can hold', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+    await app.startWorker();
+  });
+  afterAll(() => app?.close());
+
+  it('continues its wait as new, paused or not, with each pause told once; a cancel is then taken as ever', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      const id = await subscribe(app, tenant, 'hourly');
+      const handle = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+      // Billing starts beside the checkout's answer.
+      const firstRun = await vi.waitFor(async () => (await handle.describe()).runId, { timeout: 10_000, interval: 100 });
+      const { nextBillingAt } = (await findTenantSubscription(app.orm.em.fork(), tenant.id, id))!;
+      const told = (type: string) => new Set(receiver.received.filter((r) => (r.payload as { type: string }).type === type).map((r) => r.headers['webhook-id'])).size;
+      // As a client calling resume on an active subscription (or pause on a paused one) in a loop: each call is a signal.
+      const flood = async (signal: 'resume' | 'pause', count: number) => {
+        for (let sent = 0; sent < count; sent += 50) await Promise.all(Array.from({ length: 50 }, () => handle.signal(signal)));
+      };
+
+      await flood('resume', 2_500);
+      await vi.waitFor(async () => expect((await handle.describe()).runId).not.toBe(firstRun), { timeout: 20_000, interval: 200 });
+      expect(await handle.query(subscriptionProgressQuery)).toMatchObject({ period: 1, retries: 0, paused: false });
+      // The same wait: the next charge falls due when it did.
+      expect((await findTenantSubscription(app.orm.em.fork(), tenant.id, id))!.nextBillingAt).toEqual(nextBillingAt);
+
+      expect((await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey)).body).toMatchObject({ paused: true });
+      await vi.waitFor(() => expect(told('subscription.paused')).toBe(1), { timeout: 10_000, interval: 100 });
+      const pausedRun = (await handle.describe()).runId;
+      await flood('pause', 2_500);
+      await vi.waitFor(async () => expect((await handle.describe()).runId).not.toBe(pausedRun), { timeout: 20_000, interval: 200 });
+      expect(await handle.query(subscriptionProgressQuery)).toMatchObject({ period: 1, paused: true });
+      expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).body).toMatchObject({ paused: false });
+      await vi.waitFor(() => expect(told('subscription.resumed')).toBe(1), { timeout: 10_000, interval: 100 });
+      // Continued as new while paused, the pause was not told again.
+      expect(told('subscription.paused')).toBe(1);
+
+      expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body).toMatchObject({ status: 'cancelled' });
+      expect(await handle.result()).toMatchObject({ reason: 'cancelled_by_merchant', period: 1 });
+      expect(await listRebills(app.orm.em.fork(), id)).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
 });
 
 describe('signals racing the billing steps', () => {

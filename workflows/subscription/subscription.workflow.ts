@@ -13,6 +13,7 @@ import {
   setHandler,
   sleep,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
@@ -49,6 +50,17 @@ const SIGNALS_BEFORE_CHARGE = 'signals-before-charge';
  * them when the schedule ran out); they replay so.
  */
 const GATEWAY_FAILURES_ARE_NOT_DECLINES = 'gateway-failures-are-not-declines';
+/**
+ * Subscriptions waiting since before this patch wait in one run however many pauses, resumes and cancels arrive; they
+ * replay so. From it on, a wait whose history grew long continues as new with what is left of it.
+ */
+const WAITS_ROLL_OVER = 'subscription-waits-roll-over';
+/**
+ * A wait continues as new once its run holds this many events, or sooner when Temporal suggests it: every pause,
+ * resume and cancel is a signal, and a run takes at most 10,000 signals and 51,200 events (past those, signals are
+ * refused and the run is terminated, its billing lost).
+ */
+const ROLL_OVER_AT_EVENTS = 2_000;
 /** Between two workflow-level tries of a failing step: from 5 seconds, doubling, up to an hour. */
 const FIRST_RETRY_SECONDS = 5;
 const LONGEST_RETRY_SECONDS = 3600;
@@ -72,6 +84,10 @@ export interface SubscriptionWorkflowInput {
   /** Seconds until the next charge (a period, the trial, or a dunning delay). */
   readonly waitSeconds: number;
   readonly paused: boolean;
+  /** Pauses already told during this wait (a wait continued as new carries them, so each pause keeps its own event). */
+  readonly pauses?: number;
+  /** Paused, and that pause already recorded and told (a wait continued as new while paused). */
+  readonly pauseTold?: boolean;
 }
 
 /** A rebill ready to charge. */
@@ -103,7 +119,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   const dueAt = Date.now() + input.waitSeconds * 1000;
   /** Pauses during this wait: each is its own event (and webhook-id); the first keeps the key it always had. */
-  let pauses = 0;
+  let pauses = input.pauses ?? 0;
+  let pauseTold = input.pauseTold ?? false;
   let rebill: ChargePlan;
   for (;;) {
     const cancelled = await waitUntilDue();
@@ -186,30 +203,51 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
    * meanwhile ends the subscription, and its end is returned.
    */
   async function waitUntilDue(): Promise<SubscriptionEnd | undefined> {
+    const rollsOver = patched(WAITS_ROLL_OVER);
+    const grownLong = () => rollsOver && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= ROLL_OVER_AT_EVENTS);
     for (;;) {
       const remaining = dueAt - Date.now();
-      if (remaining > 0 && !paused) await condition(() => cancelReason !== undefined || paused, remaining);
+      if (remaining > 0 && !paused) await condition(() => cancelReason !== undefined || paused || grownLong(), remaining);
       if (cancelReason !== undefined) return end(cancelReason);
+      if (grownLong()) return rollOver();
       if (paused) {
-        pauses += 1;
-        const pause = pauses === 1 ? `${input.period}-${input.retries}` : `${input.period}-${input.retries}-${pauses}`;
-        await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true }));
-        await notify('subscription.paused', `paused-${pause}`, {});
-        await condition(() => !paused || cancelReason !== undefined);
+        const pause = () => (pauses === 1 ? `${input.period}-${input.retries}` : `${input.period}-${input.retries}-${pauses}`);
+        if (!pauseTold) {
+          pauses += 1;
+          await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true }));
+          await notify('subscription.paused', `paused-${pause()}`, {});
+          pauseTold = true;
+        }
+        await condition(() => !paused || cancelReason !== undefined || grownLong());
         if (cancelReason !== undefined) return end(cancelReason);
+        if (paused) return rollOver();
         await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false }));
-        await notify('subscription.resumed', `resumed-${pause}`, {});
+        await notify('subscription.resumed', `resumed-${pause()}`, {});
+        pauseTold = false;
         continue;
       }
       if (Date.now() >= dueAt) return undefined;
     }
   }
 
+  /**
+   * The same wait in a fresh run: what is left of it, paused or not, with the pauses already told. A cancel that
+   * arrived meanwhile is honoured first.
+   */
+  async function rollOver(): Promise<SubscriptionEnd> {
+    await condition(allHandlersFinished);
+    if (cancelReason !== undefined) return end(cancelReason);
+    log.info('Subscription wait continues as new: its history grew long', { subscriptionId: input.subscriptionId, period: input.period, events: workflowInfo().historyLength });
+    const waitSeconds = Math.max(0, (dueAt - Date.now()) / 1000);
+    return continueAsNew<typeof subscriptionWorkflow>({ ...input, waitSeconds, paused, pauses, pauseTold: paused && pauseTold });
+  }
+
   /** The next period or retry in a fresh run; a cancel that arrived during the charge is honoured first. */
   async function next(nextInput: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {
     await condition(allHandlersFinished);
     if (cancelReason !== undefined) return end(cancelReason);
-    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused });
+    // A new wait: its pauses are counted (and told) afresh.
+    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined });
   }
 
   async function end(reason: string): Promise<SubscriptionEnd> {

@@ -44,3 +44,26 @@ describe('an authorization whose answer was lost while the processor cannot be a
     expect((await call(app, 'POST', `/payments/pay_${orderId}/refund`, tenant.apiKey, { amount: 100 })).body).toMatchObject({ status: 'succeeded' });
   });
 });
+
+describe('a processor approval with fields longer than the gateway keeps', () => {
+  let odd: TestApp;
+  let oddFront: Awaited<ReturnType<typeof startProcessorFront>>;
+  beforeAll(async () => {
+    oddFront = await startProcessorFront(inject('sandboxProcessorUrl'), { approvalFields: { authCode: 'A'.repeat(30), eci: 'not-an-eci' } });
+    odd = await startTestApp({ SANDBOX_PROCESSOR_URL: oddFront.url });
+    await odd.startWorker();
+  });
+  afterAll(async () => {
+    await odd?.close();
+    await oddFront?.close();
+  });
+
+  it('is recorded at once as the approval it is (the auth code cut to its column, the non-ECI dropped), not left unknown', async () => {
+    const tenant = await createMerchantTenant(odd, { products: [oneOffProduct('odd', '10.00')], merchantAccounts: [merchantAccount('ODD-1')] });
+    const answer = await post(odd, `/api/${tenant.products.odd}`, tenant.apiKey, submitBody('4242424242424242'));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636 });
+    const [row] = await odd.orm.em.fork().execute(`select auth_code, eci, success from transactions where order_id = ?`, [answer.body.submitOrderId]);
+    expect(row).toEqual({ auth_code: 'A'.repeat(20), eci: null, success: true });
+  });
+});

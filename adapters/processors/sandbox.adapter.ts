@@ -25,7 +25,9 @@ import type {
   RefundOutcome,
   RefundRequest,
 } from './processor-gateway.ts';
+import { PROCESSOR_ANSWER_LIMITS } from '../../domain/payments/attempts.ts';
 import { maskCardEcho } from '../../domain/payments/card-echo.ts';
+import { isHostileText, storableText } from '../../domain/validation/hostile-text.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 export const SANDBOX_GATEWAY_NAME = 'sandbox';
@@ -172,7 +174,7 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
 
 /** Reads a sandbox refund answer (`{id, status, code, message}`). */
 function readRefundAnswer(body: unknown): RefundOutcome | undefined {
-  if (!isRecord(body) || typeof body.id !== 'string' || typeof body.code !== 'number') return undefined;
+  if (!isRecord(body) || !isKeepableId(body.id) || typeof body.code !== 'number') return undefined;
   if (body.status === 'refunded') return { kind: 'refunded', statusId: body.code, processorRefundId: body.id };
   if (body.status === 'declined') return { kind: 'declined', statusId: body.code, message: typeof body.message === 'string' ? maskCardEcho(body.message) : '', processorRefundId: body.id };
   return undefined;
@@ -180,7 +182,7 @@ function readRefundAnswer(body: unknown): RefundOutcome | undefined {
 
 /** Reads a sandbox answer body (`{id, status, code, message, authCode?, eci?, challengeUrl?}`). */
 function readAnswer(body: unknown): AuthorizationOutcome | undefined {
-  if (!isRecord(body) || typeof body.id !== 'string' || typeof body.status !== 'string') return undefined;
+  if (!isRecord(body) || !isKeepableId(body.id) || typeof body.status !== 'string') return undefined;
   const id = body.id;
   const code = typeof body.code === 'number' ? body.code : undefined;
   const message = typeof body.message === 'string' ? maskCardEcho(body.message) : '';
@@ -191,8 +193,9 @@ function readAnswer(body: unknown): AuthorizationOutcome | undefined {
         kind: 'approved',
         statusId: code,
         processorTransactionId: id,
-        authCode: body.authCode,
-        ...(typeof body.eci === 'string' ? { eci: body.eci } : {}),
+        // Issuers' codes are six characters; one beyond the column is kept cut (whole in the exchange kept beside it).
+        authCode: storableText(body.authCode, PROCESSOR_ANSWER_LIMITS.authCode),
+        ...(typeof body.eci === 'string' && ECI.test(body.eci) ? { eci: body.eci } : {}),
       };
     case 'declined':
       if (code === undefined) return undefined;
@@ -200,11 +203,19 @@ function readAnswer(body: unknown): AuthorizationOutcome | undefined {
     case 'voided':
       return { kind: 'declined', statusId: code ?? StatusId.VOIDED, processorTransactionId: id, message: message || 'Authorized then Voided/Cancelled' };
     case 'challenge_required':
-      if (typeof body.challengeUrl !== 'string') return undefined;
+      if (typeof body.challengeUrl !== 'string' || body.challengeUrl.length > PROCESSOR_ANSWER_LIMITS.challengeUrl) return undefined;
       return { kind: 'challenge', processorTransactionId: id, challengeUrl: body.challengeUrl, ...(body.redirect === true ? { redirect: true } : {}) };
     default:
       return undefined;
   }
+}
+
+/** An Electronic Commerce Indicator: two digits. */
+const ECI = /^\d{2}$/;
+
+/** A processor id the gateway can keep, and so void, capture or refund by later. */
+function isKeepableId(id: unknown): id is string {
+  return typeof id === 'string' && id.length > 0 && id.length <= PROCESSOR_ANSWER_LIMITS.transactionId && !isHostileText(id);
 }
 
 function describeFailure(error: unknown, timeoutMs: number): string {

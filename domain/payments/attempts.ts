@@ -40,3 +40,10 @@ export type ChallengeCompletion = { finished: false } | { finished: true; attemp
 
 /** Unique per attempt: the processor deduplicates on it, and a status inquiry asks by it. */
 export const attemptReference = (submitOrderId: number, attemptNumber: number) => `ord${submitOrderId}-a${attemptNumber}`;
+
+/**
+ * The longest a processor's answer fields may be to be kept (the columns of `transactions` and `orders` they are
+ * stored in). An adapter reads an answer within them: an auth code cut, an ECI that is none dropped, an id or a
+ * challenge URL beyond them unreadable, so recording an attempt the processor answered is never refused by the database.
+ */
+export const PROCESSOR_ANSWER_LIMITS = { transactionId: 100, authCode: 20, eci: 2, challengeUrl: 2048 } as const;

@@ -13,6 +13,8 @@ export interface FrontRules {
    * `refusal` refuses the authorization (400) with an error naming it.
    */
   readonly echoCard?: 'answer' | 'refusal';
+  /** Fields laid over every approval the sandbox answers an authorization with (an odd auth code, an ECI that is none). */
+  readonly approvalFields?: Record<string, unknown>;
 }
 
 /**
@@ -44,7 +46,9 @@ export async function startProcessorFront(target: string, rules: FrontRules) {
       fetch(`${target}${request.url}`, { method: request.method, headers: { 'content-type': 'application/json' }, body: body.length > 0 ? body : undefined })
         .then(async (passed) => {
           const text = await passed.text();
-          const echoed = sentCard ? JSON.stringify({ ...(JSON.parse(text) as object), card: { number: sentCard.number.replace(/(\d{4})(?=\d)/g, '$1 '), cvv: sentCard.cvv } }) : text;
+          let echoed = sentCard ? JSON.stringify({ ...(JSON.parse(text) as object), card: { number: sentCard.number.replace(/(\d{4})(?=\d)/g, '$1 '), cvv: sentCard.cvv } }) : text;
+          const answered = request.url === '/v1/authorizations' && rules.approvalFields ? (JSON.parse(echoed) as { status?: string }) : undefined;
+          if (answered?.status === 'approved') echoed = JSON.stringify({ ...answered, ...rules.approvalFields });
           response.writeHead(passed.status, { 'content-type': 'application/json' }).end(echoed);
         })
         .catch(() => response.destroy());

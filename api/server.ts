@@ -9,6 +9,7 @@ import { mountGraphQL } from './graphql/apollo.ts';
 import { buildGatewaySchema } from './graphql/schema.ts';
 import { useSchemaCompilers } from './http/compilers.ts';
 import { sendError } from './http/errors.ts';
+import { refuseEncodedBodies } from './http/content-encoding.ts';
 import { refuseHostileText } from './http/hostile-input.ts';
 import { trackRequestsInFlight, type RequestsInFlight } from './http/requests-in-flight.ts';
 import { answerFrameworkErrors, answerUnknownRoutes, MAX_PATH_PARAMETER_LENGTH } from './http/method-not-allowed.ts';
@@ -64,10 +65,12 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
 
   app.decorate('requestsInFlight', trackRequestsInFlight(app));
   useSchemaCompilers(app);
-  app.setErrorHandler((error, request, reply) => sendError(request, reply, error));
+  const answerUnknownRoute = answerUnknownRoutes(app, { shapes: UNKNOWN_ROUTE_SHAPES });
+  // A request that reached no route is answered as such (404 or 405), whatever its body or headers got wrong first.
+  app.setErrorHandler((error, request, reply) => (request.is404 ? answerUnknownRoute(request, reply) : sendError(request, reply, error)));
   // Every body this API takes is JSON: other media types are 415, not parsed as text and refused later as a 400.
   app.removeContentTypeParser('text/plain');
-  answerUnknownRoutes(app, { shapes: UNKNOWN_ROUTE_SHAPES });
+  refuseEncodedBodies(app);
   refuseHostileText(app, { except: ['/graphql'] });
 
   // A request's own entity manager, forked when first used: requests refused at the key or the counter never make one.

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
@@ -107,6 +108,16 @@ describe('HTTP semantics', () => {
     expect(unknown.status).toBe(404);
   });
 
+  it('answers a path with no such route 405 or 404 even when its body is no JSON (the route is wrong first)', async () => {
+    const headers = { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' };
+    const wrongMethod = await fetch(`${app.baseUrl}/payments/pay_1`, { method: 'DELETE', headers, body: '{"amount":' });
+    expect(wrongMethod.status).toBe(405);
+    expect(await wrongMethod.json()).toMatchObject({ error: { code: 'method_not_allowed' } });
+    const nowhere = await fetch(`${app.baseUrl}/no/such/path`, { method: 'POST', headers, body: '{"amount":' });
+    expect(nowhere.status).toBe(404);
+    expect(await nowhere.json()).toEqual({ success: false, message: 'No route POST /no/such/path' });
+  });
+
   it('answers a 405 or 404 under /payments in that API’s Stripe-style error shape', async () => {
     const wrongMethod = await fetch(`${app.baseUrl}/payments/pay_1`, { method: 'DELETE', headers: { authorization: `Bearer ${tenant.apiKey}` } });
     expect(wrongMethod.status).toBe(405);
@@ -117,6 +128,25 @@ describe('HTTP semantics', () => {
     expect(await noSuchPath.json()).toEqual({ error: { type: 'invalid_request_error', code: 'resource_missing', message: expect.stringContaining('No route') } });
     // Elsewhere the REST shape, as before.
     expect(await (await fetch(`${app.baseUrl}/no/such/path`)).json()).toEqual({ success: false, message: expect.any(String) });
+  });
+
+  it('answers a body in a content coding (gzip, or one it does not know) 415, reading and charging nothing', async () => {
+    const before = await orderCount();
+    const send = (encoding: string, body: Uint8Array | string) =>
+      fetch(`${app.baseUrl}/api/${tenant.productId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding, authorization: tenant.apiKey }, body });
+    const plain = JSON.stringify(submitBody('4242424242424242'));
+    for (const [encoding, body] of [['gzip', gzipSync(plain)], ['xyz', plain], ['identity, br', plain]] as const) {
+      const response = await send(encoding, body);
+      expect(response.status, encoding).toBe(415);
+      expect(await response.json()).toEqual({ success: false, message: 'Content-Encoding is not supported: send the body uncompressed' });
+    }
+    expect(await orderCount()).toBe(before);
+    // `identity` is no coding: read as sent.
+    expect((await send('identity', plain)).status).toBe(200);
+    // The payments API answers in its own shape.
+    const payments = await fetch(`${app.baseUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: tenant.apiKey }, body: gzipSync('{}') });
+    expect(payments.status).toBe(415);
+    expect(await payments.json()).toMatchObject({ error: { code: 'unsupported_media_type', message: 'Content-Encoding is not supported: send the body uncompressed' } });
   });
 
   it('answers a body that is not JSON 415', async () => {

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { describeSchemaError } from '../../domain/validation/json-schema.ts';
+import { unsupportedMediaMessage } from './content-encoding.ts';
 
 /** HTTP status of each domain error code; exhaustive, so a new code cannot go unmapped. */
 export const HTTP_STATUS = {
@@ -38,7 +39,7 @@ export function toHttpError(error: unknown): { status: number; message: string; 
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, message: 'Request body too large', unexpected: false };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, message: 'Content-Type must be application/json', unexpected: false };
+      return { status: 415, message: unsupportedMediaMessage(error, 'Content-Type must be application/json'), unexpected: false };
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { status: 400, message: 'Invalid Content-Length', unexpected: false };
   }

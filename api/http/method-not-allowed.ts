@@ -41,9 +41,10 @@ export function answerFrameworkErrors(options: { shapes?: readonly UnknownRouteS
 /**
  * A known path asked with a method it does not serve is 405 with `Allow`, not 404: the caller has the
  * address right and the verb wrong. Routes are remembered as they are registered (call this first). The body is
- * the REST shape, or the shape of the API the path belongs to.
+ * the REST shape, or the shape of the API the path belongs to. Returns the answer, for the error handler of a request
+ * that reached no route.
  */
-export function answerUnknownRoutes(app: FastifyInstance, options: { shapes?: readonly UnknownRouteShape[] } = {}): void {
+export function answerUnknownRoutes(app: FastifyInstance, options: { shapes?: readonly UnknownRouteShape[] } = {}): (request: FastifyRequest, reply: FastifyReply) => FastifyReply {
   const bodyOf = (path: string, status: 404 | 405, message: string) => unknownRouteBody(options.shapes, path, status, message);
   const routes: { pattern: RegExp; methods: string[] }[] = [];
   app.addHook('onRoute', (route) => {
@@ -55,7 +56,7 @@ export function answerUnknownRoutes(app: FastifyInstance, options: { shapes?: re
     routes.push({ pattern: new RegExp(`^${source}/?$`), methods });
   });
 
-  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+  const answer = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const path = request.url.split('?')[0]!;
     const allowed = [...new Set(routes.filter((route) => route.pattern.test(path)).flatMap((route) => route.methods))];
     if (allowed.length > 0) {
@@ -65,5 +66,9 @@ export function answerUnknownRoutes(app: FastifyInstance, options: { shapes?: re
         .send(bodyOf(path, 405, `${request.method} is not allowed on ${path}; use ${allowed.sort().join(' or ')}`));
     }
     return reply.status(404).send(bodyOf(path, 404, `No route ${request.method} ${path}`));
-  });
+  };
+  app.setNotFoundHandler(answer);
+  // The answer is also for the error handler: a body that fails to parse on a path with no such route (a DELETE with
+  // bad JSON) is still that route's 404 or 405, not the body's 400.
+  return answer;
 }

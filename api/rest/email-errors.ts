@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { DomainError } from '../../domain/errors.ts';
 import { EmailRequestError, type EmailFailure } from '../../domain/email/email-errors.ts';
+import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 
 /** The e-mail API's error body (spec 7.2): `error` is one of the spec's strings, `details` says more. */
 export const EmailErrorResponse = Type.Object(
@@ -78,7 +79,7 @@ export function toEmailError(error: unknown, bodyLimitBytes: number): MappedEmai
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return invalid('body', 'is not valid JSON');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { ...invalid('body', 'must be JSON sent as Content-Type: application/json'), status: 415 };
+      return { ...invalid('body', unsupportedMediaMessage(error, 'must be JSON sent as Content-Type: application/json')), status: 415 };
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return invalid('body', 'has an invalid Content-Length');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

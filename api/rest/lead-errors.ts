@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { LeadQueryError, LeadValidationError } from '../../domain/leads/lead-errors.ts';
 import { HostileTextError } from '../http/hostile-input.ts';
+import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 
 /** The six failures of the lead API (DESIGN 4): its own envelope, unlike the rest of the REST API. */
 export const LEAD_ERROR_STATUS = {
@@ -57,7 +58,7 @@ export function toLeadError(error: unknown, bodyLimitBytes: number): MappedLeadE
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return invalidJson('The body is not valid JSON');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return invalidJson('The body must be JSON sent as Content-Type: application/json');
+      return invalidJson(unsupportedMediaMessage(error, 'The body must be JSON sent as Content-Type: application/json'));
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return invalidJson('Invalid Content-Length');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -4,6 +4,7 @@ import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { PaymentApiError, type PaymentApiErrorType } from '../../domain/payments-api/errors.ts';
 import { describeSchemaError } from '../../domain/validation/json-schema.ts';
 import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
+import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 
 /** The one error body of the generic `/payments` API (Stripe's shape). */
 export const PaymentApiErrorResponse = Type.Object(
@@ -95,7 +96,7 @@ export function toPaymentApiError(error: unknown): Mapped {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return invalid('body_too_large', 'Request body too large', undefined, 413);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return invalid('unsupported_media_type', 'Content-Type must be application/json', undefined, 415);
+      return invalid('unsupported_media_type', unsupportedMediaMessage(error, 'Content-Type must be application/json'), undefined, 415);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return invalid('invalid_content_length', 'Invalid Content-Length');
   }

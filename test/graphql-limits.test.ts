@@ -55,6 +55,15 @@ describe('operation limits: refused before anything runs', () => {
     expect(statements()).toBeGreaterThan(0);
   });
 
+  it('refuses a literal nested thousands deep within the token limit with QUERY_TOO_LARGE, not the parser running out of stack', async () => {
+    for (const [open, close] of [['[', ']'], ['{a: ', '}']]) {
+      const literal = `${open!.repeat(2_000)}1${close!.repeat(2_000)}`;
+      const { status, body } = await ask(`{ statuses(search: ${literal}) { count } }`, { as: 'anonymous' });
+      expect(status).toBe(400);
+      expect(body.errors).toEqual([{ message: 'The document nests lists or objects too deeply; send a flatter query', extensions: { code: 'QUERY_TOO_LARGE' } }]);
+    }
+  });
+
   it('refuses a document over 10,000 tokens with QUERY_TOO_LARGE before parsing it all', async () => {
     const statements = countStatements();
     const { status, body } = await ask(`{ ${Array.from({ length: 939 }, (_, i) => `s${i}: statuses(pageSize: 1, search: "x") { count }`).join(' ')} }`);

@@ -30,6 +30,9 @@ export class RejectedOperationError extends GraphQLError {
 /** graphql's parser stops at the token limit (operation-limits.ts) with a syntax error (spelt "more that" in 16.x); it deserves its own code. */
 const TOKEN_LIMIT = /^Syntax Error: Document contains more th(?:an|at) (\d+) tokens/;
 
+/** What the parser's error says when a document nests deeper than the call stack goes (V8's RangeError). */
+const PARSER_OUT_OF_STACK = 'Maximum call stack size exceeded';
+
 /** The rejection behind an error, whether thrown by a plugin or reported by a validation rule (then wrapped by Apollo). */
 function rejectionOf(error: unknown): RejectedOperationError | undefined {
   if (error instanceof RejectedOperationError) return error;
@@ -43,9 +46,14 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
     const { code, field } = rejection.extensions;
     return { message: rejection.message, locations: formatted.locations, extensions: { code, ...(field ? { field } : {}) } };
   }
-  const tokenLimit = formatted.extensions?.code === 'GRAPHQL_PARSE_FAILED' ? TOKEN_LIMIT.exec(formatted.message) : null;
+  const parseFailed = formatted.extensions?.code === 'GRAPHQL_PARSE_FAILED';
+  const tokenLimit = parseFailed ? TOKEN_LIMIT.exec(formatted.message) : null;
   if (tokenLimit) {
     return { message: `The document has more than ${tokenLimit[1]} tokens; send a smaller query`, extensions: { code: 'QUERY_TOO_LARGE' } };
+  }
+  // Lists or objects written thousands deep within the token limit run graphql's recursive parser out of stack.
+  if (parseFailed && formatted.message.includes(PARSER_OUT_OF_STACK)) {
+    return { message: 'The document nests lists or objects too deeply; send a flatter query', extensions: { code: 'QUERY_TOO_LARGE' } };
   }
   const original = unwrapResolverError(error);
   if (original instanceof DomainError) {

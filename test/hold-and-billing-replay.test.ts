@@ -24,6 +24,13 @@ describe('workflows that met a failure before the patches', () => {
     await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('payment-histories/held-capture-refused-before-patch'), 'payment/replay-capture-refused')).resolves.toBeUndefined();
   });
 
+  it('a paused subscription of before `subscription-waits-roll-over` that got a resume and a pause in one task replays', async () => {
+    // Recorded by the worker of 7695019: paused, then resume and pause delivered together; it resumed and paused again.
+    await expect(
+      Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/resume-and-pause-in-one-task-before-roll-over'), 'subscription/replay-resume-pause'),
+    ).resolves.toBeUndefined();
+  });
+
   it('a subscription whose billing step failed replays', async () => {
     await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/step-failed-before-patch'), 'subscription/replay-step-failed')).resolves.toBeUndefined();
   });

@@ -1,22 +1,40 @@
 import { passesLuhn } from './card.ts';
 
-/** A run of 13 to 19 digits, spaces or dashes between them: how a card number is written. */
-const CARD_NUMBER = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
-/** A security code after its name: `"cvv":"739"`, `cvc 739`, `cvv2=7391`, `security_code: 739`. */
-const SECURITY_CODE = /((?:cvv2?|cvc2?|cid|security[ _-]?code)["']?\s*[:=(]?\s*["']?)\d{3,4}(?!\d)/gi;
+/** Digits in groups split by single spaces or dashes (`4111 1111 1111 1111 123`): where a card number may hide. */
+const DIGIT_RUN = /(?<!\d)\d+(?:[ -]\d+)*(?!\d)/g;
+/** A security code after its name: `"cvv":"739"`, `"cvvNumber":"739"`, `cvc 739`, `CVC2 is 739`, `security_code: 739`. */
+const SECURITY_CODE = /(\b(?:cvv2?|cvc2?|cid|security[ _-]?code)\w*["']?\s*(?:is\s+|[:=(]\s*)?["']?)\d{3,4}(?!\d)/gi;
+const CARD_LENGTH = { min: 13, max: 19 } as const;
 
 /**
  * A processor's text with any card number it echoes masked (its first 6 and last 4 digits kept) and any security code
  * written after its name replaced. What a processor answers is kept (the transaction's record, the caller's
- * `gatewayResponses`, the payment's history) and shown; the card it was sent must never come back that way. A digit
- * run is masked only when it passes Luhn, as every card number the gateway sends does: an id or a timestamp of the same
- * length is left as it is, nine times in ten.
+ * `gatewayResponses`, the payment's history) and shown; the card it was sent must never come back that way. A card
+ * number is 13 to 19 digits passing Luhn, as every number the gateway sends does, written whole or in groups; it is
+ * found inside a longer run of groups too (followed by its CVV or expiry). Ids and timestamps of that length are left
+ * as they are nine times in ten.
  */
 export function maskCardEcho(text: string): string {
-  return text
-    .replace(CARD_NUMBER, (run) => {
-      const digits = run.replace(/\D/g, '');
-      return passesLuhn(digits) ? `${digits.slice(0, 6)}${'*'.repeat(digits.length - 10)}${digits.slice(-4)}` : run;
-    })
-    .replace(SECURITY_CODE, (_, name: string) => `${name}***`);
+  return text.replace(DIGIT_RUN, maskCardsInRun).replace(SECURITY_CODE, (_, name: string) => `${name}***`);
+}
+
+/** The run with each card number in it masked: the longest Luhn-valid span of whole groups from each group on. */
+function maskCardsInRun(run: string): string {
+  const parts = run.split(/([ -])/);
+  const groups = parts.filter((_, index) => index % 2 === 0);
+  const separators = parts.filter((_, index) => index % 2 === 1);
+  let masked = '';
+  for (let first = 0; first < groups.length; ) {
+    let card: { last: number; digits: string } | undefined;
+    let digits = '';
+    for (let last = first; last < groups.length && digits.length + groups[last]!.length <= CARD_LENGTH.max; last++) {
+      digits += groups[last];
+      if (digits.length >= CARD_LENGTH.min && passesLuhn(digits)) card = { last, digits };
+    }
+    const taken = card ? card.last : first;
+    masked += card ? `${card.digits.slice(0, 6)}${'*'.repeat(card.digits.length - 10)}${card.digits.slice(-4)}` : groups[first];
+    if (taken + 1 < groups.length) masked += separators[taken];
+    first = taken + 1;
+  }
+  return masked;
 }

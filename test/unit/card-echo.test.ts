@@ -11,15 +11,24 @@ describe('maskCardEcho', () => {
     expect(maskCardEcho('Security code: 739')).toBe('Security code: ***');
   });
 
+  it('finds a card number followed by its CVV or expiry in the same run of digits', () => {
+    expect(maskCardEcho('card 4111111111111111 123 declined')).toBe('card 411111******1111 123 declined');
+    expect(maskCardEcho('amex 378282246310005 1234')).toBe('amex 378282*****0005 1234');
+    expect(maskCardEcho('4111111111111111 12 30')).toBe('411111******1111 12 30');
+    expect(maskCardEcho('4111 1111 1111 1111 123')).toBe('411111******1111 123');
+    expect(maskCardEcho('{"cvvNumber":"739"} CVC2 is 739')).toBe('{"cvvNumber":"***"} CVC2 is ***');
+  });
+
   it('leaves ids, amounts and timestamps that are no card number as they are', () => {
     expect(maskCardEcho('{"id":"sbx_0d9f","amount":"29.99","code":2636,"at":1795712869321}')).toBe('{"id":"sbx_0d9f","amount":"29.99","code":2636,"at":1795712869321}');
+    expect(maskCardEcho('decided 123 times')).toBe('decided 123 times');
   });
 
   it('never leaves a Luhn-valid 13-19 digit number whole, wherever it sits in the text', () => {
     const luhnNumber = fc.stringMatching(/^[1-9]\d{12,18}$/).filter(passesLuhn);
     fc.assert(
-      fc.property(fc.string(), luhnNumber, fc.string(), (before, pan, after) => {
-        const text = `${before.replace(/\d/g, 'x')} ${pan} ${after.replace(/\d/g, 'x')}`;
+      fc.property(fc.string(), luhnNumber, fc.string(), fc.stringMatching(/^(| \d{3,4}| \d{2} \d{2}|-\d{3})$/), (before, pan, after, trailing) => {
+        const text = `${before.replace(/\d/g, 'x')} ${pan}${trailing} ${after.replace(/\d/g, 'x')}`;
         expect(maskCardEcho(text)).not.toContain(pan);
       }),
     );

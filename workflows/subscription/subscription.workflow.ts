@@ -88,6 +88,8 @@ export interface SubscriptionWorkflowInput {
   readonly pauses?: number;
   /** Paused, and that pause already recorded and told (a wait continued as new while paused). */
   readonly pauseTold?: boolean;
+  /** When the charge falls due (a wait continued as new keeps its due time exactly); else `waitSeconds` from the run's start. */
+  readonly dueAt?: string;
 }
 
 /** A rebill ready to charge. */
@@ -117,7 +119,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   let stalled: BillingStall | undefined;
   setHandler(subscriptionProgressQuery, () => ({ period: input.period, retries: input.retries, paused, cancelRequested: cancelReason !== undefined, ...(stalled ? { stalled } : {}) }));
 
-  const dueAt = Date.now() + input.waitSeconds * 1000;
+  const dueAt = input.dueAt === undefined ? Date.now() + input.waitSeconds * 1000 : Date.parse(input.dueAt);
   /** Pauses during this wait: each is its own event (and webhook-id); the first keeps the key it always had. */
   let pauses = input.pauses ?? 0;
   let pauseTold = input.pauseTold ?? false;
@@ -220,7 +222,9 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
         }
         await condition(() => !paused || cancelReason !== undefined || grownLong());
         if (cancelReason !== undefined) return end(cancelReason);
-        if (paused) return rollOver();
+        // Still paused: the run grew long. (A resume and a pause in one workflow task also leave it paused: that goes
+        // on through the resume and pauses again, as it always did, so older histories replay.)
+        if (paused && grownLong()) return rollOver();
         await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false }));
         await notify('subscription.resumed', `resumed-${pause()}`, {});
         pauseTold = false;
@@ -239,7 +243,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (cancelReason !== undefined) return end(cancelReason);
     log.info('Subscription wait continues as new: its history grew long', { subscriptionId: input.subscriptionId, period: input.period, events: workflowInfo().historyLength });
     const waitSeconds = Math.max(0, (dueAt - Date.now()) / 1000);
-    return continueAsNew<typeof subscriptionWorkflow>({ ...input, waitSeconds, paused, pauses, pauseTold: paused && pauseTold });
+    return continueAsNew<typeof subscriptionWorkflow>({ ...input, waitSeconds, dueAt: new Date(dueAt).toISOString(), paused, pauses, pauseTold: paused && pauseTold });
   }
 
   /** The next period or retry in a fresh run; a cancel that arrived during the charge is honoured first. */
@@ -247,7 +251,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     await condition(allHandlersFinished);
     if (cancelReason !== undefined) return end(cancelReason);
     // A new wait: its pauses are counted (and told) afresh.
-    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined });
+    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, dueAt: undefined });
   }
 
   async function end(reason: string): Promise<SubscriptionEnd> {

@@ -176,3 +176,25 @@ it('pays every lead once when each lead is written while its session pays, at on
     expect(leads.find((lead) => lead.session_id === sessionId)).toMatchObject({ status: 'paid', transaction_id: raced[index]!.transactionId });
   }
 });
+
+it('pays a lead left unpaid though its session paid (its marking given up) the next time the lead is written', async () => {
+  const tenant = await createLeadTenant(app, {
+    extra: { products: [oneOffProduct('ebook', '19.99')], merchantAccounts: [merchantAccount(`LEADAGAIN-${randomUUID().slice(0, 8)}`)] },
+  });
+  const productId = tenant.result.products[0]!.id;
+  const sessionId = newSessionId();
+  expect((await postLead(app.baseUrl, { email: 'again@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
+  const payment = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+  await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, payment.body.submitOrderId)).result();
+  // As if both of the payment's markings had failed for good (logged, never undoing the payment).
+  await app.orm.em.fork().execute(
+    `update customer_leads set status = 'lead', transaction_id = null, order_id = null, amount = null, currency = null, subscription_id = null, paid_at = null where tenant_id = ? and session_id = ?`,
+    [tenant.id, sessionId],
+  );
+  const written = await postLead(app.baseUrl, { email: 'again@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey));
+  expect(written.status).toBe(200);
+  expect(written.body.data).toMatchObject({ status: 'paid' });
+  const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+  expect(lead).toMatchObject({ status: 'paid', transaction_id: payment.body.transactionId, order_id: payment.body.orderId });
+  expect(written.body.data.updated_at).toBe(lead.updated_at);
+});

@@ -19,17 +19,16 @@ export async function markLeadPaid(em: EntityManager, match: PaidLeadMatch, paym
 /**
  * A lead first written after its checkout session's payment succeeded (the browser's write came late, or from the
  * page after the payment) becomes paid now, with that payment's identifiers, as if it had been written first.
- * Asked once the lead's insert has committed: a payment marks its lead only after its approval has committed, so
+ * Asked by every write of an unpaid lead, once its upsert has committed: a payment marks its lead only after its approval has committed, so
  * whichever of the two comes second sees the other, and the conditional update lets one of them mark it.
  */
-export async function markNewLeadPaidByEarlierPayment(
+export async function markLeadPaidByEarlierPayment(
   em: EntityManager,
   lead: { tenantId: number; applicationId: number; environment: LeadEnvironment; sessionId: string },
-): Promise<{ paid: boolean; deliveries: RecordedDelivery[] }> {
+): Promise<{ paid?: LeadRecord; deliveries: RecordedDelivery[] }> {
   const earlier = await findFirstPaymentOfSession(em, lead);
-  if (!earlier) return { paid: false, deliveries: [] };
-  const { lead: paid, deliveries } = await markAndTell(em, earlier.match, { ...earlier.payment, paidAt: new Date() }, { waitForLock: true });
-  return { paid: paid !== undefined, deliveries };
+  if (!earlier) return { deliveries: [] };
+  return markAndTell(em, earlier.match, { ...earlier.payment, paidAt: new Date() }, { waitForLock: true }).then(({ lead: paid, deliveries }) => ({ paid, deliveries }));
 }
 
 function markAndTell(em: EntityManager, match: PaidLeadMatch, payment: LeadPayment, options: { waitForLock: boolean }): Promise<{ lead?: LeadRecord; deliveries: RecordedDelivery[] }> {

@@ -9,6 +9,9 @@ export function refuseEncodedBodies(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
     const coding = request.headers['content-encoding'];
     if (coding === undefined) return;
+    // A request without a body (a GET, a preflight) has nothing encoded, whatever the header says.
+    const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+    if (!hasBody) return;
     const codings = (Array.isArray(coding) ? coding.join(',') : coding).split(',').map((part) => part.trim().toLowerCase()).filter(Boolean);
     if (codings.every((part) => part === 'identity')) return;
     throw new UnsupportedContentEncoding();

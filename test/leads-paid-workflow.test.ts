@@ -18,18 +18,23 @@ afterAll(async () => {
   await app?.close();
 });
 
+/** A tenant selling one e-book on a sandbox MID of its own, its webhooks (when given) sent to `receiver`. */
+async function ebookShop(mid: string, webhooks?: { url: string; secret: string; eventTypes: string[] }) {
+  const tenant = await createLeadTenant(app, {
+    extra: {
+      products: [oneOffProduct('ebook', '19.99')],
+      merchantAccounts: [merchantAccount(`${mid}-${randomUUID().slice(0, 8)}`)],
+      ...(webhooks ? { webhookEndpoints: [{ slug: 'leads', ...webhooks }] } : {}),
+    },
+  });
+  return { tenant, productId: tenant.result.products[0]!.id };
+}
+
 it('a successful submit marks the lead of its partnerSession paid and fires one signed customer_lead.paid; a second payment changes nothing', async () => {
   const secret = generateWebhookSecret();
   const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
   try {
-    const tenant = await createLeadTenant(app, {
-      extra: {
-        products: [oneOffProduct('ebook', '19.99')],
-        merchantAccounts: [merchantAccount(`LEADWF-${randomUUID().slice(0, 8)}`)],
-        webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
-      },
-    });
-    const productId = tenant.result.products[0]!.id;
+    const { tenant, productId } = await ebookShop('LEADWF', { url: receiver.url, secret, eventTypes: ['customer_lead.paid'] });
     const sessionId = newSessionId();
     const lead = await postLead(app.baseUrl, { email: 'buyer@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey));
     expect(lead.status).toBe(201);
@@ -68,14 +73,7 @@ it("a lead row another transaction holds does not hold the answer back: the firs
   const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
   const locker = app.orm.em.fork();
   try {
-    const tenant = await createLeadTenant(app, {
-      extra: {
-        products: [oneOffProduct('ebook', '19.99')],
-        merchantAccounts: [merchantAccount(`LEADLOCK-${randomUUID().slice(0, 8)}`)],
-        webhookEndpoints: [{ slug: 'all', url: receiver.url, secret, eventTypes: ['customer_lead.paid', 'transaction.completed'] }],
-      },
-    });
-    const productId = tenant.result.products[0]!.id;
+    const { tenant, productId } = await ebookShop('LEADLOCK', { url: receiver.url, secret, eventTypes: ['customer_lead.paid', 'transaction.completed'] });
     const sessionId = newSessionId();
     expect((await postLead(app.baseUrl, { email: 'held@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
     await locker.begin();
@@ -107,14 +105,7 @@ it('a lead first written after its session paid is paid at once, with the identi
   const secret = generateWebhookSecret();
   const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
   try {
-    const tenant = await createLeadTenant(app, {
-      extra: {
-        products: [oneOffProduct('ebook', '19.99')],
-        merchantAccounts: [merchantAccount(`LEADLATE-${randomUUID().slice(0, 8)}`)],
-        webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
-      },
-    });
-    const productId = tenant.result.products[0]!.id;
+    const { tenant, productId } = await ebookShop('LEADLATE', { url: receiver.url, secret, eventTypes: ['customer_lead.paid'] });
     const sessionId = newSessionId();
     const payment = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
     expect(payment.body.info).toBe('Success');
@@ -151,10 +142,7 @@ it('a lead first written after its session paid is paid at once, with the identi
 });
 
 it('pays every lead once when each lead is written while its session pays, at once', async () => {
-  const tenant = await createLeadTenant(app, {
-    extra: { products: [oneOffProduct('ebook', '19.99')], merchantAccounts: [merchantAccount(`LEADRACE-${randomUUID().slice(0, 8)}`)] },
-  });
-  const productId = tenant.result.products[0]!.id;
+  const { tenant, productId } = await ebookShop('LEADRACE');
   const sessions = Array.from({ length: 12 }, () => newSessionId());
   const raced = await Promise.all(
     sessions.map(async (sessionId, index) => {
@@ -178,10 +166,7 @@ it('pays every lead once when each lead is written while its session pays, at on
 });
 
 it('pays a lead left unpaid though its session paid (its marking given up) the next time the lead is written', async () => {
-  const tenant = await createLeadTenant(app, {
-    extra: { products: [oneOffProduct('ebook', '19.99')], merchantAccounts: [merchantAccount(`LEADAGAIN-${randomUUID().slice(0, 8)}`)] },
-  });
-  const productId = tenant.result.products[0]!.id;
+  const { tenant, productId } = await ebookShop('LEADAGAIN');
   const sessionId = newSessionId();
   expect((await postLead(app.baseUrl, { email: 'again@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
   const payment = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));

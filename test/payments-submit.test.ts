@@ -272,6 +272,25 @@ describe('Idempotency-Key', () => {
     expect(await authorizationsFor(Number(id))).toBe(1);
   });
 
+  it('lets exactly one of several retries at once take over an abandoned key: one payment, screened once, one answer for all', async () => {
+    const body = submitBody('4242424242424242');
+    const key = `key-abandoned-${randomUUID()}`;
+    const [reserved] = await app.orm.em.fork().execute<{ id: string }[]>(`select nextval('orders_id_seq') as id`);
+    const id = Number(reserved!.id);
+    await app.orm.em.fork().execute(
+      `insert into idempotency_keys (tenant_id, key, request_hash, submit_order_id, created_at) values (?, ?, ?, ?, now() - interval '1 minute')`,
+      [tenant.id, key, requestHash(app.cardVault, String(tenant.productId), body as never), id],
+    );
+    const retries = await Promise.all(Array.from({ length: 10 }, () => submit(body, { 'idempotency-key': key })));
+    expect(retries.map((retry) => retry.status)).toEqual(Array(10).fill(200));
+    for (const retry of retries) expect(retry.body).toEqual(retries[0]!.body);
+    expect(retries[0]!.body).toMatchObject({ info: 'Success', submitOrderId: id });
+    expect(await authorizationsFor(id)).toBe(1);
+    // Screened (and counted against the e-mail's velocity) once, not once per retry.
+    const [{ screened }] = (await app.orm.em.fork().execute(`select count(*)::int as screened from submit_attempts where tenant_id = ? and email = ?`, [tenant.id, body.email])) as [{ screened: number }];
+    expect(screened).toBe(1);
+  });
+
   it('replays a pre-processing outcome too', async () => {
     const body = submitBody('4242424242424241');
     const key = { 'idempotency-key': `key-bad-${randomUUID()}` };

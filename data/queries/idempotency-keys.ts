@@ -46,3 +46,19 @@ export async function findIdempotencyKey(em: EntityManager, tenantId: number, ke
 export async function storeIdempotentResult(em: EntityManager, tenantId: number, key: string, result: SubmitResult): Promise<void> {
   await em.execute(`update idempotency_keys set result = ? where tenant_id = ? and key = ? and result is null`, [JSON.stringify(result), tenantId, key]);
 }
+
+/**
+ * Takes over a claim its first request abandoned (older than `olderThanMs`, no answer kept, no order opened) for the
+ * caller, in one conditional statement that also makes the claim young again: of retries racing for it exactly one
+ * wins, and the others find it in progress. True when this caller took it.
+ */
+export async function takeOverAbandonedKey(em: EntityManager, claim: { tenantId: number; key: string; olderThanMs: number }): Promise<boolean> {
+  const [taken] = await em.execute<{ submit_order_id: number }[]>(
+    `update idempotency_keys k set created_at = now()
+      where k.tenant_id = ? and k.key = ? and k.result is null and k.created_at < now() - make_interval(secs => ?)
+        and not exists (select 1 from orders o where o.id = k.submit_order_id)
+      returning k.submit_order_id`,
+    [claim.tenantId, claim.key, claim.olderThanMs / 1000],
+  );
+  return taken !== undefined;
+}

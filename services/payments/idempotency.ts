@@ -1,6 +1,6 @@
 import pWaitFor from 'p-wait-for';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { findIdempotencyKey, insertIdempotencyKey, storeIdempotentResult } from '../../data/queries/idempotency-keys.ts';
+import { findIdempotencyKey, insertIdempotencyKey, storeIdempotentResult, takeOverAbandonedKey } from '../../data/queries/idempotency-keys.ts';
 import { reserveOrderId } from '../../data/queries/orders.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
@@ -49,7 +49,11 @@ export async function claimIdempotencyKey(
         lastError = error;
       }
       if (replay) return pWaitFor.resolveWith<IdempotencyClaim>({ replay });
-      if (!lastError && !existing.paymentStarted && existing.ageMs > ABANDONED_CLAIM_MS) return pWaitFor.resolveWith<IdempotencyClaim>({ id: existing.submitOrderId });
+      const abandoned = !lastError && !existing.paymentStarted && existing.ageMs > ABANDONED_CLAIM_MS;
+      // Retries racing for an abandoned claim: one takes it over, the others wait for its outcome like any repeat.
+      if (abandoned && (await takeOverAbandonedKey(deps.em, { tenantId: claim.tenantId, key: claim.key, olderThanMs: ABANDONED_CLAIM_MS }))) {
+        return pWaitFor.resolveWith<IdempotencyClaim>({ id: existing.submitOrderId });
+      }
       return false;
     },
     {

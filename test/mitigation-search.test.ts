@@ -15,6 +15,7 @@ const foreign: SeededTransaction[] = [];
 let campaigns: number[];
 let secondApplication: number;
 let subscriptionId: number;
+let subscriptionOrderId: number;
 const T0 = Date.parse('2026-06-15T12:00:00.000Z');
 const hours = (n: number) => new Date(T0 - n * 3_600_000);
 
@@ -103,6 +104,7 @@ beforeAll(async () => {
     [subscriptionOrder!.id],
   );
   subscriptionId = subscription!.id;
+  subscriptionOrderId = subscriptionOrder!.id;
   visible[3]!.subscriptionIds.push(subscriptionId);
   visible.push(await seedTransaction(app, base, { orderId: subscriptionOrder!.id, email: 'buyer3@example.com', subscriptionIds: [subscriptionId], sentAt: hours(-10) }));
   // A rebill as billing makes one: an order of its own, named by the subscription's rebills row.
@@ -237,6 +239,14 @@ describe('records and pages', () => {
     expect(refunds.every((t: any) => t.refundable === false && t.refunded === false)).toBe(true);
     const declined = (await search({ transactionIds: [visible[5]!.id] })).body.transactions[0];
     expect(declined).toMatchObject({ success: false, refundable: false, refunded: false });
+  });
+
+  it("finds a plan's checkout charge by the orderId its submit answered (the subscription's own order), with that order's own transactions", async () => {
+    const { body } = await search({ orderIds: [subscriptionOrderId] });
+    const found = body.transactions.map((t: any) => t.transactionId).sort();
+    const expected = visible.filter((t) => t.orderId === subscriptionOrderId || t.orderId === visible[3]!.orderId).map((t) => t.id).sort();
+    expect(found).toEqual(expected);
+    expect(found).toContain(visible[3]!.id);
   });
 
   it('shows a void as no refund: no originalTransactionId, and the voided authorization is not refunded', async () => {

@@ -40,7 +40,17 @@ class Conditions {
 function conditionsOf(filter: MitigationFilter): Conditions {
   const where = new Conditions();
   where.anyOf('t.email', filter.emails, 'text');
-  where.anyOf('t.order_id', filter.orderIds, 'int');
+  if (filter.orderIds !== undefined) {
+    // The `orderId` a plan's submit answers is its subscription's own order; the checkout's charge is on the submit
+    // order that created it, which that id finds too.
+    const ids = arrayLiteral(filter.orderIds);
+    where.add(
+      `t.order_id in (select unnest(cast(? as int[]))
+                      union all
+                      select so.parent_order_id from orders so where so.id = any(cast(? as int[])) and so.kind = 'subscription')`,
+      ids, ids,
+    );
+  }
   where.anyOf('t.id', filter.transactionIds, 'uuid');
   where.anyOf('t.gateway_transaction_id', filter.gatewayTransactionIds, 'text');
   if (filter.bin !== undefined) where.add('left(t.bin, 6) = ?', filter.bin);

@@ -13,7 +13,7 @@ export const MitigationSearchInput = Type.Object(
     pageNumber: Type.Optional(Type.Integer({ minimum: 1, maximum: MITIGATION_LIMITS.maxPageNumber, description: '1-based page (default 1)' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MITIGATION_LIMITS.maxLimit, description: `Records per page (default ${MITIGATION_LIMITS.defaultLimit})` })),
     emails: list(Type.String({ minLength: 1, maxLength: 320 }), 'Customer e-mails (case-insensitive)'),
-    orderIds: ids('Order ids'),
+    orderIds: ids("Order ids; a plan's `orderId` (its subscription's order) also finds the checkout's charge"),
     // A pattern, not `format: uuid`: the format also takes a `urn:uuid:` prefix, which the database's uuid cast refuses.
     transactionIds: list(Type.String({ pattern: UUID_PATTERN }), 'Transaction UUIDs (8-4-4-4-12 hex digits)'),
     gatewayTransactionIds: list(Type.String({ minLength: 1, maxLength: 100 }), 'Processor transaction ids'),

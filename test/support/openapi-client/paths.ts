@@ -952,7 +952,7 @@ export interface operations {
           limit?: number;
           /** @description Customer e-mails (case-insensitive); any of the values matches */
           emails?: string[];
-          /** @description Order ids; any of the values matches */
+          /** @description Order ids; a plan's `orderId` (its subscription's order) also finds the checkout's charge; any of the values matches */
           orderIds?: number[];
           /** @description Transaction UUIDs (8-4-4-4-12 hex digits); any of the values matches */
           transactionIds?: string[];

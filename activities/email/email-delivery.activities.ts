@@ -5,7 +5,7 @@ import type { DeliveryOutcome, PendingEmail, QueuedEmail } from '../../domain/em
 import type { Logger } from '../../domain/logger.ts';
 import { parseAddress } from '../../domain/email/addresses.ts';
 import type { EmailTemplate } from '../../domain/email/email-message.ts';
-import type { MailAddress, Mailer, MailerReceipt, RecipientRefusal } from '../../domain/email/mailer.ts';
+import { NotSentInTime, type MailAddress, type Mailer, type MailerReceipt, type RecipientRefusal } from '../../domain/email/mailer.ts';
 import type { EmailRenderer } from '../../domain/email/render-email.ts';
 import { classifySmtpFailure } from '../../domain/email/smtp-outcome.ts';
 import { isReactTemplateName } from '../../domain/email/templates/react-templates.ts';
@@ -52,6 +52,12 @@ function mailboxes(written: readonly string[]): MailAddress[] | undefined {
 const RECORD_FIRST_WAIT_MS = 500;
 const RECORD_LONGEST_WAIT_MS = 15_000;
 const RECORD_MARGIN_MS = 20_000;
+/**
+ * A message is handed to SMTP only while this much of the attempt is left beyond the recording's margin (an SMTP
+ * exchange is bounded by the socket's 30 s idle timeout per step): one whose turn comes later is left for the next
+ * attempt, which can never start while this one still sends.
+ */
+const SEND_ALLOWANCE_MS = 60_000;
 const RECORD_OUTSIDE_ACTIVITY_MS = 3 * 60_000;
 
 const describeRefusals = (refusals: readonly RecipientRefusal[]) => refusals.map((r) => `${r.address} (${r.reason})`).join(', ').slice(0, 1000);
@@ -98,8 +104,10 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
       return { id: email.id, kind: 'failed', reason: `Could not render the template: ${(error as Error).message}`.slice(0, 1000) };
     }
     const envelopeTo = pending.recipients ?? [...to, ...cc, ...bcc].map((a) => a.address);
+    const deadline = attemptDeadlineMs();
+    const startBy = deadline === undefined ? undefined : deadline - RECORD_MARGIN_MS - SEND_ALLOWANCE_MS;
     try {
-      const receipt = await deps.mailer.send({ messageId: messageIdOf(email, from), from, to, cc, bcc, replyTo, subject: email.subject, envelopeTo, ...rendered });
+      const receipt = await deps.mailer.send({ messageId: messageIdOf(email, from), from, to, cc, bcc, replyTo, subject: email.subject, envelopeTo, ...rendered }, { startBy });
       return outcomeOfReceipt(pending, receipt, lastAttempt);
     } catch (error) {
       const failure = classifySmtpFailure(error as Error);
@@ -108,11 +116,14 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
         pending.recipients
           ? { id: email.id, kind: 'sent', messageId: messageIdOf(email, from), response: '', undelivered: [...(pending.undelivered ?? []), `${pending.recipients.join(', ')} (${reason})`].join(', ').slice(0, 1000) }
           : { id: email.id, kind: 'failed', reason: reason.slice(0, 1000) };
+      const deferred = (reason: string): DeliveryOutcome => ({ id: email.id, kind: 'deferred', reason, ...(pending.recipients ? { recipients: pending.recipients } : {}), ...(pending.undelivered ? { undelivered: pending.undelivered } : {}) });
+      // Nothing reached the server: the next attempt sends it as it was (the last one gives it up, saying why).
+      if (error instanceof NotSentInTime) return lastAttempt ? giveUp(`Gave up after the last attempt: ${error.message}`) : deferred(error.message);
       if (failure.kind === 'permanent') return giveUp(failure.reason);
       // A connection or login problem (no reply, 5xx greeting, 535 EAUTH) is the operator's to see: log it.
       deps.logger.warn({ emailId: email.id, code: (error as { code?: string }).code, command: failure.command, responseCode: failure.responseCode, reason: failure.reason }, 'SMTP attempt failed temporarily');
       if (lastAttempt) return giveUp(`Gave up after the last attempt: ${failure.reason}`);
-      return { id: email.id, kind: 'deferred', reason: failure.reason, ...(pending.recipients ? { recipients: pending.recipients } : {}), ...(pending.undelivered ? { undelivered: pending.undelivered } : {}) };
+      return deferred(failure.reason);
     }
   }
 

@@ -1,5 +1,6 @@
 import nodemailer from 'nodemailer';
-import type { Mailer, MailAddress, RecipientRefusal } from '../../domain/email/mailer.ts';
+import pLimit from 'p-limit';
+import { NotSentInTime, type Mailer, type MailAddress, type RecipientRefusal } from '../../domain/email/mailer.ts';
 
 export interface SmtpMailerOptions {
   /** `smtp://user:pass@host:port` or `smtps://...` (SMTP_URL). */
@@ -42,36 +43,45 @@ export function createSmtpMailer(options: SmtpMailerOptions): Mailer {
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
   });
+  // The messages of every delivery attempt of the worker wait here for a connection, not in nodemailer's own queue, so
+  // a message's turn is known when it comes: one whose attempt has run out of time is not sent (`startBy`).
+  const turns = pLimit(options.maxConnections);
   return {
-    async send(email) {
-      try {
-        const info = await transport.sendMail({
-          messageId: email.messageId,
-          from: mailbox(email.from),
-          to: email.to.map(mailbox),
-          cc: email.cc.length > 0 ? email.cc.map(mailbox) : undefined,
-          bcc: email.bcc.length > 0 ? email.bcc.map(mailbox) : undefined,
-          replyTo: email.replyTo ? mailbox(email.replyTo) : undefined,
-          envelope: { from: email.from.address, to: [...email.envelopeTo] },
-          subject: email.subject,
-          html: email.html,
-          text: email.text,
-          disableFileAccess: true,
-          disableUrlAccess: true,
-        });
-        const accepted = ((info.accepted ?? []) as (string | { address: string })[]).map((a) => (typeof a === 'string' ? a : a.address));
-        return { messageId: info.messageId, response: info.response, accepted, rejected: refusalsOf(info.rejected as string[], (info as { rejectedErrors?: RejectedError[] }).rejectedErrors) };
-      } catch (error) {
-        // Every recipient refused at RCPT TO: a per-recipient answer (some may only be deferred), not a failed transport.
-        const refused = error as { command?: string; rejected?: string[]; rejectedErrors?: RejectedError[] };
-        if (refused.command === 'RCPT TO' && refused.rejectedErrors && refused.rejectedErrors.length > 0) {
-          return { messageId: email.messageId, response: '', accepted: [], rejected: refusalsOf(refused.rejected, refused.rejectedErrors) };
-        }
-        throw error;
-      }
-    },
+    send: (email, sendOptions = {}) =>
+      turns(() => {
+        if (sendOptions.startBy !== undefined && Date.now() > sendOptions.startBy) throw new NotSentInTime();
+        return sendNow(email);
+      }),
     close() {
       transport.close();
     },
   };
+
+  async function sendNow(email: Parameters<Mailer['send']>[0]) {
+    try {
+      const info = await transport.sendMail({
+        messageId: email.messageId,
+        from: mailbox(email.from),
+        to: email.to.map(mailbox),
+        cc: email.cc.length > 0 ? email.cc.map(mailbox) : undefined,
+        bcc: email.bcc.length > 0 ? email.bcc.map(mailbox) : undefined,
+        replyTo: email.replyTo ? mailbox(email.replyTo) : undefined,
+        envelope: { from: email.from.address, to: [...email.envelopeTo] },
+        subject: email.subject,
+        html: email.html,
+        text: email.text,
+        disableFileAccess: true,
+        disableUrlAccess: true,
+      });
+      const accepted = ((info.accepted ?? []) as (string | { address: string })[]).map((a) => (typeof a === 'string' ? a : a.address));
+      return { messageId: info.messageId, response: info.response, accepted, rejected: refusalsOf(info.rejected as string[], (info as { rejectedErrors?: RejectedError[] }).rejectedErrors) };
+    } catch (error) {
+      // Every recipient refused at RCPT TO: a per-recipient answer (some may only be deferred), not a failed transport.
+      const refused = error as { command?: string; rejected?: string[]; rejectedErrors?: RejectedError[] };
+      if (refused.command === 'RCPT TO' && refused.rejectedErrors && refused.rejectedErrors.length > 0) {
+        return { messageId: email.messageId, response: '', accepted: [], rejected: refusalsOf(refused.rejected, refused.rejectedErrors) };
+      }
+      throw error;
+    }
+  }
 }

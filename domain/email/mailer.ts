@@ -45,6 +45,18 @@ export interface MailerReceipt {
  * carrying `responseCode` and `command` when the server answered (see `classifySmtpFailure`).
  */
 export interface Mailer {
-  send(email: OutgoingEmail): Promise<MailerReceipt>;
+  /**
+   * `startBy` (epoch ms): a message whose turn on a connection comes later is not sent at all (`NotSentInTime`), so a
+   * delivery attempt never hands SMTP a message after it could still record what became of it.
+   */
+  send(email: OutgoingEmail, options?: { readonly startBy?: number }): Promise<MailerReceipt>;
   close(): void;
+}
+
+/** A message whose turn to be sent came after its `startBy`: nothing reached the server; it is sent on a later attempt. */
+export class NotSentInTime extends Error {
+  constructor() {
+    super('Not sent: its turn on a connection came after the attempt could still record it');
+    this.name = 'NotSentInTime';
+  }
 }

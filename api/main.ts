@@ -1,6 +1,7 @@
 import { loadConfig, gatewayBaseUrl } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
-import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { createCardVault, createSecurityCodeKeyWrapper } from '../domain/crypto/card-vault.ts';
+import { createSecurityCodeKeyStore } from '../data/security-code-key-store.ts';
 import { temporalPaymentRunner } from '../adapters/temporal/payment-runner.ts';
 import { temporalRefundRunner } from '../adapters/temporal/refund-runner.ts';
 import { temporalSubscriptionController } from '../adapters/temporal/subscription-controller.ts';
@@ -34,7 +35,7 @@ const app = await buildGateway({
   counterOrm,
   logger,
   secretBox: createSecretBox(dataEncryptionKey),
-  cardVault: createCardVault(dataEncryptionKey),
+  cardVault: createCardVault(dataEncryptionKey, createSecurityCodeKeyStore({ orm, keyWrapper: createSecurityCodeKeyWrapper(dataEncryptionKey) })),
   paymentRunner: temporalPaymentRunner({
     client: temporal.client,
     taskQueue: config.temporalTaskQueue,

@@ -9,7 +9,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SMTPServer } from 'smtp-server';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
-import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { createCardFingerprinter } from '../domain/crypto/card-vault.ts';
 import { startBenchServers } from './bench-servers.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 import { spawnEntry, stopChild } from '../scripts/child-process.ts';
@@ -49,7 +49,7 @@ await migrate(orm);
 const slug = `bench-email-${randomUUID().slice(0, 8)}`;
 const tenantKey = randomUUID();
 await provision(
-  { em: orm.em.fork(), secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')), fingerprintCard: createCardVault(Buffer.from(encryptionKey, 'base64')).fingerprint, actor: 'bench' },
+  { em: orm.em.fork(), secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')), fingerprintCard: createCardFingerprinter(Buffer.from(encryptionKey, 'base64')), actor: 'bench' },
   // No practical rate limit: the bench measures throughput, not the limiter (e-mail requests count per tenant).
   parseFixture({ tenants: [{ slug, name: 'Bench e-mail', clientId: slug, rateLimitPerMinute: 100_000_000, email: { tenantKey, senderDomains: ['bench.example'] } }] }),
 );

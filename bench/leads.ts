@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
-import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { createCardFingerprinter } from '../domain/crypto/card-vault.ts';
 import { cpuPerRequest, snapshotCpu } from './cpu-usage.ts';
 import { startBenchServers, waitForHealth } from './bench-servers.ts';
 import { migrate, openOrm } from '../data/orm.ts';
@@ -39,7 +39,7 @@ const [tenant] = await provision(
   {
     em: orm.em.fork(),
     secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')),
-    fingerprintCard: createCardVault(Buffer.from(encryptionKey, 'base64')).fingerprint,
+    fingerprintCard: createCardFingerprinter(Buffer.from(encryptionKey, 'base64')),
     actor: 'bench',
   },
   parseFixture({

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
-import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { createCardFingerprinter } from '../domain/crypto/card-vault.ts';
 import { parseMitigationFilter, parseMitigationPage, type MitigationSearchInputShape } from '../domain/mitigation/search.ts';
 import { startBenchServers } from './bench-servers.ts';
 import { migrate, openOrm } from '../data/orm.ts';
@@ -147,7 +147,7 @@ async function seed(): Promise<void> {
   await em().execute(`delete from tenants where slug like 'bench-mit-%'`);
   for (const slug of TENANTS) {
     await provision(
-      { em: em(), secretBox: createSecretBox(key), fingerprintCard: createCardVault(key).fingerprint, actor: 'bench' },
+      { em: em(), secretBox: createSecretBox(key), fingerprintCard: createCardFingerprinter(key), actor: 'bench' },
       parseFixture({
         tenants: [
           {

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
-import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { createCardFingerprinter } from '../domain/crypto/card-vault.ts';
 import { startBenchServers, waitForHealth } from './bench-servers.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 import { stopChild } from '../scripts/child-process.ts';
@@ -41,7 +41,7 @@ await migrate(orm);
 const apiKey = `sk_bench_${randomUUID().replaceAll('-', '')}`;
 const clientId = `bench-${randomUUID().slice(0, 8)}`;
 const [benchTenant] = await provision(
-  { em: orm.em.fork(), secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')), fingerprintCard: createCardVault(Buffer.from(encryptionKey, 'base64')).fingerprint, actor: 'bench' },
+  { em: orm.em.fork(), secretBox: createSecretBox(Buffer.from(encryptionKey, 'base64')), fingerprintCard: createCardFingerprinter(Buffer.from(encryptionKey, 'base64')), actor: 'bench' },
   parseFixture({
     tenants: [
       {

@@ -5,7 +5,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Answer, Authorization, Challenge } from './ledger.ts';
 import type { AuthorizationBody } from './request-bodies.ts';
-import { AMOUNT_DECLINES, APPROVED, INVALID_CARD_NUMBER, SCA_REQUIRED, THREE_DS_FAILED, VOIDED, findTestCard, luhnValid, networkOf, type CardNetwork } from './test-cards.ts';
+import { AMOUNT_DECLINES, APPROVED, INVALID_CARD_NUMBER, INVALID_SECURITY_CODE, SCA_REQUIRED, THREE_DS_FAILED, VOIDED, findTestCard, luhnValid, networkOf, type CardNetwork } from './test-cards.ts';
 
 /** The amount rules of `AMOUNT_RULES`, by the amount's two decimals. */
 export function amountRule(amount: string): 'unavailable' | 'slow' | undefined {
@@ -45,6 +45,7 @@ function firstAnswer(body: AuthorizationBody, ids: AnswerIds, network: CardNetwo
   if (!behaviour) return { answer: declinedAnswer(ids, INVALID_CARD_NUMBER.statusId, INVALID_CARD_NUMBER.message) };
   switch (behaviour.kind) {
     case 'approve':
+      if (behaviour.securityCodeRequired && !body.hasSecurityCode) return { answer: declinedAnswer(ids, INVALID_SECURITY_CODE.statusId, INVALID_SECURITY_CODE.message) };
       return { answer: approvedAnswer(ids, frictionlessEci) };
     case 'decline':
       return { answer: declinedAnswer(ids, behaviour.statusId, behaviour.message) };

@@ -8,6 +8,8 @@ export interface AuthorizationBody {
   amount: string;
   currency: string;
   cardNumber: string;
+  /** A CVV was sent (its value is not kept). */
+  hasSecurityCode: boolean;
   threeDSecure: boolean;
   /** False: authorize only; the amount waits for `POST /v1/authorizations/:id/capture` (or a void). */
   capture: boolean;
@@ -48,7 +50,7 @@ export function parseAuthorizationBody(body: unknown): AuthorizationBody {
     if (card.holderName !== undefined && typeof card.holderName !== 'string') problems.push('card.holderName must be a string');
   }
   if (problems.length > 0) throw new SandboxHttpError(400, problems.join('; '));
-  return { reference, orderReference, merchantId, amount, currency, cardNumber, threeDSecure: body.threeDSecure as boolean, capture: body.capture !== false };
+  return { reference, orderReference, merchantId, amount, currency, cardNumber, hasSecurityCode: isRecord(card) && card.cvv !== undefined, threeDSecure: body.threeDSecure as boolean, capture: body.capture !== false };
 }
 
 /** The `proceedWithoutAuthentication` flag of a 3ds-complete body. */

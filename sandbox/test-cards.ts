@@ -1,7 +1,8 @@
 /**
  * Test cards of the sandbox card processor (DESIGN.md section 6), as data.
  *
- * The sandbox answers deterministically by card number (PAN); expiry and CVV are not checked. Status
+ * The sandbox answers deterministically by card number (PAN); expiry is not checked, nor the CVV's value (one card
+ * only asks that it is sent). Status
  * ids are those of the status-code reference (spec 7.5). This table is the single source of truth:
  * the sandbox server reads it, the tests iterate over it and `testCardsMarkdown()` renders the README
  * section from it. Test card numbers may only appear in `sandbox/` and in tests, never in product code.
@@ -18,8 +19,8 @@ import { passesLuhn } from '../domain/payments/card.ts';
 export type CardNetwork = 'NetworkA' | 'NetworkB';
 
 export type CardBehaviour =
-  /** Approved with 2636 "Transaction succeeded". */
-  | { readonly kind: 'approve' }
+  /** Approved with 2636 "Transaction succeeded"; with `securityCodeRequired`, declined 3627 when sent without a CVV. */
+  | { readonly kind: 'approve'; readonly securityCodeRequired?: boolean }
   /** Declined with the given status id. */
   | { readonly kind: 'decline'; readonly statusId: number; readonly message: string }
   /**
@@ -42,6 +43,7 @@ export const APPROVED = { statusId: 2636, message: 'Transaction succeeded' } as 
 export const PREAUTHORIZED = { statusId: 3367, message: 'Preauthorized' } as const;
 export const SCA_REQUIRED = { statusId: 4167, message: 'Strong Customer Authentication Required' } as const;
 export const THREE_DS_FAILED = { statusId: 4172, message: '3DS Failed' } as const;
+export const INVALID_SECURITY_CODE = { statusId: 3627, message: 'Invalid card security code' } as const;
 export const INVALID_CARD_NUMBER = { statusId: 3256, message: 'Invalid credit card number' } as const;
 export const VOIDED = { statusId: 4166, message: 'Authorized then Voided/Cancelled' } as const;
 
@@ -76,6 +78,12 @@ export const TEST_CARDS: readonly TestCard[] = [
     network: 'NetworkA',
     behaviour: { kind: 'cascade', statusId: 3617, message: 'Declined' },
     description: 'declined 3617 on the first merchant id of an order reference, approved 2636 on any other (cascade)',
+  },
+  {
+    pan: '4000000000000101',
+    network: 'NetworkA',
+    behaviour: { kind: 'approve', securityCodeRequired: true },
+    description: 'approved 2636 when sent with a CVV, declined 3627 Invalid card security code without one (a rebill, or a CVV no longer kept)',
   },
   { pan: '4000000760000002', network: 'NetworkA', behaviour: { kind: 'approve' }, description: 'approved 2636; a Brazilian BIN (BIN-country blocklist tests)' },
 ];

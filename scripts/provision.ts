@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
-import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { createCardFingerprinter } from '../domain/crypto/card-vault.ts';
 import { developmentEncryptionKey } from './local-stack/dev-credentials.ts';
 import { ensureLocalServers } from './local-stack/local-runtime.ts';
 import { migrate, openOrm } from '../data/orm.ts';
@@ -35,7 +35,7 @@ const key = config.dataEncryptionKey ?? Buffer.from(developmentEncryptionKey(con
 const orm = await openOrm({ databaseUrl: servers.databaseUrl });
 try {
   await migrate(orm);
-  const results = await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), fingerprintCard: createCardVault(key).fingerprint, actor: 'operator:cli' }, parseFixture(raw));
+  const results = await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), fingerprintCard: createCardFingerprinter(key), actor: 'operator:cli' }, parseFixture(raw));
   process.stdout.write(`${JSON.stringify({ tenants: results }, null, 2)}\n`);
 } catch (error) {
   process.stderr.write(`${error instanceof DomainError ? error.message : (error as Error).stack}\n`);

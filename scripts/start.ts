@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, gatewayBaseUrl } from '../platform/config.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
-import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { createCardFingerprinter } from '../domain/crypto/card-vault.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision, type TenantProvisioningResult } from '../services/provisioning/provision.ts';
@@ -143,7 +143,7 @@ async function migrateAndProvisionDemo(databaseUrl: string, encryptionKey: strin
     const fixture = parseFixture(JSON.parse(readFileSync(path.join(REPO_ROOT, 'fixtures/demo.json'), 'utf8')));
     for (const tenant of fixture.tenants) for (const endpoint of tenant.webhookEndpoints ?? []) endpoint.url = receiverUrl;
     const key = Buffer.from(encryptionKey, 'base64');
-    return await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), fingerprintCard: createCardVault(key).fingerprint, actor: 'operator:npm-start' }, fixture);
+    return await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), fingerprintCard: createCardFingerprinter(key), actor: 'operator:npm-start' }, fixture);
   } finally {
     await orm.close();
   }

@@ -104,6 +104,7 @@ describe('test cards', () => {
     '4000000000003063': declined(4167, 'Strong Customer Authentication Required'),
     // Cascade card on the first merchant of its order.
     '4000000000000341': declined(3617, 'Declined'),
+    '4000000000000101': approved(),
     '4000000760000002': approved(),
     // Not in the table: any Luhn-valid number is approved, a Luhn-invalid one declined.
     '4111111111111111': approved(),
@@ -133,6 +134,15 @@ describe('test cards', () => {
   it('the redirect card asks for the browser even without 3-D Secure', async () => {
     const { outcome } = await authorize(request('4000000000003246'));
     expect(outcome).toEqual({ kind: 'challenge', processorTransactionId: expect.stringMatching(/^sbx_/), challengeUrl: expect.stringContaining('/challenge/'), redirect: true });
+  });
+
+  it('the security-code card is declined 3627 when sent without a CVV (any other card is approved without one)', async () => {
+    const withoutCvv = (number: string) => {
+      const sent = request(number);
+      return { ...sent, card: { ...sent.card, cvv: undefined } };
+    };
+    expect((await authorize(withoutCvv('4000000000000101'))).outcome).toEqual(declined(3627, 'Invalid card security code'));
+    expect((await authorize(withoutCvv('4242424242424242'))).outcome).toEqual(approved());
   });
 
   it('frictionless 3-D Secure approvals carry an ECI (05 NetworkA, 02 NetworkB)', async () => {

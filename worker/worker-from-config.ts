@@ -2,7 +2,8 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { NativeConnection, Worker, WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { PaymentAnswerBoard } from '../adapters/temporal/payment-answers.ts';
-import { createCardVault } from '../domain/crypto/card-vault.ts';
+import { createCardVault, createSecurityCodeKeyWrapper } from '../domain/crypto/card-vault.ts';
+import { createSecurityCodeKeyStore } from '../data/security-code-key-store.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import type { Config } from '../platform/config.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -39,7 +40,7 @@ export async function workerFromConfig(options: {
     orm,
     logger,
     secretBox: createSecretBox(dataEncryptionKey),
-    cardVault: createCardVault(dataEncryptionKey),
+    cardVault: createCardVault(dataEncryptionKey, createSecurityCodeKeyStore({ orm, keyWrapper: createSecurityCodeKeyWrapper(dataEncryptionKey) })),
     processors: processorsFromConfig(config),
     mailer,
     renderEmail: emailRendererFromConfig(),

@@ -18,6 +18,8 @@ export const RETENTION_SECONDS: Record<RetentionTable, number> = {
   rate_limit_windows: HOUR,
   // Spec 8: an e-mail idempotency key lives 7 days (an older claim is already taken over by a new request; this only frees the space).
   email_idempotency_keys: 7 * DAY,
+  // Destroyed as soon as it is due (`SECURITY_CODE_KEY_GRACE_MS` after its sealing period): no CVV outlives its use.
+  card_security_code_keys: 0,
 };
 
 /** A product may set a card velocity window longer than the default retention: attempts then outlive it, by an hour. */

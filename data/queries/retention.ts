@@ -1,7 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** The tables that grow with traffic and are purged once their rows have served their purpose. */
-export type RetentionTable = 'submit_attempts' | 'idempotency_keys' | 'webhook_deliveries' | 'rate_limit_windows' | 'email_idempotency_keys';
+export type RetentionTable =
+  | 'submit_attempts'
+  | 'idempotency_keys'
+  | 'webhook_deliveries'
+  | 'rate_limit_windows'
+  | 'email_idempotency_keys'
+  | 'card_security_code_keys';
 
 /**
  * Which rows of each table are expired, given `?` = the table's retention in seconds (by the database's clock,
@@ -14,6 +20,8 @@ const EXPIRED: Record<RetentionTable, string> = {
   webhook_deliveries: `state <> 'pending' and completed_at < now() - make_interval(secs => ?)`,
   rate_limit_windows: `window_start < now() - make_interval(secs => ?)`,
   email_idempotency_keys: `created_at < now() - make_interval(secs => ?)`,
+  // A key past its end opens nothing any more (`findSecurityCodeKey`); deleting it makes that so for good.
+  card_security_code_keys: `destroy_after < now() - make_interval(secs => ?)`,
 };
 
 /**

@@ -11,10 +11,12 @@ import { MerchantAccount, MerchantAccountCurrency, MerchantAccountVolume } from 
 import { Product } from './product.entity.ts';
 import { StatusCode } from './status-code.entity.ts';
 import { ApiKey, CardEncryptionKey, SenderDomain, Tenant } from './tenant.entity.ts';
+import { CardSecurityCodeKey } from './card-security-code-key.entity.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook.entity.ts';
 
 export * from './application.entity.ts';
 export * from './audit.entity.ts';
+export * from './card-security-code-key.entity.ts';
 export * from './customer.entity.ts';
 export * from './email.entity.ts';
 export * from './lead.entity.ts';
@@ -56,6 +58,7 @@ export const ENTITIES = [
   SubmitAttempt,
   IdempotencyKey,
   CardEncryptionKey,
+  CardSecurityCodeKey,
   CustomerLead,
   Email,
   EmailEvent,

@@ -8,7 +8,8 @@ import { createActivities } from '../../activities/index.ts';
 import { buildGateway } from '../../api/server.ts';
 import { loadConfig, type Config } from '../../platform/config.ts';
 import { createSecretBox, type SecretBox } from '../../domain/crypto/secret-box.ts';
-import { createCardVault, type CardVault } from '../../domain/crypto/card-vault.ts';
+import { createCardVault, createSecurityCodeKeyWrapper, type CardVault } from '../../domain/crypto/card-vault.ts';
+import { createSecurityCodeKeyStore } from '../../data/security-code-key-store.ts';
 import { processorsFromConfig } from '../../worker/processors-from-config.ts';
 import { temporalPaymentRunner } from '../../adapters/temporal/payment-runner.ts';
 import { temporalRefundRunner } from '../../adapters/temporal/refund-runner.ts';
@@ -101,7 +102,7 @@ export async function startTestApp(
   const counterOrm = await openCounterOrm({ databaseUrl: config.databaseUrl!, poolSize: 2 });
   const secretBox = createSecretBox(config.dataEncryptionKey!);
   const temporal = await connectTemporal({ address: config.temporalAddress!, namespace: config.temporalNamespace });
-  const cardVault = createCardVault(config.dataEncryptionKey!);
+  const cardVault = createCardVault(config.dataEncryptionKey!, createSecurityCodeKeyStore({ orm, keyWrapper: createSecurityCodeKeyWrapper(config.dataEncryptionKey!) }));
   const products = await openProductCache({ orm, logger });
   const workers: { worker: Worker; done: Promise<void>; close: () => Promise<void> }[] = [];
   const workerProcesses: ChildProcess[] = [];

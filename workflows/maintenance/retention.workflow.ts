@@ -10,6 +10,8 @@ const TABLES = Object.keys({
   webhook_deliveries: true,
   rate_limit_windows: true,
   email_idempotency_keys: true,
+  // Last: a run in flight when this table was added replays its earlier purges in the same order.
+  card_security_code_keys: true,
 } satisfies Record<RetentionTable, true>) as RetentionTable[];
 
 const { purgeExpiredRows } = proxyActivities<Activities>({

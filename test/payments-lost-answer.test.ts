@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { createMerchantTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
+import { authorizationsFor, createMerchantTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
 import { call } from './support/payments-api.ts';
 import { startProcessorFront } from './support/processor-front.ts';
 
@@ -65,5 +65,56 @@ describe('a processor approval with fields longer than the gateway keeps', () =>
     expect(answer.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636 });
     const [row] = await odd.orm.em.fork().execute(`select auth_code, eci, success from transactions where order_id = ?`, [answer.body.submitOrderId]);
     expect(row).toEqual({ auth_code: 'A'.repeat(20), eci: null, success: true });
+  });
+});
+
+describe('a processor answering at great length (a proxy\'s error page, a debug dump)', () => {
+  let verbose: TestApp;
+  let verboseFront: Awaited<ReturnType<typeof startProcessorFront>>;
+  beforeAll(async () => {
+    // 3 MB: more than a Temporal payload may hold.
+    verboseFront = await startProcessorFront(inject('sandboxProcessorUrl'), { approvalFields: { debug: 'x'.repeat(3 * 1024 * 1024) } });
+    verbose = await startTestApp({ SANDBOX_PROCESSOR_URL: verboseFront.url });
+    await verbose.startWorker();
+  });
+  afterAll(async () => {
+    await verbose?.close();
+    await verboseFront?.close();
+  });
+
+  it('is read for its outcome and kept cut to its first 4 KB: in the record, the answer and the payment\'s history', async () => {
+    const tenant = await createMerchantTenant(verbose, { products: [oneOffProduct('verbose', '10.00')], merchantAccounts: [merchantAccount('VERBOSE-1')] });
+    const answer = await post(verbose, `/api/${tenant.products.verbose}`, tenant.apiKey, submitBody('4242424242424242'));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636 });
+    const [shown] = answer.body.gatewayResponses as { response: string }[];
+    expect(shown!.response.length).toBeLessThan(4200);
+    expect(shown!.response).toMatch(/^\{"id":"sbx_.*more characters not kept\)$/);
+
+    const orderId = answer.body.submitOrderId as number;
+    const [row] = await verbose.orm.em.fork().execute<{ size: number }[]>(`select length(gateway_response::text) as size from transactions where order_id = ?`, [orderId]);
+    expect(row!.size).toBeLessThan(4300);
+    const handle = verbose.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, orderId));
+    await handle.result();
+    const history = await handle.fetchHistory();
+    expect(JSON.stringify(history).length).toBeLessThan(200_000);
+  });
+
+  it('is not read past 8 MB: the outcome is asked for by inquiry, as for an answer that never came', async () => {
+    const hugeFront = await startProcessorFront(inject('sandboxProcessorUrl'), { approvalFields: { debug: 'x'.repeat(9 * 1024 * 1024) } });
+    const huge = await startTestApp({ SANDBOX_PROCESSOR_URL: hugeFront.url });
+    try {
+      await huge.startWorker();
+      const tenant = await createMerchantTenant(huge, { products: [oneOffProduct('huge', '10.00')], merchantAccounts: [merchantAccount('HUGE-1')] });
+      const answer = await post(huge, `/api/${tenant.products.huge}`, tenant.apiKey, submitBody('4242424242424242'));
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636 });
+      const responses = (answer.body.gatewayResponses as { httpStatus: number; response: string }[]).map(({ httpStatus, response }) => [httpStatus, response.slice(0, 40)]);
+      expect(responses).toEqual([[0, expect.stringMatching(/^answer longer than 8388608 bytes/)], [200, expect.stringMatching(/^\{"id":"sbx_/)]]);
+      expect(await authorizationsFor(answer.body.submitOrderId as number)).toBe(1);
+    } finally {
+      await huge.close();
+      await hugeFront.close();
+    }
   });
 });

@@ -2,8 +2,9 @@
  * Adapter for the sandbox card processor (`sandbox/processor-server.ts`) over its HTTP API.
  *
  * Every call is one HTTP exchange bounded by `AbortSignal.timeout(timeoutMs)`; the exchange's
- * `response` is the processor's body verbatim (the sandbox never echoes card data), or, when no
- * answer came (timeout, connection refused or reset), `httpStatus: 0` and a description of the error.
+ * `response` is the processor's body as kept (any card number it echoes masked, cut to its first
+ * `KEPT_ANSWER_LENGTH` characters), or, when no answer came (timeout, connection refused or reset, a
+ * body over `READ_ANSWER_BYTES`), `httpStatus: 0` and a description of the error.
  *
  * Mapping of answers to outcomes:
  *  - 200 `approved` / `declined` / `challenge_required` → approved / declined / challenge;
@@ -32,6 +33,15 @@ import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 export const SANDBOX_GATEWAY_NAME = 'sandbox';
 
+/**
+ * How much of an answer is kept (the transaction's record, the caller's `gatewayResponses`, the payment's history),
+ * as webhook receivers' answers are: a processor's answer runs to a few hundred bytes, and a proxy's error page or a
+ * debug dump of megabytes would otherwise go whole into a workflow history, which refuses payloads over 2 MB.
+ */
+const KEPT_ANSWER_LENGTH = 4096;
+/** A longer body is not read to its end (nor held in memory): no answer to read an outcome from, as with no answer. */
+const READ_ANSWER_BYTES = 8 * 1024 * 1024;
+
 type Call =
   | { readonly answered: true; readonly exchange: RawExchange; readonly body: unknown }
   | { readonly answered: false; readonly exchange: RawExchange; readonly reason: string };
@@ -50,9 +60,13 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         signal: AbortSignal.timeout(timeoutMs),
       });
-      const text = await response.text();
+      const text = await bodyWithin(response, READ_ANSWER_BYTES);
+      if (text === undefined) {
+        const reason = `answer longer than ${READ_ANSWER_BYTES} bytes, not read (HTTP ${response.status})`;
+        return { answered: false, exchange: { gateway: name, httpStatus: 0, response: reason }, reason };
+      }
       // Read as sent (ids stay whole); kept and shown masked: a processor echoing the card must not store it.
-      return { answered: true, exchange: { gateway: name, httpStatus: response.status, response: maskCardEcho(text) }, body: parseJson(text) };
+      return { answered: true, exchange: { gateway: name, httpStatus: response.status, response: keptAnswer(maskCardEcho(text)) }, body: parseJson(text) };
     } catch (error) {
       const reason = describeFailure(error, timeoutMs);
       return { answered: false, exchange: { gateway: name, httpStatus: 0, response: reason }, reason };
@@ -216,6 +230,33 @@ const ECI = /^\d{2}$/;
 /** A processor id the gateway can keep, and so void, capture or refund by later. */
 function isKeepableId(id: unknown): id is string {
   return typeof id === 'string' && id.length > 0 && id.length <= PROCESSOR_ANSWER_LIMITS.transactionId && !isHostileText(id);
+}
+
+/** The body as text, or undefined when it is longer than `limit` bytes (the rest is then not read). */
+async function bodyWithin(response: Response, limit: number): Promise<string | undefined> {
+  if (Number(response.headers.get('content-length')) > limit) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  for (let size = 0; ; ) {
+    const { done, value } = await reader.read();
+    if (done) return new TextDecoder().decode(Buffer.concat(chunks));
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+}
+
+/** An answer as kept: its first `KEPT_ANSWER_LENGTH` characters, saying how much more there was. */
+function keptAnswer(text: string): string {
+  if (text.length <= KEPT_ANSWER_LENGTH) return text;
+  return `${storableText(text, KEPT_ANSWER_LENGTH)}… (${text.length - KEPT_ANSWER_LENGTH} more characters not kept)`;
 }
 
 function describeFailure(error: unknown, timeoutMs: number): string {

@@ -1,5 +1,5 @@
 import { hkdfSync, randomBytes, randomUUID } from 'node:crypto';
-import { compactDecrypt, decodeProtectedHeader } from 'jose';
+import { compactDecrypt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecurityCodeKeyStore } from '../data/security-code-key-store.ts';
 import { createCardVault, createSecurityCodeKeyWrapper, type SealedCard } from '../domain/crypto/card-vault.ts';
@@ -35,9 +35,9 @@ const freshVault = () => createCardVault(dataEncryptionKey(), keyStore());
 /** The id of the key a sealed card's CVV is sealed under: the card's envelope opened with DATA_ENCRYPTION_KEY alone. */
 async function securityCodeKeyOf(sealed: SealedCard): Promise<string> {
   const envelopeKey = new Uint8Array(hkdfSync('sha256', dataEncryptionKey(), Buffer.alloc(0), 'card-vault', 32));
-  const envelope = JSON.parse(new TextDecoder().decode((await compactDecrypt(sealed, envelopeKey)).plaintext)) as { cvv: string; securityCode: string };
+  const envelope = JSON.parse(new TextDecoder().decode((await compactDecrypt(sealed, envelopeKey)).plaintext)) as { cvv: string; securityCode: { keyId: string } };
   expect(envelope.cvv).toBe('');
-  return decodeProtectedHeader(envelope.securityCode).kid as string;
+  return envelope.securityCode.keyId;
 }
 
 const runRetention = () =>

@@ -118,3 +118,29 @@ describe('a processor answering at great length (a proxy\'s error page, a debug 
     }
   });
 });
+
+describe('an approval the database refuses to record for good', () => {
+  it('ends the payment failed at once and voids the approval: the card keeps no charge the gateway cannot show', async () => {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('unrecorded', '10.00')], merchantAccounts: [merchantAccount('UNRECORDED-1')] });
+    const email = `unrecorded-${randomUUID().slice(0, 8)}@example.com`;
+    // PostgreSQL refuses every transaction of this e-mail (a constraint the attempt breaks), whatever retries do.
+    const em = app.orm.em.fork();
+    const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
+    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
+    await em.execute(`create trigger ${name} before insert on transactions for each row when (new.email = '${email}') execute function ${name}()`);
+    try {
+      const answer = await post(app, `/api/${tenant.products.unrecorded}`, tenant.apiKey, submitBody('4242424242424242', { email }));
+      expect(answer.body).toMatchObject({ info: 'Error', chargeSuccess: false });
+      const orderId = answer.body.submitOrderId as number;
+      await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, orderId)).result();
+
+      const atProcessor = (await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/ord${orderId}-a1`)).json()) as { status: string };
+      expect(atProcessor.status).toBe('voided');
+      const [order] = await em.execute<{ state: string }[]>(`select state from orders where id = ?`, [orderId]);
+      expect(order!.state).toBe('failed');
+    } finally {
+      await em.execute(`drop trigger if exists ${name} on transactions`);
+      await em.execute(`drop function if exists ${name}()`);
+    }
+  });
+});

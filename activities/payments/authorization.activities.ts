@@ -8,10 +8,18 @@ import { runGivenUp } from '../shared/run-given-up.ts';
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { Logger } from '../../domain/logger.ts';
-import { attemptReference, type AttemptOutcome, type AttemptResult, type ChallengeCompletion, type MerchantCandidate } from '../../domain/payments/attempts.ts';
+import {
+  ATTEMPT_NOT_RECORDED,
+  attemptReference,
+  type AttemptOutcome,
+  type AttemptResult,
+  type ChallengeCompletion,
+  type MerchantCandidate,
+  type UnrecordedAttempt,
+} from '../../domain/payments/attempts.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
 import { statusById } from '../../domain/statuses/status-codes.ts';
-import { processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
+import { permanentFailureOf, processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 export interface AuthorizationActivityDeps {
@@ -168,6 +176,8 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
       completedAt: outcome.kind === 'challenge' || outcome.kind === 'unknown' ? null : new Date(),
       // A known answer ends the attempt's reservation: an approval turns it into approved volume, a decline frees it.
       final: outcome.kind === 'approved' || outcome.kind === 'declined',
+    }).catch((error: unknown) => {
+      throw unrecordedAttempt(error, reference, outcome, input.candidate.gateway);
     });
     if (recorded.alreadySettled) {
       // Another run of this step recorded the processor's final word first: that is the attempt's answer.
@@ -180,6 +190,21 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
   }
 
   return withPermanentFailures({ authorizeAttempt, recordUnsentAttempt, inquireAttempt, completeThreeDSecure, voidAuthorization });
+}
+
+/**
+ * An attempt's record refused for good (see `ATTEMPT_NOT_RECORDED`), saying what the processor holds under it; any other
+ * failure is returned as it is, for the activity's retries.
+ */
+function unrecordedAttempt(error: unknown, reference: string, outcome: AttemptOutcome, gateway: string): unknown {
+  const permanent = permanentFailureOf(error);
+  if (!(permanent instanceof ApplicationFailure) || !permanent.nonRetryable) return error;
+  const held = (outcome.kind === 'approved' || outcome.kind === 'challenge') && outcome.processorTransactionId ? outcome.processorTransactionId : undefined;
+  const details: UnrecordedAttempt = {
+    ...(permanent.details?.[0] as { sqlState?: string } | undefined),
+    ...(held ? { authorized: { gateway, processorTransactionId: held } } : {}),
+  };
+  return ApplicationFailure.nonRetryable(`Attempt ${reference} could not be recorded: ${permanent.message}`, ATTEMPT_NOT_RECORDED, details);
 }
 
 /**

@@ -42,6 +42,20 @@ export type ChallengeCompletion = { finished: false } | { finished: true; attemp
 export const attemptReference = (submitOrderId: number, attemptNumber: number) => `ord${submitOrderId}-a${attemptNumber}`;
 
 /**
+ * The failure type of an attempt the processor answered but PostgreSQL refuses to record for good (a constraint, a
+ * value it cannot hold). Sending it again or asking about it gets the same answer and the same refusal, so the payment
+ * ends failed at once, voiding what the failure's details say the processor holds (`UnrecordedAttempt`).
+ */
+export const ATTEMPT_NOT_RECORDED = 'AttemptNotRecorded';
+
+/** The details of an `ATTEMPT_NOT_RECORDED` failure. */
+export interface UnrecordedAttempt {
+  readonly sqlState?: string;
+  /** What the processor authorized (or holds for a challenge) under the attempt: to be voided. */
+  readonly authorized?: { readonly gateway: string; readonly processorTransactionId: string };
+}
+
+/**
  * The longest a processor's answer fields may be to be kept (the columns of `transactions` and `orders` they are
  * stored in). An adapter reads an answer within them: an auth code cut, an ECI that is none dropped, an id or a
  * challenge URL beyond them unreadable, so recording an attempt the processor answered is never refused by the database.

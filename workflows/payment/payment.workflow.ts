@@ -20,7 +20,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
-import type { AttemptOutcome, AttemptResult, MerchantCandidate } from '../../domain/payments/attempts.ts';
+import { ATTEMPT_NOT_RECORDED, type AttemptOutcome, type AttemptResult, type MerchantCandidate, type UnrecordedAttempt } from '../../domain/payments/attempts.ts';
 import { mayCascade } from '../../domain/payments/cascade-policy.ts';
 import { closingOf, finalOutcomeOf, type Closing } from '../../domain/payments/closing.ts';
 import {
@@ -161,6 +161,15 @@ function failedForGood(error: TemporalFailure): boolean {
 }
 
 /** What a failed activity said, for the log. */
+/**
+ * The details of an attempt the processor answered and PostgreSQL refused to record for good, or undefined for any
+ * other failure. Only workers since this type exist raise it, so no history recorded before it meets this path.
+ */
+function unrecordedAttemptOf(error: TemporalFailure): UnrecordedAttempt | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure && cause.type === ATTEMPT_NOT_RECORDED ? ((cause.details?.[0] as UnrecordedAttempt | undefined) ?? {}) : undefined;
+}
+
 const reasonOf = (error: TemporalFailure) => (error instanceof ActivityFailure ? (error.cause?.message ?? error.message) : error.message);
 
 /** A completion refused without changing anything; the caller's adapter reads the kind from the failure's type. */
@@ -555,6 +564,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     for (const { outcome, exchange } of attempts) {
       if (outcome.kind === 'approved' || outcome.kind === 'challenge') authorized.set(outcome.processorTransactionId, exchange.gateway);
     }
+    // An approval the processor gave but the database would not record is voided as well: the card keeps nothing.
+    const unrecorded = unrecordedAttemptOf(cause)?.authorized;
+    if (unrecorded) authorized.set(unrecorded.processorTransactionId, unrecorded.gateway);
     for (const [processorTransactionId, gateway] of authorized) {
       await bestEffort('void', () => voidAuthorization({ gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs }));
     }
@@ -581,7 +593,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       try {
         return await authorizeAttempt({ ...authorizationRequest(), candidate, attemptNumber });
       } catch (error) {
-        if (isActivityFailure(error)) return undefined; // worker lost, timed out or could not record: outcome unknown
+        // Worker lost or timed out: outcome unknown. An answer the database refuses for good ends the payment (voided).
+        if (isActivityFailure(error) && !unrecordedAttemptOf(error)) return undefined;
         throw error;
       }
     };
@@ -613,7 +626,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
       try {
         return await inquireAttempt({ ...context, timeoutMs: input.settings.processorTimeoutMs });
       } catch (error) {
-        if (!isActivityFailure(error) || !patched(INQUIRE_UNTIL_KNOWN)) throw error;
+        // Asking again cannot help an answer the database refuses for good: the payment ends failed, voiding it.
+        if (!isActivityFailure(error) || unrecordedAttemptOf(error) || !patched(INQUIRE_UNTIL_KNOWN)) throw error;
         const reference = { submitOrderId: input.submitOrderId, attemptNumber: context.attemptNumber, reason: reasonOf(error) };
         if (Date.now() - since >= INQUIRIES_GIVE_UP_AFTER_MS) {
           log.error('Authorization outcome still unknown after a week of inquiries; the payment ends failed for an operator to check', reference);

@@ -7,10 +7,19 @@ const DAY = 86_400;
 export const DEFAULT_DUNNING = { insufficientFundsRetrySeconds: [3 * DAY, 5 * DAY, 7 * DAY], otherRetrySeconds: [DAY, 3 * DAY] } as const;
 
 /**
- * Issuer declines that may pass with time (spec 7.5 names them so); every other issuer decline (3635 "Stop all
- * recurring payments", lost or stolen cards, closed accounts, fraud) and every invalid-card decline is hard.
+ * Issuer declines that may pass with time: a retry invited (3638 "Retry in a few days", 3629/4178/4246 call or refer to
+ * the issuer, 4222/4245 resubmit, 2674, 3640), the issuer or the card network briefly away (4182, 4186, 4229, 4234), a
+ * limit that resets (4194, 4195, 4228). Every other issuer decline (3635 "Stop all recurring payments", lost or stolen
+ * cards, closed accounts, fraud) and every invalid-card decline is hard.
  */
-const SOFT_ISSUER_DECLINES = new Set([3638, 3629, 4178, 4222, 4245, 2674, 3640]);
+const SOFT_ISSUER_DECLINES = new Set([3638, 3629, 4178, 4246, 4222, 4245, 2674, 3640, 4182, 4186, 4229, 4234, 4194, 4195, 4228]);
+
+/**
+ * Declines outside the issuer group that end a subscription all the same: the cardholder stopped this recurring
+ * program (3636) or unsubscribed (1614), or the card, its BIN, country, e-mail or name is blocklisted. Charging
+ * again would break the cardholder's instruction or the merchant's own rule.
+ */
+const STOPS_RECURRING = new Set([3636, 1614, 2884, 2887, 3808, 3814, 4115, 4116, 4119, 4168]);
 
 export type DunningStep = { readonly kind: 'retry'; readonly afterSeconds: number } | { readonly kind: 'stop'; readonly reason: 'hard_decline' | 'retries_exhausted' };
 
@@ -21,7 +30,7 @@ export type DunningStep = { readonly kind: 'retry'; readonly afterSeconds: numbe
  */
 export function nextDunningStep(statusId: number, retriesSoFar: number, plan: Pick<SubscriptionPlan, 'dunning'>): DunningStep {
   const group = statusById(statusId)?.group;
-  const hard = group === 'invalidCardDetails' || (group === 'issuerDecline' && !SOFT_ISSUER_DECLINES.has(statusId));
+  const hard = STOPS_RECURRING.has(statusId) || group === 'invalidCardDetails' || (group === 'issuerDecline' && !SOFT_ISSUER_DECLINES.has(statusId));
   if (hard) return { kind: 'stop', reason: 'hard_decline' };
   const schedule =
     group === 'insufficientFunds'

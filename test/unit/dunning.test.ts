@@ -27,6 +27,21 @@ describe('dunning', () => {
     ]);
   });
 
+  it('stops at once when the cardholder stopped the program or a blocklist refuses the card, whatever its group', () => {
+    const plan = { dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [3] } };
+    for (const statusId of [3636, 1614, 4115, 4116, 3808]) expect(nextDunningStep(statusId, 0, plan), String(statusId)).toEqual({ kind: 'stop', reason: 'hard_decline' });
+    // An ordinary decline of that group is still retried.
+    expect(nextDunningStep(4273, 0, plan)).toEqual({ kind: 'retry', afterSeconds: 3 });
+  });
+
+  it('retries an issuer or network briefly away and a limit that resets, rather than end the subscription', () => {
+    const plan = { dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [3] } };
+    for (const statusId of [4234, 4186, 4182, 4229, 4194, 4195, 4228, 4246]) expect(nextDunningStep(statusId, 0, plan), String(statusId)).toEqual({ kind: 'retry', afterSeconds: 3 });
+    // A lost card and "do not honor" stay hard.
+    expect(nextDunningStep(3631, 0, plan)).toEqual({ kind: 'stop', reason: 'hard_decline' });
+    expect(nextDunningStep(3618, 0, plan)).toEqual({ kind: 'stop', reason: 'hard_decline' });
+  });
+
   it("charges a new subscription first after its trial and period, or a salvaged checkout at the decline's first retry", () => {
     const plan = { recurringAmount: '4.99', intervalDays: 30, trialDays: 7, gracePeriodDays: 5 };
     expect(firstChargeWaitSeconds(plan)).toBe(37 * 86_400);

@@ -660,4 +660,57 @@ describe('recurring rebills outlast a failing step', () => {
       await receiver.close();
     }
   });
+
+  it('a charge whose record stalled leaves the next one at the date shown, not later by the stall', async () => {
+    // Every 14 s: the first charge comes 14 s after the checkout, the next 14 s after that charge (longer than the stall).
+    const tenantPlan = await createMerchantTenant(app, {
+      products: [planProduct('fourteen', '4.99', { intervalSeconds: 14 })],
+      merchantAccounts: [merchantAccount(`DRIFT-${randomUUID().slice(0, 8)}`)],
+    });
+    const id = await subscribe(app, tenantPlan, 'fourteen');
+    const allow = await refuse('rebills', 'update', `new.subscription_id = ${id} and new.state = 'paid'`);
+    try {
+      await vi.waitFor(async () => expect((await progressOf(tenantPlan, id)).stalled).toMatchObject({ step: 'recordRebill' }), { timeout: 30_000, interval: 250 });
+      // Refused for about 5 s: recorded at the next try, 10 s into the stall (the step's first durable sleep).
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+    } finally {
+      await allow();
+    }
+    await vi.waitFor(async () => expect((await subscription(app, tenantPlan, id)).billed_periods).toBe(1), { timeout: 30_000, interval: 100 });
+    const shown = (await findTenantSubscription(app.orm.em.fork(), tenantPlan.id, id))!.nextBillingAt;
+    const secondPeriod = await vi.waitFor(
+      async () => {
+        const [rebill] = (await rebillsOf(app, id)).filter((r) => r.period === 2);
+        expect(rebill).toBeDefined();
+        return rebill!;
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    const [prepared] = await app.orm.em.fork().execute<{ created_at: Date }[]>(`select created_at from rebills where order_id = ?`, [secondPeriod.orderId]);
+    // Prepared when the row said (a moment after, for the workflow task); before the fix, the stall's 10 s later.
+    expect(new Date(prepared!.created_at).getTime() - shown.getTime()).toBeLessThan(3_000);
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenantPlan.apiKey)).body.status).toBe('cancelled');
+  });
+
+  it('a pause and a cancel sent right after the checkout reach its billing, however long keeping the card takes', async () => {
+    const tenant = await subscriptionTenant(app);
+    const em = app.orm.em.fork();
+    const name = `test_slow_card_${randomUUID().replaceAll('-', '')}`;
+    // The card is kept slowly (4 s), as under a busy worker or database.
+    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin perform pg_sleep(4); return new; end $$`);
+    await em.execute(`create trigger ${name} before update on subscriptions for each row when (new.tenant_id = ${tenant.id} and old.sealed_card is null and new.sealed_card is not null) execute function ${name}()`);
+    try {
+      const id = await subscribe(app, tenant, 'hourly');
+      const paused = await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
+      expect(paused.status).toBe(200);
+      const cancelled = await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+      expect(cancelled.body).toMatchObject({ status: 'cancelled', cancel_reason: 'cancelled_by_merchant' });
+      // Its billing ended on the cancel, not an hour later at its first charge.
+      const ended = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id)).result();
+      await expect(Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('still billing'), 15_000))])).resolves.toMatchObject({ reason: 'cancelled_by_merchant' });
+    } finally {
+      await em.execute(`drop trigger if exists ${name} on subscriptions`);
+      await em.execute(`drop function if exists ${name}()`);
+    }
+  });
 });

@@ -27,7 +27,8 @@ export type RebillPlan =
       /** Period 0 only (the checkout's own charge retried): the checkout's session, so its lead is paid by this charge. */
       readonly partnerSession?: string;
     }
-  | { readonly kind: 'none'; readonly reason: 'cancelled' | 'no_card' };
+  /** `cancelReason`: the reason a subscription cancelled already (directly, while no billing ran) was given. */
+  | { readonly kind: 'none'; readonly reason: 'cancelled' | 'no_card'; readonly cancelReason?: string };
 
 /** The subscription's side of recurring billing: its stored card, each rebill's order, outcomes and webhooks. */
 export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
@@ -50,7 +51,7 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
   async function prepareRebill(input: { subscriptionId: number; period: number; attempt: number }): Promise<RebillPlan> {
     const em = fork();
     const subject = await findRebillSubject(em, input.subscriptionId);
-    if (!subject || subject.state === 'cancelled') return { kind: 'none', reason: 'cancelled' };
+    if (!subject || subject.state === 'cancelled') return { kind: 'none', reason: 'cancelled', ...(subject?.cancelReason ? { cancelReason: subject.cancelReason } : {}) };
     if (!subject.sealedCard) return { kind: 'none', reason: 'no_card' };
     const orderId = await openRebill(em, input);
     const card = await deps.cardVault.open(subject.sealedCard as SealedCard);

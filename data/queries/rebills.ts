@@ -18,6 +18,8 @@ export interface RebillSubject {
   /** The checkout's `partnerSession` (its lead's `session_id`), if it had one. */
   readonly checkoutPartnerSession: string | null;
   readonly state: 'pending' | 'active' | 'grace' | 'cancelled';
+  /** Why a cancelled subscription ended (`cancelled_by_merchant` for one cancelled while no billing workflow ran). */
+  readonly cancelReason: string | null;
   readonly plan: SubscriptionPlan | null;
   readonly sealedCard: string | null;
   readonly billedPeriods: number;
@@ -36,6 +38,7 @@ export async function findRebillSubject(em: EntityManager, subscriptionId: numbe
       first_charge_amount: string;
       checkout_partner_session: string | null;
       state: RebillSubject['state'];
+      cancel_reason: string | null;
       subscription_plan: SubscriptionPlan | null;
       sealed_card: string | null;
       billed_periods: number;
@@ -43,7 +46,7 @@ export async function findRebillSubject(em: EntityManager, subscriptionId: numbe
     }[]
   >(
     `select s.id, s.tenant_id, s.product_id, s.email, o.currency, s.recurring_amount, coalesce(submit.amount, s.recurring_amount) as first_charge_amount,
-            submit.partner_session as checkout_partner_session, s.state, p.subscription_plan, s.sealed_card, s.billed_periods, s.paused_at
+            submit.partner_session as checkout_partner_session, s.state, s.cancel_reason, p.subscription_plan, s.sealed_card, s.billed_periods, s.paused_at
        from subscriptions s join products p on p.id = s.product_id join orders o on o.id = s.order_id
        left join orders submit on submit.id = o.parent_order_id
       where s.id = ?`,
@@ -60,6 +63,7 @@ export async function findRebillSubject(em: EntityManager, subscriptionId: numbe
       firstChargeAmount: row.first_charge_amount,
       checkoutPartnerSession: row.checkout_partner_session,
       state: row.state,
+      cancelReason: row.cancel_reason,
       plan: row.subscription_plan,
       sealedCard: row.sealed_card,
       billedPeriods: row.billed_periods,

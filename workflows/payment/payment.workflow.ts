@@ -136,6 +136,8 @@ const MAX_RESENDS = 2;
  * replay so. From it on, the inquiry is asked again after durable sleeps (`inquireUntilKnown`).
  */
 const INQUIRE_UNTIL_KNOWN = 'inquire-until-known';
+/** Payments started before this patch kept a new subscription's card before starting its billing; from it on, after. */
+const BILLING_BEFORE_ITS_CARD = 'billing-starts-before-its-card-is-kept';
 /** Between two inquiries of a lost answer the processor could not be asked about: from 10 seconds, doubling, to an hour. */
 const FIRST_INQUIRY_WAIT_SECONDS = 10;
 const LONGEST_INQUIRY_WAIT_SECONDS = 3600;
@@ -385,19 +387,31 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
    * first rebill for want of a card.
    */
   async function startRebills(plan: SubscriptionPlan, subscriptionId: number, declinedStatusId?: number): Promise<void> {
-    try {
-      await keepCardForRebills({ subscriptionId, sealedCard: input.sealedCard });
-    } catch (error) {
-      if (!isActivityFailure(error)) throw error;
-      log.error('Card not kept for rebills', { subscriptionId, reason: reasonOf(error) });
-    }
+    const keepCard = async () => {
+      try {
+        await keepCardForRebills({ subscriptionId, sealedCard: input.sealedCard });
+      } catch (error) {
+        if (!isActivityFailure(error)) throw error;
+        log.error('Card not kept for rebills', { subscriptionId, reason: reasonOf(error) });
+      }
+    };
     const waitSeconds = firstChargeWaitSeconds(plan, declinedStatusId);
     // Started by name: the subscription workflow starts payments itself, and workflow modules must not import in a cycle.
-    await startChild('subscriptionWorkflow', {
-      workflowId: workflowIds.subscription(input.tenantId, subscriptionId),
-      args: [{ tenantId: input.tenantId, subscriptionId, plan, settings: input.settings, period: declinedStatusId === undefined ? 1 : 0, retries: declinedStatusId === undefined ? 0 : 1, waitSeconds, paused: false }],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-    });
+    const startBilling = () =>
+      startChild('subscriptionWorkflow', {
+        workflowId: workflowIds.subscription(input.tenantId, subscriptionId),
+        args: [{ tenantId: input.tenantId, subscriptionId, plan, settings: input.settings, period: declinedStatusId === undefined ? 1 : 0, retries: declinedStatusId === undefined ? 0 : 1, waitSeconds, paused: false }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+    // The billing workflow first: a cancel or pause sent right after the answer finds it, however long keeping the card
+    // takes (the card is read at the first charge, a trial and a period later).
+    if (patched(BILLING_BEFORE_ITS_CARD)) {
+      await startBilling();
+      await keepCard();
+    } else {
+      await keepCard();
+      await startBilling();
+    }
   }
 
   /**

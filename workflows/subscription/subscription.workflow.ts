@@ -56,6 +56,12 @@ const GATEWAY_FAILURES_ARE_NOT_DECLINES = 'gateway-failures-are-not-declines';
  */
 const WAITS_ROLL_OVER = 'subscription-waits-roll-over';
 /**
+ * Runs before this patch counted the next wait from their successor's start, so every step recorded after a charge
+ * (a stall included) moved that charge, and every later one, past the date shown. From it on, the next run falls due
+ * at the date recorded and told (`nextBillingAt`, `retryAt`).
+ */
+const BILLING_DATES_AS_RECORDED = 'billing-dates-as-recorded';
+/**
  * A wait continues as new once its run holds this many events, or sooner when Temporal suggests it: every pause,
  * resume and cancel is a signal, and a run takes at most 10,000 signals and 51,200 events (past those, signals are
  * refused and the run is terminated, its billing lost).
@@ -130,7 +136,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     const prepared = await persist('prepareRebill', () => prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries }), { untilCancelled: true });
     // Cancelled while the step was failing: nothing was charged.
     if (prepared === undefined) return end(cancelReason ?? 'cancelled_by_merchant');
-    if (prepared.kind === 'none') return end(prepared.reason === 'cancelled' ? 'cancelled' : 'no_card_on_file');
+    if (prepared.kind === 'none') return end(prepared.reason === 'cancelled' ? (prepared.cancelReason ?? 'cancelled') : 'no_card_on_file');
     rebill = prepared;
     if (!patched(SIGNALS_BEFORE_CHARGE)) break;
     // A cancel or pause that arrived while the rebill was prepared is honoured before the charge, never after it: a
@@ -246,12 +252,16 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     return continueAsNew<typeof subscriptionWorkflow>({ ...input, waitSeconds, dueAt: new Date(dueAt).toISOString(), paused, pauses, pauseTold: paused && pauseTold });
   }
 
-  /** The next period or retry in a fresh run; a cancel that arrived during the charge is honoured first. */
+  /**
+   * The next period or retry in a fresh run, due `waitSeconds` after the charge's end (`now`): the date recorded and
+   * told. A cancel that arrived during the charge is honoured first.
+   */
   async function next(nextInput: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {
     await condition(allHandlersFinished);
     if (cancelReason !== undefined) return end(cancelReason);
+    const dueAt = patched(BILLING_DATES_AS_RECORDED) ? new Date(now + nextInput.waitSeconds * 1000).toISOString() : undefined;
     // A new wait: its pauses are counted (and told) afresh.
-    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, dueAt: undefined });
+    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, dueAt });
   }
 
   async function end(reason: string): Promise<SubscriptionEnd> {

@@ -189,6 +189,29 @@ describe('writing a lead', () => {
     expect(await leadRows(sessionId)).toHaveLength(1);
   });
 
+  it('holds at most 50 CFA/D2D fields over all its writes, however many arrive at once; their values may still change', async () => {
+    const sessionId = newSessionId();
+    const fields = (batch: number, count = 20) => Object.fromEntries(Array.from({ length: count }, (_, index) => [`cfa_b${batch}_${index}`, 'x']));
+    // Five writes of 20 new names each at once: two fit (40 names), the others would pass 50.
+    const writes = await Promise.all([0, 1, 2, 3, 4].map((batch) => postLead(base(), { email: 'ann@example.com', session_id: sessionId, ...fields(batch) }, secret())));
+    expect(writes.map((write) => write.status).sort()).toEqual([200, 201, 422, 422, 422]);
+    expect(writes.find((write) => write.status === 422)!.body).toEqual({
+      ok: false,
+      error: { code: 'validation_failed', message: 'The request has invalid fields', details: ['cfa_*/d2d_*: a lead holds at most 50 fields, this write would add more'] },
+    });
+    const [stored] = await leadRows(sessionId);
+    expect(Object.keys(stored.tracking_fields)).toHaveLength(40);
+
+    // Ten more fit, the eleventh does not; a stored field's value still changes.
+    expect((await postLead(base(), { email: 'ann@example.com', session_id: sessionId, ...fields(9, 10) }, secret())).status).toBe(200);
+    expect((await postLead(base(), { email: 'ann@example.com', session_id: sessionId, cfa_one_more: 'x' }, secret())).status).toBe(422);
+    const [name] = Object.keys(stored.tracking_fields);
+    expect((await postLead(base(), { email: 'ann@example.com', session_id: sessionId, [name!]: 'changed' }, secret())).status).toBe(200);
+    const [after] = await leadRows(sessionId);
+    expect(Object.keys(after.tracking_fields)).toHaveLength(50);
+    expect(after.tracking_fields[name!]).toBe('changed');
+  });
+
   it('never lets a lead written with one environment or application be changed with another key', async () => {
     const sessionId = newSessionId();
     expect((await postLead(base(), { email: 'a@example.com', session_id: sessionId }, secret())).status).toBe(201);

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SqlExecutor } from '../sql-executor.ts';
-import type { LeadPayment, LeadRecord, LeadScan, LeadStatus, LeadWrite } from '../../domain/leads/lead.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { LEAD_LIMITS, type LeadPayment, type LeadRecord, type LeadScan, type LeadStatus, type LeadWrite } from '../../domain/leads/lead.ts';
 import { SANDBOX_GATEWAY, type LeadEnvironment } from '../../domain/leads/lead-keys.ts';
 import type { LeadFilter, LeadCursor } from '../../domain/leads/lead-query.ts';
 
@@ -68,10 +69,14 @@ export interface UpsertedLead {
   readonly created: boolean;
 }
 
+/** The SQLSTATE `routines.merge_tracking_fields` refuses a write with that would give a lead too many CFA/D2D fields. */
+const TOO_MANY_TRACKING_FIELDS = 'LD001';
+
 /**
  * Creates the tenant's lead of this session or updates it, in one statement (`routines.upsert_lead`, whose plan
  * PostgreSQL keeps for the session): parallel writes of one session meet in `on conflict` and never make two.
- * Absent optional fields keep their stored values; CFA/D2D fields merge.
+ * Absent optional fields keep their stored values; CFA/D2D fields merge, up to `LEAD_LIMITS.trackingFields` in all (a
+ * write adding more is refused: a validation `DomainError`).
  * Undefined when the session's lead belongs to another application or environment of the tenant (not changed).
  */
 export async function upsertLead(
@@ -79,7 +84,7 @@ export async function upsertLead(
   input: { id: string; tenantId: number; applicationId: number; environment: LeadEnvironment; lead: LeadWrite },
 ): Promise<UpsertedLead | undefined> {
   const { lead } = input;
-  const [row] = await em.execute<{ id: string; session_id: string; status: LeadStatus; created_at: string; updated_at: string; created: boolean }[]>(
+  const rows = em.execute<{ id: string; session_id: string; status: LeadStatus; created_at: string; updated_at: string; created: boolean }[]>(
     `select * from routines.upsert_lead(?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb)`,
     [
       input.id,
@@ -96,6 +101,13 @@ export async function upsertLead(
       JSON.stringify(lead.trackingFields),
     ],
   );
+  const [row] = await rows.catch((error: unknown) => {
+    // `routines.merge_tracking_fields` (migration 025): the write would give the lead more fields than it may hold.
+    if ((error as { code?: unknown } | null)?.code === TOO_MANY_TRACKING_FIELDS) {
+      throw new DomainError('validation', `a lead holds at most ${LEAD_LIMITS.trackingFields} fields, this write would add more`, { field: 'cfa_*/d2d_*' });
+    }
+    throw error;
+  });
   return row && { id: row.id, sessionId: row.session_id, status: row.status, createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at), created: row.created };
 }
 

@@ -54,6 +54,8 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimitBytes,
+    // Only the proxies named: anyone can send X-Forwarded-For, so an untrusted one is never read.
+    trustProxy: config.trustedProxies ?? false,
     genReqId: (request) => {
       const given = headerValue(request.headers['x-request-id']);
       return given && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();

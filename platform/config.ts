@@ -31,11 +31,24 @@ const milliseconds = (fallback: number, minimum: number, maximum: number, descri
 /** A worker capacity setting that keeps the Temporal SDK's default when unset. */
 const sdkDefaultOr = (minimum: number, maximum: number, description: string) => Type.Optional(Type.Integer({ minimum, maximum, description }));
 const url = (description: string) => Type.Optional(Type.String({ format: 'uri', description }));
+/** An IPv4 or IPv6 address, with an optional CIDR prefix length. */
+const ADDRESS_OR_RANGE = String.raw`(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)(?:/\d{1,3})?`;
 
 export const SETTINGS = {
   host: setting('HOST', Type.String({ default: '127.0.0.1', description: 'Interface the gateway listens on.' })),
   port: setting('PORT', port(3000, 'Port of the gateway (REST routes and /graphql).')),
   publicBaseUrl: setting('PUBLIC_BASE_URL', url('Base URL printed and used in links; defaults to http://HOST:PORT.')),
+  trustedProxies: setting(
+    'TRUSTED_PROXIES',
+    Type.Optional(
+      Type.String({
+        pattern: `^\\s*${ADDRESS_OR_RANGE}\\s*(?:,\\s*${ADDRESS_OR_RANGE}\\s*)*$`,
+        description:
+          'Addresses or CIDR ranges of the load balancers and proxies in front of the gateway, comma-separated (`10.0.0.0/8,127.0.0.1`). A request from one of them is taken to come from the address its `X-Forwarded-For` names (the last one not itself trusted): what per-address limits count (browser lead writes). Unset: the connection\'s own address, and `X-Forwarded-For` is ignored (anyone can send it).',
+      }),
+    ),
+    { decode: (value: string) => value.split(',').map((entry) => entry.trim()), expected: 'must be IP addresses or CIDR ranges, comma-separated' },
+  ),
   logLevel: setting('LOG_LEVEL', Type.Unsafe<string>({ type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'pino log level.' })),
   databaseUrl: setting('DATABASE_URL', url('PostgreSQL connection URL. Unset: `npm start` runs an embedded PostgreSQL under DATA_DIR.')),
   databasePoolSize: setting('DATABASE_POOL_SIZE', Type.Integer({ minimum: 1, maximum: 200, default: 10, description: 'Connections per process.' })),

@@ -200,16 +200,16 @@ describe('writing a lead', () => {
       error: { code: 'validation_failed', message: 'The request has invalid fields', details: ['cfa_*/d2d_*: a lead holds at most 50 fields, this write would add more'] },
     });
     const [stored] = await leadRows(sessionId);
-    expect(Object.keys(stored.tracking_fields)).toHaveLength(40);
+    expect(Object.keys(stored!.tracking_fields)).toHaveLength(40);
 
     // Ten more fit, the eleventh does not; a stored field's value still changes.
     expect((await postLead(base(), { email: 'ann@example.com', session_id: sessionId, ...fields(9, 10) }, secret())).status).toBe(200);
     expect((await postLead(base(), { email: 'ann@example.com', session_id: sessionId, cfa_one_more: 'x' }, secret())).status).toBe(422);
-    const [name] = Object.keys(stored.tracking_fields);
+    const [name] = Object.keys(stored!.tracking_fields);
     expect((await postLead(base(), { email: 'ann@example.com', session_id: sessionId, [name!]: 'changed' }, secret())).status).toBe(200);
     const [after] = await leadRows(sessionId);
-    expect(Object.keys(after.tracking_fields)).toHaveLength(50);
-    expect(after.tracking_fields[name!]).toBe('changed');
+    expect(Object.keys(after!.tracking_fields)).toHaveLength(50);
+    expect(after!.tracking_fields[name!]).toBe('changed');
   });
 
   it('never lets a lead written with one environment or application be changed with another key', async () => {
@@ -369,6 +369,32 @@ describe('rate limit', () => {
     const stranger = await write(browser('https://stranger.example', `pk_test_${'0'.repeat(32)}`));
     expect(stranger.status).toBe(401);
     expect(readable(stranger)).toEqual({ allowOrigin: null, expose: null });
+  });
+
+  it('counts browser writes per shopper behind the proxies TRUSTED_PROXIES names, and never reads X-Forwarded-For otherwise', async () => {
+    const origin = `https://proxied-${randomUUID().slice(0, 8)}.example`;
+    const writesFrom = async (gateway: TestApp, limited: Awaited<ReturnType<typeof createLeadTenant>>, shoppers: string[]) => {
+      const statuses: number[] = [];
+      for (const shopper of shoppers) {
+        const headers = { ...browser(origin, limited.keys.test.publishableKey), 'x-forwarded-for': shopper };
+        statuses.push((await postLead(gateway.baseUrl, { email: 'a@example.com', session_id: newSessionId() }, headers)).status);
+      }
+      return statuses;
+    };
+    const shoppers = ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.1', '203.0.113.1'];
+
+    // Not trusted (the default): the header is anyone's to send, so every write counts against the connection's address.
+    const direct = await createLeadTenant(app, { origins: [origin], extra: { rateLimitPerMinute: 2 } });
+    expect(await writesFrom(app, direct, shoppers)).toEqual([201, 201, 429, 429, 429]);
+
+    // Behind a trusted load balancer (this test's own address): each shopper has a limit of their own.
+    const behindProxy = await startTestApp({ TRUSTED_PROXIES: '127.0.0.1, ::1' });
+    try {
+      const proxied = await createLeadTenant(behindProxy, { origins: [origin], extra: { rateLimitPerMinute: 2 } });
+      expect(await writesFrom(behindProxy, proxied, shoppers)).toEqual([201, 201, 201, 201, 429]);
+    } finally {
+      await behindProxy.close();
+    }
   });
 });
 

@@ -250,6 +250,8 @@ describe('reading leads', () => {
     expect(all.body.data.map((lead: { session_id: string }) => lead.session_id)).toEqual([sessions[0], sessions[2], sessions[1]]);
     const same = await getLeads(base(), { email: 'same@example.com' }, key);
     expect(same.body.data.map((lead: { session_id: string }) => lead.session_id)).toEqual([sessions[0], sessions[1]]);
+    // An e-mail matches whatever its case, as payments report it (lower-cased); the lead keeps it as written.
+    expect((await getLeads(base(), { email: 'Same@EXAMPLE.com' }, key)).body.data.map((lead: { session_id: string }) => lead.session_id)).toEqual([sessions[0], sessions[1]]);
     const both = await getLeads(base(), { email: 'same@example.com', session_id: sessions[1]!, status: 'lead' }, key);
     expect(both.body.data.map((lead: { session_id: string }) => lead.session_id)).toEqual([sessions[1]]);
     expect((await getLeads(base(), { email: 'same@example.com', status: 'paid' }, key)).body.data).toEqual([]);

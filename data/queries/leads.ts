@@ -125,7 +125,11 @@ export async function listLeads(em: EntityManager, input: { tenantId: number; fi
     params.push(value);
   };
   equal('id', filter.id);
-  equal('email', filter.email);
+  // Whatever its case, as payments and the mitigation search match e-mails (index on lower(email)).
+  if (filter.email !== undefined) {
+    conditions.push('lower(l.email) = lower(?)');
+    params.push(filter.email);
+  }
   equal('session_id', filter.sessionId);
   equal('transaction_id', filter.transactionId);
   equal('subscription_id', filter.subscriptionId);

@@ -45,7 +45,8 @@ const CustomerLeadSchema = defineEntity({
   uniques: [{ properties: ['tenant', 'sessionId'] }],
   indexes: [
     byUpdated('customer_leads_tenant_updated_index', ''),
-    byUpdated('customer_leads_tenant_email_updated_index', '"email", '),
+    // Whatever the e-mail's case: the filter compares lower(email).
+    byUpdated('customer_leads_tenant_lower_email_updated_index', 'lower("email"), '),
     byUpdated('customer_leads_tenant_status_updated_index', '"status", '),
     // Partial: most leads have neither, and a filter on one can never find a lead without it.
     byUpdated('customer_leads_tenant_transaction_paid_index', '"transaction_id", ', ' where "transaction_id" is not null'),

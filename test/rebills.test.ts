@@ -582,6 +582,27 @@ describe('recurring rebills survive a worker restart (worker processes)', () => 
  * (a trigger on this one subscription's rows raises a check violation, SQLSTATE 23514, which Temporal does not retry);
  * dropping the trigger is the fix being deployed.
  */
+describe('a card blocklisted after its checkout', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+    await app.startWorker();
+  });
+  afterAll(() => app?.close());
+
+  it('is charged no more: billing ends `blocked` at the next charge, with nothing sent to the processor', async () => {
+    const tenant = await subscriptionTenant(app);
+    // Billed every 2 s: the card is blocklisted well before the first rebill falls due.
+    const id = await subscribe(app, tenant, 'monthly');
+    // Fraud found after the checkout: the merchant blocklists the card (as provisioning stores it, by fingerprint).
+    await app.orm.em.fork().execute(`insert into blocklist_entries (tenant_id, kind, value, created_at) values (?, 'card', ?, now())`, [tenant.id, app.cardVault.fingerprint('4242424242424242')]);
+    const handle = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+    await expect(handle.result()).resolves.toMatchObject({ reason: 'blocked', period: 1 });
+    expect(await subscription(app, tenant, id)).toMatchObject({ status: 'cancelled', billed_periods: 0, cancel_reason: 'blocked' });
+    expect(await rebillsOf(app, id)).toEqual([]);
+  });
+});
+
 describe('recurring rebills outlast a failing step', () => {
   let app: TestApp;
   beforeAll(async () => {

@@ -3,7 +3,8 @@ import { cancelSubscription, findRebillSubject, openRebill, recordRebillOutcome,
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
-import { shownCardDigits } from '../../domain/payments/pre-validation.ts';
+import { issuerPrefixOf, shownCardDigits } from '../../domain/payments/pre-validation.ts';
+import { isBlocklisted } from '../../data/queries/screening.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
@@ -27,8 +28,11 @@ export type RebillPlan =
       /** Period 0 only (the checkout's own charge retried): the checkout's session, so its lead is paid by this charge. */
       readonly partnerSession?: string;
     }
-  /** `cancelReason`: the reason a subscription cancelled already (directly, while no billing ran) was given. */
-  | { readonly kind: 'none'; readonly reason: 'cancelled' | 'no_card'; readonly cancelReason?: string };
+  /**
+   * Nothing to charge: the subscription is cancelled (`cancelReason`: the reason one cancelled directly, while no
+   * billing ran, was given), has no card, or its card or e-mail was blocklisted since the checkout.
+   */
+  | { readonly kind: 'none'; readonly reason: 'cancelled' | 'no_card' | 'blocked'; readonly cancelReason?: string };
 
 /** The subscription's side of recurring billing: its stored card, each rebill's order, outcomes and webhooks. */
 export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
@@ -53,8 +57,12 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
     const subject = await findRebillSubject(em, input.subscriptionId);
     if (!subject || subject.state === 'cancelled') return { kind: 'none', reason: 'cancelled', ...(subject?.cancelReason ? { cancelReason: subject.cancelReason } : {}) };
     if (!subject.sealedCard) return { kind: 'none', reason: 'no_card' };
-    const orderId = await openRebill(em, input);
     const card = await deps.cardVault.open(subject.sealedCard as SealedCard);
+    const fingerprint = deps.cardVault.fingerprint(card.pan);
+    // The checkout was screened; a card or e-mail blocklisted since (fraud found later) is not charged again.
+    const blocked = await isBlocklisted(em, { tenantId: subject.tenantId, email: subject.email, cardFingerprint: fingerprint, bin: issuerPrefixOf(card.pan), binCountry: card.binCountry });
+    if (blocked) return { kind: 'none', reason: 'blocked' };
+    const orderId = await openRebill(em, input);
     return {
       kind: 'charge',
       orderId,
@@ -73,7 +81,7 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
         binCountry: card.binCountry,
         expiryMonth: card.expiryMonth,
         expiryYear: card.expiryYear,
-        fingerprint: deps.cardVault.fingerprint(card.pan),
+        fingerprint,
         holderName: card.holderName,
       },
     };

@@ -30,7 +30,7 @@ export const SubscriptionObject = Type.Object(
     next_billing: Type.Integer({ description: 'Unix seconds of the next charge (or dunning retry)' }),
     grace_until: Nullable(Type.Integer()),
     cancelled_at: Nullable(Type.Integer()),
-    cancel_reason: Type.Union([Type.String(), Type.Null()], { description: '`cancelled_by_merchant`, `hard_decline`, `retries_exhausted`, or `no_card_on_file` (no card was kept for rebills)' }),
+    cancel_reason: Type.Union([Type.String(), Type.Null()], { description: '`cancelled_by_merchant`, `hard_decline`, `retries_exhausted`, `no_card_on_file` (no card was kept for rebills) or `blocked` (its card or e-mail was blocklisted after the checkout)' }),
     created: Type.Integer(),
   },
   { $id: 'Subscription', description: 'A subscription and where its recurring billing stands' },

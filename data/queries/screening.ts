@@ -108,6 +108,21 @@ export async function screenSubmitInDatabase(
   };
 }
 
+/**
+ * Whether the tenant's or the platform's blocklists hold the e-mail, the card (its fingerprint), a prefix of its issuer
+ * number or its BIN country: the blocklist step of `screen_submit` alone, for a charge no checkout screens (a rebill).
+ */
+export async function isBlocklisted(em: EntityManager, subject: { tenantId: number; email: string; cardFingerprint: string; bin: string; binCountry?: string }): Promise<boolean> {
+  const [row] = await em.execute<{ blocked: boolean }[]>(
+    `select exists (select 1 from blocklist_entries b
+      where (b.tenant_id is null or b.tenant_id = ?)
+        and ((b.kind = 'email' and b.value = ?) or (b.kind = 'card' and b.value = ?)
+          or (b.kind = 'bin' and b.value = any(?::text[])) or (b.kind = 'bin_country' and b.value = ?))) as blocked`,
+    [subject.tenantId, subject.email.toLowerCase(), subject.cardFingerprint, textArray(binPrefixes(subject.bin)), subject.binCountry ?? ''],
+  );
+  return row?.blocked === true;
+}
+
 interface ScreeningRow {
   tenant_blocks: BlockKind[];
   platform_blocks: BlockKind[];

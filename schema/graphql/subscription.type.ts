@@ -34,7 +34,7 @@ export class SubscriptionType {
   @Field(() => DateTimeResolver, { nullable: true })
   cancelledAt!: Date | null;
 
-  @Field(() => String, { nullable: true, description: '`cancelled_by_merchant`, `hard_decline`, `retries_exhausted` or `no_card_on_file` (no card was kept for rebills)' })
+  @Field(() => String, { nullable: true, description: '`cancelled_by_merchant`, `hard_decline`, `retries_exhausted`, `no_card_on_file` (no card was kept for rebills) or `blocked` (its card or e-mail was blocklisted after the checkout)' })
   cancelReason!: string | null;
 }
 

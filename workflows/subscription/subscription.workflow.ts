@@ -100,6 +100,16 @@ export interface SubscriptionWorkflowInput {
 
 /** A rebill ready to charge. */
 type ChargePlan = Extract<Awaited<ReturnType<Activities['prepareRebill']>>, { kind: 'charge' }>;
+type NothingToCharge = Extract<Awaited<ReturnType<Activities['prepareRebill']>>, { kind: 'none' }>;
+
+/**
+ * The `cancel_reason` of a subscription with nothing to charge: the reason it was cancelled with (directly, while no
+ * billing ran), `blocked` when its card or e-mail was blocklisted since the checkout, `no_card_on_file` without a card.
+ */
+function endReasonOf(none: NothingToCharge): string {
+  if (none.reason === 'cancelled') return none.cancelReason ?? 'cancelled';
+  return none.reason === 'blocked' ? 'blocked' : 'no_card_on_file';
+}
 
 export interface SubscriptionEnd {
   readonly reason: string;
@@ -136,7 +146,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     const prepared = await persist('prepareRebill', () => prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries }), { untilCancelled: true });
     // Cancelled while the step was failing: nothing was charged.
     if (prepared === undefined) return end(cancelReason ?? 'cancelled_by_merchant');
-    if (prepared.kind === 'none') return end(prepared.reason === 'cancelled' ? (prepared.cancelReason ?? 'cancelled') : 'no_card_on_file');
+    if (prepared.kind === 'none') return end(endReasonOf(prepared));
     rebill = prepared;
     if (!patched(SIGNALS_BEFORE_CHARGE)) break;
     // A cancel or pause that arrived while the rebill was prepared is honoured before the charge, never after it: a

@@ -439,7 +439,7 @@ export interface components {
       next_billing: number;
       grace_until: number | null;
       cancelled_at: number | null;
-      /** @description `cancelled_by_merchant`, `hard_decline`, `retries_exhausted`, or `no_card_on_file` (no card was kept for rebills) */
+      /** @description `cancelled_by_merchant`, `hard_decline`, `retries_exhausted`, `no_card_on_file` (no card was kept for rebills) or `blocked` (its card or e-mail was blocklisted after the checkout) */
       cancel_reason: string | null;
       created: number;
     };

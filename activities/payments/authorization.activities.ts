@@ -198,7 +198,8 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
  */
 function unrecordedAttempt(error: unknown, reference: string, outcome: AttemptOutcome, gateway: string): unknown {
   const permanent = permanentFailureOf(error);
-  if (!(permanent instanceof ApplicationFailure) || !permanent.nonRetryable) return error;
+  // An answer lost (unknown) is asked about: the inquiry's answer, refused in turn, then says what to void.
+  if (!(permanent instanceof ApplicationFailure) || !permanent.nonRetryable || outcome.kind === 'unknown') return permanent;
   const held = (outcome.kind === 'approved' || outcome.kind === 'challenge') && outcome.processorTransactionId ? outcome.processorTransactionId : undefined;
   const details: UnrecordedAttempt = {
     ...(permanent.details?.[0] as { sqlState?: string } | undefined),

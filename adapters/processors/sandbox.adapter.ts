@@ -83,7 +83,8 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
   }
 
   function unexpected(call: Extract<Call, { answered: true }>): AuthorizationOutcome {
-    const error = isRecord(call.body) && typeof call.body.error === 'string' ? `: ${maskCardEcho(call.body.error)}` : '';
+    // Cut: the reason goes into the payment's history (as the kept answer does).
+    const error = isRecord(call.body) && typeof call.body.error === 'string' ? `: ${storableText(maskCardEcho(call.body.error), 500)}` : '';
     return unknown(`processor answered HTTP ${call.exchange.httpStatus}${error}`);
   }
 

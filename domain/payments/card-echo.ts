@@ -1,11 +1,7 @@
 import { passesLuhn } from './card.ts';
 
-/**
- * Digits in groups split by single spaces or dashes (`4111 1111 1111 1111 123`): where a card number may hide. A run
- * written into a word (`sbx_99366954-3606-47f3-…`, `ord1234…`) is part of an identifier, not an echoed card: it is
- * taken whole or not at all, never from one of its inner groups.
- */
-const DIGIT_RUN = /(?<![A-Za-z_]|\d[ -]?)\d+(?:[ -]\d+)*(?![A-Za-z_\d]|[ -]\d)/g;
+/** Digits in groups split by single spaces or dashes (`4111 1111 1111 1111 123`): where a card number may hide. */
+const DIGIT_RUN = /(?<!\d)\d+(?:[ -]\d+)*(?!\d)/g;
 /** A security code after its name: `"cvv":"739"`, `"cvvNumber":"739"`, `cvc 739`, `CVC2 is 739`, `security_code: 739`. */
 const SECURITY_CODE = /(\b(?:cvv2?|cvc2?|cid|security[ _-]?code)\w*["']?\s*(?:is\s+|[:=(]\s*)?["']?)\d{3,4}(?!\d)/gi;
 const CARD_LENGTH = { min: 13, max: 19 } as const;
@@ -15,8 +11,8 @@ const CARD_LENGTH = { min: 13, max: 19 } as const;
  * written after its name replaced. What a processor answers is kept (the transaction's record, the caller's
  * `gatewayResponses`, the payment's history) and shown; the card it was sent must never come back that way. A card
  * number is 13 to 19 digits passing Luhn, as every number the gateway sends does, written whole or in groups; it is
- * found inside a longer run of groups too (followed by its CVV or expiry). Ids made of digits alone and timestamps of
- * that length are left as they are nine times in ten; ids with letters in them always.
+ * found inside a longer run of groups too (followed by its CVV or expiry). Ids and timestamps of that length are left
+ * as they are nine times in ten.
  */
 export function maskCardEcho(text: string): string {
   return text.replace(DIGIT_RUN, maskCardsInRun).replace(SECURITY_CODE, (_, name: string) => `${name}***`);

@@ -21,6 +21,9 @@ const SOFT_ISSUER_DECLINES = new Set([3638, 3629, 4178, 4246, 4222, 4245, 2674, 
  */
 const STOPS_RECURRING = new Set([3636, 1614, 2884, 2887, 3808, 3814, 4115, 4116, 4119, 4168]);
 
+/** The soft issuer declines before the ninth session's sets: subscription workflows recorded with them replay so. */
+const SOFT_ISSUER_DECLINES_BEFORE = new Set([3638, 3629, 4178, 4222, 4245, 2674, 3640]);
+
 export type DunningStep = { readonly kind: 'retry'; readonly afterSeconds: number } | { readonly kind: 'stop'; readonly reason: 'hard_decline' | 'retries_exhausted' };
 
 /**
@@ -28,9 +31,11 @@ export type DunningStep = { readonly kind: 'retry'; readonly afterSeconds: numbe
  * its decline group (insufficient funds, or anything else), and the subscription ends when the schedule runs out.
  * `retriesSoFar` counts the retries of this period already made.
  */
-export function nextDunningStep(statusId: number, retriesSoFar: number, plan: Pick<SubscriptionPlan, 'dunning'>): DunningStep {
+export function nextDunningStep(statusId: number, retriesSoFar: number, plan: Pick<SubscriptionPlan, 'dunning'>, codes: 'current' | 'before' = 'current'): DunningStep {
   const group = statusById(statusId)?.group;
-  const hard = STOPS_RECURRING.has(statusId) || group === 'invalidCardDetails' || (group === 'issuerDecline' && !SOFT_ISSUER_DECLINES.has(statusId));
+  const soft = codes === 'current' ? SOFT_ISSUER_DECLINES : SOFT_ISSUER_DECLINES_BEFORE;
+  const stops = codes === 'current' && STOPS_RECURRING.has(statusId);
+  const hard = stops || group === 'invalidCardDetails' || (group === 'issuerDecline' && !soft.has(statusId));
   if (hard) return { kind: 'stop', reason: 'hard_decline' };
   const schedule =
     group === 'insufficientFunds'

@@ -138,6 +138,11 @@ const MAX_RESENDS = 2;
 const INQUIRE_UNTIL_KNOWN = 'inquire-until-known';
 /** Payments started before this patch kept a new subscription's card before starting its billing; from it on, after. */
 const BILLING_BEFORE_ITS_CARD = 'billing-starts-before-its-card-is-kept';
+/**
+ * Payments before this patch read an attempt the database refused to record as an unknown outcome and inquired; an
+ * old worker may drive a payment whose new activity raised `AttemptNotRecorded`, so the new path is taken only from it on.
+ */
+const ATTEMPT_NOT_RECORDED_ENDS = 'attempt-not-recorded-ends-the-payment';
 /** Between two inquiries of a lost answer the processor could not be asked about: from 10 seconds, doubling, to an hour. */
 const FIRST_INQUIRY_WAIT_SECONDS = 10;
 const LONGEST_INQUIRY_WAIT_SECONDS = 3600;
@@ -580,7 +585,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     }
     // An approval the processor gave but the database would not record is voided as well: the card keeps nothing.
     const unrecorded = unrecordedAttemptOf(cause)?.authorized;
-    if (unrecorded) authorized.set(unrecorded.processorTransactionId, unrecorded.gateway);
+    if (unrecorded && patched(ATTEMPT_NOT_RECORDED_ENDS)) authorized.set(unrecorded.processorTransactionId, unrecorded.gateway);
     for (const [processorTransactionId, gateway] of authorized) {
       await bestEffort('void', () => voidAuthorization({ gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs }));
     }
@@ -608,7 +613,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
         return await authorizeAttempt({ ...authorizationRequest(), candidate, attemptNumber });
       } catch (error) {
         // Worker lost or timed out: outcome unknown. An answer the database refuses for good ends the payment (voided).
-        if (isActivityFailure(error) && !unrecordedAttemptOf(error)) return undefined;
+        if (isActivityFailure(error) && !(unrecordedAttemptOf(error) && patched(ATTEMPT_NOT_RECORDED_ENDS))) return undefined;
         throw error;
       }
     };
@@ -641,7 +646,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
         return await inquireAttempt({ ...context, timeoutMs: input.settings.processorTimeoutMs });
       } catch (error) {
         // Asking again cannot help an answer the database refuses for good: the payment ends failed, voiding it.
-        if (!isActivityFailure(error) || unrecordedAttemptOf(error) || !patched(INQUIRE_UNTIL_KNOWN)) throw error;
+        if (!isActivityFailure(error) || (unrecordedAttemptOf(error) && patched(ATTEMPT_NOT_RECORDED_ENDS)) || !patched(INQUIRE_UNTIL_KNOWN)) throw error;
         const reference = { submitOrderId: input.submitOrderId, attemptNumber: context.attemptNumber, reason: reasonOf(error) };
         if (Date.now() - since >= INQUIRIES_GIVE_UP_AFTER_MS) {
           log.error('Authorization outcome still unknown after a week of inquiries; the payment ends failed for an operator to check', reference);

@@ -61,6 +61,8 @@ const WAITS_ROLL_OVER = 'subscription-waits-roll-over';
  * at the date recorded and told (`nextBillingAt`, `retryAt`).
  */
 const BILLING_DATES_AS_RECORDED = 'billing-dates-as-recorded';
+/** Runs before this patch dunned by the earlier code sets (`nextDunningStep(…, 'before')`); they replay so. */
+const DUNNING_CODES = 'dunning-codes-stops-and-outages';
 /**
  * A wait continues as new once its run holds this many events, or sooner when Temporal suggests it: every pause,
  * resume and cancel is a signal, and a run takes at most 10,000 signals and 51,200 events (past those, signals are
@@ -202,7 +204,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt });
     return next({ ...input, retries: input.retries + 1, notProcessed: { since: notProcessedSince, count: count + 1 }, waitSeconds: afterSeconds });
   }
-  const step = nextDunningStep(result.statusId, input.retries - (input.notProcessed?.count ?? 0), input.plan);
+  const step = nextDunningStep(result.statusId, input.retries - (input.notProcessed?.count ?? 0), input.plan, patched(DUNNING_CODES) ? 'current' : 'before');
   if (step.kind === 'stop') {
     await persist('recordRebill', () =>
       recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: new Date(now).toISOString(), graceUntil: null }),

@@ -51,17 +51,11 @@ describe('3-D Secure completion', () => {
     // A page polling meanwhile: the processor is asked at most once a second, and a completion refused for that leaves
     // nothing in the payment's history (Temporal takes 2,000 updates per run; a poll of each one would use them up).
     const history = app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, pending.body.submitOrderId));
-    const acceptedUpdates = async () => (await history.fetchHistory()).events!.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes).length;
-    const updatesBefore = await acceptedUpdates();
-    const pollingFrom = Date.now();
+    const eventsBefore = (await history.fetchHistory()).events!.length;
     const polls = await Promise.all(Array.from({ length: 20 }, () => complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession })));
-    const pollingSeconds = (Date.now() - pollingFrom) / 1000;
     expect(polls.map((poll) => poll.status)).toEqual(Array(20).fill(409));
-    // Each ask of the processor is one accepted update: at most one a second, however many polls came meanwhile (a
-    // busy machine stretches the polls over more seconds, so the bound follows how long they took).
-    const asks = (await acceptedUpdates()) - updatesBefore;
-    expect(asks).toBeLessThanOrEqual(Math.ceil(pollingSeconds) + 1);
-    expect(asks).toBeLessThan(20);
+    // Twenty asks would add about a hundred events; a second's pace, one ask at most (the polls may straddle a second).
+    expect((await history.fetchHistory()).events!.length - eventsBefore).toBeLessThan(12);
 
     await answerChallenge(pending.body.threeDSecureId, 'authenticate');
     // Asked again within the second of the last ask, it is still "not yet": the page asks again, as after any 409.
@@ -74,8 +68,6 @@ describe('3-D Secure completion', () => {
       { timeout: 5_000, interval: 250 },
     );
     expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, submitOrderId: pending.body.submitOrderId });
-    // The completion that charged was an accepted update too (the count above reads the right events).
-    expect(await acceptedUpdates()).toBeGreaterThan(updatesBefore + asks);
   });
 
   it('once finished, answers the same final result every time, concurrently and after the payment closed', async () => {

@@ -597,6 +597,8 @@ describe('a card blocklisted after its checkout', () => {
     // Fraud found after the checkout: the merchant blocklists the card (as provisioning stores it, by fingerprint).
     await app.orm.em.fork().execute(`insert into blocklist_entries (tenant_id, kind, value, created_at) values (?, 'card', ?, now())`, [tenant.id, app.cardVault.fingerprint('4242424242424242')]);
     const handle = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+    // Billing starts just after the checkout's answer: wait for it to exist.
+    await vi.waitFor(() => handle.describe(), { timeout: 10_000, interval: 100 });
     await expect(handle.result()).resolves.toMatchObject({ reason: 'blocked', period: 1 });
     expect(await subscription(app, tenant, id)).toMatchObject({ status: 'cancelled', billed_periods: 0, cancel_reason: 'blocked' });
     expect(await rebillsOf(app, id)).toEqual([]);

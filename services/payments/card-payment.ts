@@ -80,6 +80,9 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
   if (!validation.ok) return answer(preProcessingResult({ ...details.context, ...validation.card }, validation.info, validation.error));
   const { card, email } = validation;
   const fingerprint = deps.cardVault.fingerprint(card.pan);
+  // Sealed before screening writes anything: sealing may read the period's security-code key from the database, and a
+  // failure there must leave no velocity slot or order id taken.
+  const sealedCard = await deps.cardVault.seal(card);
   const cardContext: ResultContext = { ...details.context, email, bin: card.bin, last4: card.last4, binCountry: card.binCountry };
 
   const screen = () => screenSubmit(deps.em, {
@@ -109,7 +112,7 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
       amount: request.amount,
       currency: request.currency,
       email,
-      sealedCard: await deps.cardVault.seal(card),
+      sealedCard,
       card: { bin: card.bin, last4: card.last4, network: card.network, binCountry: card.binCountry, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, fingerprint, holderName: card.holderName },
       order: details.order(card),
       forcedMerchantAccountId: screening.forcedMerchantAccountId,

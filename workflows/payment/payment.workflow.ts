@@ -167,16 +167,17 @@ function failedForGood(error: TemporalFailure): boolean {
   return cause instanceof ApplicationFailure && cause.nonRetryable === true;
 }
 
-/** What a failed activity said, for the log. */
 /**
  * The details of an attempt the processor answered and PostgreSQL refused to record for good, or undefined for any
- * other failure. Only workers since this type exist raise it, so no history recorded before it meets this path.
+ * other failure. A new worker's activity may raise it for a payment of before, so the paths it takes are patched
+ * (`ATTEMPT_NOT_RECORDED_ENDS`).
  */
 function unrecordedAttemptOf(error: TemporalFailure): UnrecordedAttempt | undefined {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   return cause instanceof ApplicationFailure && cause.type === ATTEMPT_NOT_RECORDED ? ((cause.details?.[0] as UnrecordedAttempt | undefined) ?? {}) : undefined;
 }
 
+/** What a failed activity said, for the log. */
 const reasonOf = (error: TemporalFailure) => (error instanceof ActivityFailure ? (error.cause?.message ?? error.message) : error.message);
 
 /** A completion refused without changing anything; the caller's adapter reads the kind from the failure's type. */

@@ -229,6 +229,13 @@ describe('reading leads', () => {
     expect((await getLeads(base(), {}, {})).status).toBe(401);
   });
 
+  it('answers a publishable key sent as the bearer 403 too, and an unknown one 401', async () => {
+    const asBearer = await getLeads(base(), {}, bearer(tenant.keys.test.publishableKey));
+    expect(asBearer.status).toBe(403);
+    expect(asBearer.body.error!.code).toBe('forbidden');
+    expect((await getLeads(base(), {}, bearer(`pk_test_${'x'.repeat(40)}`))).status).toBe(401);
+  });
+
   it('answers a NUL byte in the query string 400 naming the parameter, and 401 first when the key is missing', async () => {
     const refused = await getLeads(base(), { email: 'a\u0000b' }, secret());
     expect(refused.status).toBe(400);

@@ -67,13 +67,18 @@ export async function authenticateLeadWrite(credentials: LeadCredentials, rateLi
 /** Who may read leads: the secret key only; a valid publishable key is refused with 403 (it cannot read). */
 export async function authenticateLeadRead(credentials: LeadCredentials, rateLimit: RateLimitPolicy): Promise<LeadKeyPrincipal> {
   if (!credentials.authorization) {
-    if (credentials.publishableKey) {
-      // Not counted, as before: a publishable key never reads, so it only learns whether it is valid.
-      const known = await findLeadKeyByHash(rateLimit.counters, 'publishable', hashOf('publishable', credentials.publishableKey));
-      if (!known) throw invalidKey('publishable');
-      throw new DomainError('forbidden', 'Publishable lead keys cannot read leads; use the secret key from a server');
-    }
+    if (credentials.publishableKey) return refusePublishableRead(credentials.publishableKey, rateLimit);
     throw unauthorized('Send the secret lead key as Authorization: Bearer');
   }
-  return admit('secret', secretKeyOf(credentials.authorization), credentials, rateLimit);
+  const key = secretKeyOf(credentials.authorization);
+  // A publishable key sent as the bearer is the same mistake as one sent in its own header: the same 403.
+  if (parseLeadKey(key)?.kind === 'publishable') return refusePublishableRead(key, rateLimit);
+  return admit('secret', key, credentials, rateLimit);
+}
+
+/** 401 for an unknown publishable key, 403 for a known one; not counted: it never reads, it only learns whether it is valid. */
+async function refusePublishableRead(publishableKey: string, rateLimit: RateLimitPolicy): Promise<never> {
+  const known = await findLeadKeyByHash(rateLimit.counters, 'publishable', hashOf('publishable', publishableKey));
+  if (!known) throw invalidKey('publishable');
+  throw new DomainError('forbidden', 'Publishable lead keys cannot read leads; use the secret key from a server');
 }

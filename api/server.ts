@@ -127,7 +127,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
       authorizationVoidAfterSeconds: config.authorizationVoidAfterSeconds,
     },
   });
-  subscriptionRoutes(api, { controller: deps.subscriptionController });
+  subscriptionRoutes(api, { controller: deps.subscriptionController, deliveries: deps.deliveryStarter });
 
   const services: GatewayServices = {
     operatorToken: config.operatorToken,

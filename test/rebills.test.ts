@@ -304,6 +304,37 @@ describe('recurring rebills (in-process worker)', () => {
       await receiver.close();
     }
   });
+
+  it('a subscription no workflow bills: a pause is refused, a cancel ends it at once and is told once', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      const id = await subscribe(app, tenant, 'hourly');
+      // Billing stopped by hand (an operator terminated it), as for a subscription from before recurring billing.
+      const billing = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+      await vi.waitFor(() => billing.describe(), { timeout: 10_000, interval: 100 });
+      await billing.terminate('stopped by hand');
+
+      const paused = await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
+      expect(paused.status).toBe(400);
+      expect(paused.body.error).toMatchObject({ code: 'subscription_not_billed' });
+      const cancelled = await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body).toMatchObject({ status: 'cancelled', cancel_reason: 'cancelled_by_merchant' });
+
+      const told = () => receiver.received.filter((r) => (r.payload as { type: string }).type === 'subscription.cancelled');
+      await vi.waitFor(() => expect(told()).toHaveLength(1), { timeout: 10_000, interval: 100 });
+      expect(told()[0]!.verified).toBe(true);
+      expect((told()[0]!.payload as { data: unknown }).data).toEqual({ subscriptionId: id, reason: 'cancelled_by_merchant', period: 1 });
+      // Cancelling again changes nothing and tells no one again.
+      expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body).toMatchObject({ status: 'cancelled' });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(told()).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
 });
 
 describe('a subscription sent more signals than one run can hold', () => {

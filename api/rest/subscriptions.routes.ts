@@ -5,6 +5,7 @@ import type { SubscriptionView } from '../../data/queries/rebills.ts';
 import { resourceMissing } from '../../domain/payments-api/errors.ts';
 import { toMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import { SUBSCRIPTION_ACTIONS, type SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
+import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
 import { controlSubscription, findSubscriptionOf } from '../../services/subscriptions/control-subscription.ts';
 import { callerOf } from '../http/authentication.ts';
 import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
@@ -76,7 +77,7 @@ const errors = {
  * Subscriptions over REST (beside the GraphQL admin API): read one, and cancel, pause or resume its recurring
  * billing by signalling its workflow. Errors use the generic card API's error object.
  */
-export function subscriptionRoutes(app: FastifyInstance, deps: { controller: SubscriptionController }): void {
+export function subscriptionRoutes(app: FastifyInstance, deps: { controller: SubscriptionController; deliveries: DeliveryStarter }): void {
   app.addSchema(SubscriptionObject);
   app.register(async (plain) => {
     plain.setErrorHandler((error, request, reply) => sendPaymentApiError(request, reply, error));
@@ -109,7 +110,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
         preValidation: bodyMayBeLeftOut,
         async handler(request) {
           const principal = callerOf(request);
-          return subscriptionJson(await controlSubscription({ em: request.em, controller: deps.controller }, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action }));
+          return subscriptionJson(await controlSubscription({ em: request.em, controller: deps.controller, deliveries: deps.deliveries, logger: request.log }, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action }));
         },
       });
     }

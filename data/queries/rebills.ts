@@ -166,16 +166,17 @@ export async function recordRebillOutcome(
   }
 }
 
-/** Ends the subscription (the e-mail may subscribe again); the first reason is kept. */
-export async function cancelSubscription(em: EntityManager, cancellation: { subscriptionId: number; reason: string }): Promise<void> {
-  await em.execute(`update subscriptions set state = 'cancelled', cancelled_at = now(), cancel_reason = ?, paused_at = null where id = ? and state <> 'cancelled'`, [
-    cancellation.reason,
-    cancellation.subscriptionId,
-  ]);
+/** Ends the subscription (the e-mail may subscribe again); the first reason is kept. True when this call ended it. */
+export async function cancelSubscription(em: EntityManager, cancellation: { subscriptionId: number; reason: string }): Promise<boolean> {
+  const ended = await em.execute<{ id: number }[]>(
+    `update subscriptions set state = 'cancelled', cancelled_at = now(), cancel_reason = ?, paused_at = null where id = ? and state <> 'cancelled' returning id`,
+    [cancellation.reason, cancellation.subscriptionId],
+  );
   // A rebill prepared but never charged (cancelled before its payment opened the order) did not happen.
   await em.execute(`delete from rebills r where r.subscription_id = ? and r.state = 'processing' and not exists (select 1 from orders o where o.id = r.order_id)`, [
     cancellation.subscriptionId,
   ]);
+  return ended.length > 0;
 }
 
 export async function setSubscriptionPaused(em: EntityManager, change: { subscriptionId: number; paused: boolean }): Promise<void> {

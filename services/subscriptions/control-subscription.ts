@@ -2,8 +2,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as delay } from 'node:timers/promises';
 import pWaitFor from 'p-wait-for';
 import { cancelSubscription, findTenantSubscription, type SubscriptionView } from '../../data/queries/rebills.ts';
+import type { Logger } from '../../domain/logger.ts';
 import { PaymentApiError } from '../../domain/payments-api/errors.ts';
 import type { SubscriptionAction, SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
+import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
+import { recordWebhookDeliveries, type RecordedDelivery } from '../webhooks/dispatch.ts';
 
 const SETTLE_WAIT_MS = 5_000;
 /**
@@ -36,10 +39,15 @@ export async function findSubscriptionOf(em: EntityManager, tenantId: number, su
  * signal wins. A subscription no workflow bills (created before recurring billing ran) can only be cancelled,
  * directly. A cancelled subscription changes no more.
  */
-export async function controlSubscription(
-  deps: { em: EntityManager; controller: SubscriptionController },
-  input: { tenantId: number; subscriptionId: number; action: SubscriptionAction },
-): Promise<SubscriptionView> {
+export interface SubscriptionControlDeps {
+  readonly em: EntityManager;
+  readonly controller: SubscriptionController;
+  /** Starts the `subscription.cancelled` deliveries of a cancel made directly (no billing workflow to tell the tenant). */
+  readonly deliveries: DeliveryStarter;
+  readonly logger: Logger;
+}
+
+export async function controlSubscription(deps: SubscriptionControlDeps, input: { tenantId: number; subscriptionId: number; action: SubscriptionAction }): Promise<SubscriptionView> {
   const current = await findSubscriptionOf(deps.em, input.tenantId, input.subscriptionId);
   if (input.action === 'cancel' && current.state === 'cancelled') return current;
   if (current.state === 'cancelled' || current.state === 'pending') {
@@ -48,7 +56,7 @@ export async function controlSubscription(
   const sent = await signalBilling(deps.controller, input);
   if (sent === 'not_running') {
     if (input.action !== 'cancel') throw new PaymentApiError('invalid_request_error', 'subscription_not_billed', `Subscription ${input.subscriptionId} has no running billing to ${input.action}`, { param: 'id' });
-    await cancelSubscription(deps.em, { subscriptionId: input.subscriptionId, reason: 'cancelled_by_merchant' });
+    await cancelDirectly(deps, input.tenantId, current);
   }
   let latest = current;
   await pWaitFor(
@@ -68,5 +76,30 @@ async function signalBilling(controller: SubscriptionController, input: { tenant
     const sent = await controller.signal(input);
     if (sent !== 'not_running' || Date.now() >= deadline) return sent;
     await delay(BILLING_START_POLL_MS);
+  }
+}
+
+const DIRECT_CANCEL_REASON = 'cancelled_by_merchant';
+
+/**
+ * Cancels a subscription no workflow bills and tells the tenant, as its billing workflow would have: the
+ * `subscription.cancelled` event is recorded with the cancel (one transaction) under the workflow's own event key,
+ * so a billing workflow that starts after all (its checkout's start was late) and ends on the cancelled row records
+ * the same deliveries and sends nothing twice. A start that fails is logged with its delivery id.
+ */
+async function cancelDirectly(deps: SubscriptionControlDeps, tenantId: number, subscription: SubscriptionView): Promise<void> {
+  const deliveries = await deps.em.transactional(async (tx): Promise<readonly RecordedDelivery[]> => {
+    if (!(await cancelSubscription(tx, { subscriptionId: subscription.id, reason: DIRECT_CANCEL_REASON }))) return [];
+    return recordWebhookDeliveries(tx, {
+      tenantId,
+      eventKey: `subscription/${subscription.id}/cancelled`,
+      // The period the next charge would have paid, as the billing workflow reports it.
+      event: { type: 'subscription.cancelled', timestamp: new Date().toISOString(), data: { subscriptionId: subscription.id, reason: DIRECT_CANCEL_REASON, period: subscription.billedPeriods + 1 } },
+    });
+  });
+  for (const delivery of deliveries) {
+    await deps.deliveries.startDelivery(delivery).catch((error: unknown) => {
+      deps.logger.error({ deliveryId: delivery.deliveryId, error: error instanceof Error ? error.name : typeof error }, 'subscription.cancelled delivery not started');
+    });
   }
 }

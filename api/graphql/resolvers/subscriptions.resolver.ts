@@ -57,6 +57,6 @@ export class SubscriptionsResolver {
   private async control(args: SubscriptionArgs, context: GraphQLContext, action: SubscriptionAction): Promise<SubscriptionType> {
     const tenantId = requireTenant(context, args.tenantId);
     const controller = context.services.subscriptionController;
-    return toType(await asDomainErrors(() => controlSubscription({ em: context.em, controller }, { tenantId, subscriptionId: args.id, action })));
+    return toType(await asDomainErrors(() => controlSubscription({ em: context.em, controller, deliveries: context.services.deliveryStarter, logger: context.log }, { tenantId, subscriptionId: args.id, action })));
   }
 }

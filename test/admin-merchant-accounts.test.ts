@@ -4,6 +4,8 @@ import { startTestApp, type TestApp } from './support/harness.ts';
 import { merchantAccount } from './support/payments.ts';
 import { createTestTenant, type TestTenant } from './support/tenants.ts';
 import { undocumentedParts } from './support/openapi-answers.ts';
+import { parseFixture } from '../services/provisioning/parse-fixture.ts';
+import { provision } from '../services/provisioning/provision.ts';
 
 let app: TestApp;
 let acme: TestTenant;
@@ -241,6 +243,55 @@ describe('PUT /api/admin/merchantaccounts/{id}', () => {
     );
     expect(entry!.changes).toEqual({ gatewayCredentialsChanged: ['USD'], rowVersion: { before: account.rowVersion, after: account.rowVersion + 1 } });
     expect(JSON.stringify(entry)).not.toMatch(/a-brand-new-password|hunter2|sk_processor/);
+  });
+
+  it('answers 409 to an update read before provisioning changed the credentials, and 400 to a mask of no stored value', async () => {
+    const unique = randomUUID().slice(0, 8);
+    const apiKey = `sk_test_${randomUUID().replaceAll('-', '')}`;
+    const clientId = `client-${unique}`;
+    const mid = `ROTATE-${unique}`;
+    const fixture = (processorKey: string) =>
+      parseFixture({
+        tenants: [
+          {
+            slug: `rotate-${unique}`,
+            name: `Rotate ${unique}`,
+            clientId,
+            apiKeys: [{ name: 'default', value: apiKey }],
+            merchantAccounts: [merchantAccount(mid, { currencies: [{ currency: 'USD', gatewayCredentials: { apiKey: processorKey } }] })],
+          },
+        ],
+      });
+    const provisionDeps = () => ({ em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' });
+    await provision(provisionDeps(), fixture('old-processor-key-AAAA'));
+    const headers = { authorization: `Bearer ${apiKey}`, clientid: clientId, useremail: 'admin@example.com' };
+    const read = (await call('GET', '/api/admin/merchantaccounts', headers)).body.returnVal[0];
+    expect(read.currencies).toEqual([{ currency: 'USD', gatewayCredentials: { apiKey: '****AAAA' } }]);
+    const storedKey = async (currency: string) => {
+      const [row] = await app.orm.em.fork().execute<{ credentials_ciphertext: string }[]>(
+        `select credentials_ciphertext from merchant_account_currencies where merchant_account_id = ? and currency = ?`,
+        [read.id, currency],
+      );
+      return row && (JSON.parse(app.secretBox.open(row.credentials_ciphertext)) as { apiKey?: string }).apiKey;
+    };
+
+    // The operator rotates the processor key; an admin then saves the form it read before.
+    await provision(provisionDeps(), fixture('new-processor-key-BBBB'));
+    const stale = await call('PUT', `/api/admin/merchantaccounts/${read.id}`, headers, { ...read, title: 'Renamed' });
+    expect(stale.status).toBe(409);
+    expect(await storedKey('USD')).toBe('new-processor-key-BBBB');
+
+    // A mask of another value (the currency switched in a form that echoes what GET answered) is no secret.
+    const current = (await call('GET', '/api/admin/merchantaccounts', headers)).body.returnVal[0];
+    expect(current.rowVersion).toBeGreaterThan(read.rowVersion);
+    const switched = await call('PUT', `/api/admin/merchantaccounts/${read.id}`, headers, {
+      rowVersion: current.rowVersion,
+      currencies: [{ currency: 'EUR', gatewayCredentials: current.currencies[0].gatewayCredentials }],
+    });
+    expect(switched.status).toBe(400);
+    expect(switched.body.message).toMatch(/apiKey is a mask/);
+    expect(await storedKey('EUR')).toBeUndefined();
+    expect(await storedKey('USD')).toBe('new-processor-key-BBBB');
   });
 
   it('accepts the read-only fields unchanged and ignores resolved names; a changed brandId takes its known name', async () => {

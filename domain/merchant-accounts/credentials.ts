@@ -1,3 +1,5 @@
+import { DomainError } from '../errors.ts';
+
 /**
  * Gateway credentials of a merchant account currency (spec 2.6). Stored sealed by the secret box; an answer only
  * ever shows a mask, and a mask sent back in an update stands for "keep what is stored".
@@ -36,9 +38,18 @@ export function mergeCredentials(stored: GatewayCredentials | undefined, incomin
     const value = incoming[field];
     if (value === undefined) continue;
     const kept = stored?.[field];
-    merged[field] = kept !== undefined && value === maskSecret(kept) ? kept : value;
+    if (kept !== undefined && value === maskSecret(kept)) merged[field] = kept;
+    // A mask of something else (a value changed since the form was read, or another currency's) is never a secret:
+    // stored, it would fail every payment at the processor.
+    else if (looksMasked(value)) throw new DomainError('validation', `${field} is a mask that matches no stored value of this currency: send the secret itself, or the mask it was read with`, { field: `gatewayCredentials.${field}` });
+    else merged[field] = value;
   }
   return merged;
+}
+
+/** The shape of `maskSecret`'s answers. */
+function looksMasked(value: string): boolean {
+  return value.startsWith(MASK) && value.length <= MASK.length + 4;
 }
 
 export function sameCredentials(a: GatewayCredentials, b: GatewayCredentials): boolean {

@@ -35,7 +35,7 @@ export async function provisionMerchantAccounts(
     }
     await em.flush();
     if (currencies) {
-      const currencyChange = await syncCurrencies(em, secretBox, account, currencies);
+      const currencyChange = await syncCurrencies(em, secretBox, account, currencies, change === 'created');
       if (change === 'unchanged' && currencyChange) change = 'updated';
     }
     if (change !== 'unchanged') audit(`merchant_account.${change}`, 'MerchantAccount', account.id, { ...maskedForAudit(values), currencies: currencies?.map((c) => c.currency) });
@@ -70,6 +70,7 @@ async function syncCurrencies(
   secretBox: SecretBox,
   account: MerchantAccount,
   currencies: NonNullable<MerchantAccountProvisionInput['currencies']>,
+  created: boolean,
 ): Promise<boolean> {
   let changed = false;
   const current = await em.find(MerchantAccountCurrency, { merchantAccount: account });
@@ -91,6 +92,9 @@ async function syncCurrencies(
       changed = true;
     }
   }
+  // A new version of an account that existed, as for any change of its own fields: an admin update read before this
+  // one (its rowVersion) must not write the masks it read over the credentials provisioned here.
+  if (changed && !created) account.updatedAt = new Date();
   await em.flush();
   return changed;
 }

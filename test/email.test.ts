@@ -267,6 +267,7 @@ describe('e-mail errors (spec 7.2)', () => {
     // The worker derives a text part from the HTML; what its converter would never finish (a list numbered from beyond
     // 2^53) or finish only after seconds (quotes nested past 8) is refused here, never left to block a worker.
     ['a list numbered from beyond 2^53', { templateType: 'string', templateName: undefined, templateContent: '<ol start="{{n}}"><li>a</li><li>b</li></ol>', data: { n: 9007199254740992 } }, { templateContent: expect.stringContaining('a list starts at 9007199254740992') }],
+    ['a list given a second start beyond 2^53', { templateType: 'string', templateName: undefined, templateContent: '<ol start="1" start="9007199254740992"><li>a</li><li>b</li></ol>' }, { templateContent: expect.stringContaining('a list starts at 9007199254740992') }],
     ['quotes nested 9 deep', { templateType: 'string', templateName: undefined, templateContent: `${'<blockquote>x'.repeat(9)}${'</blockquote>'.repeat(9)}` }, { templateContent: expect.stringContaining('nest more than 8 deep') }],
     ['a reply-to whose display name needs quotes beyond 320 characters', { replyTo: `${'.'.repeat(303)} <a@shop.example>` }, { replyTo: expect.stringContaining('longer than 320 characters') }],
     ['tenant_key that is not a UUID', { tenant_key: 'acme' }, { tenant_key: 'must be a UUID such as 123e4567-e89b-12d3-a456-426614174000' }],

@@ -69,9 +69,10 @@ function pathOf(instancePath: string, prefix: string): string {
 
 /** Every schema error as `field: sentence`; one sentence per field (the first), unions said once. */
 function schemaDetails(errors: readonly ErrorObject[], prefix: string): Details {
-  const details: Details = {};
+  // Without a prototype: a field named `constructor` or `__proto__` is named like any other.
+  const details: Details = Object.create(null) as Details;
   const put = (field: string, message: string) => {
-    if (!(field in details)) details[field] = message;
+    if (!Object.hasOwn(details, field)) details[field] = message;
   };
   const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
   for (const error of errors) {

@@ -36,10 +36,13 @@ export function plainTextProblem(html: string): string | undefined {
     if (node.type !== SyntaxKind.Tag) continue;
     const name = node.name.toLowerCase();
     if (name === 'ol') {
-      // Read as the converter reads it: entities decoded, then parseInt.
-      const start = node.attributes.find((attribute) => attribute.name.value.toLowerCase() === 'start')?.value?.value;
-      const number = start === undefined ? 1 : Number.parseInt(decodeHTMLAttribute(start), 10);
-      if (Math.abs(number) > PLAIN_TEXT_LIMITS.maxListStart) return `a list starts at ${String(number).slice(0, 30)} (at most ${PLAIN_TEXT_LIMITS.maxListStart})`;
+      // Every `start` is read, as the converter reads one (entities decoded, then parseInt): of several, the converter
+      // takes the last (an attribute map), so checking only one let `start="1" start="9007199254740992"` through.
+      for (const attribute of node.attributes) {
+        if (attribute.name.value.toLowerCase() !== 'start') continue;
+        const number = Number.parseInt(decodeHTMLAttribute(attribute.value?.value ?? '1'), 10);
+        if (Math.abs(number) > PLAIN_TEXT_LIMITS.maxListStart) return `a list starts at ${String(number).slice(0, 30)} (at most ${PLAIN_TEXT_LIMITS.maxListStart})`;
+      }
     }
     const prefixed = frame.prefixed + (PREFIXING.has(name) ? 1 : 0);
     if (prefixed > PLAIN_TEXT_LIMITS.maxPrefixedDepth) return `quotes and list items nest more than ${PLAIN_TEXT_LIMITS.maxPrefixedDepth} deep`;

@@ -19,7 +19,7 @@ export interface RenderedEmail {
 export function createEmailRenderer(deps: { compiler: StringTemplateCompiler }) {
   return async function renderEmail(template: EmailTemplate, data: Readonly<Record<string, unknown>>): Promise<RenderedEmail> {
     if (template.type === 'react') {
-      const element = reactTemplateElement(template.name, { ...data });
+      const element = reactTemplateElement(template.name, data);
       // One render; the text part is derived from its HTML like a string template's (half the work of a second render).
       const html = await render(element);
       // Built-in templates grow with their data only (bounded by the request size); the same cap holds for them.

@@ -22,5 +22,8 @@ describe('the plain-text part of an e-mail', () => {
     expect(plainTextProblem(nested('<blockquote>', '</blockquote>', PLAIN_TEXT_LIMITS.maxPrefixedDepth + 1))).toBe('quotes and list items nest more than 8 deep');
     expect(plainTextProblem(nested('<ol><li>', '</li></ol>', 5_000))).toBe('quotes and list items nest more than 8 deep');
     expect(() => plainTextOf('<OL START="9007199254740992"><LI>a</LI></OL>')).toThrow(UnconvertibleHtmlError);
+    // Of several `start`s the converter takes the last: every one is checked.
+    expect(plainTextProblem('<ol start="1" start="9007199254740992"><li>a</li><li>b</li></ol>')).toMatch(/^a list starts at 9007199254740992/);
+    expect(plainTextProblem('<ol start="9007199254740992" START="1"><li>a</li><li>b</li></ol>')).toMatch(/^a list starts at 9007199254740992/);
   });
 });

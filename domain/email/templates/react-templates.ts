@@ -24,6 +24,13 @@ export function isReactTemplateName(name: string): name is ReactTemplateName {
   return Object.hasOwn(REACT_TEMPLATES, name);
 }
 
-export function reactTemplateElement(name: ReactTemplateName, data: Record<string, unknown>) {
-  return createElement(REACT_TEMPLATES[name].component as FunctionComponent<Record<string, unknown>>, data);
+/**
+ * The template's element with the fields its schema names as props, and nothing else: data may carry more (the
+ * schemas allow it), and React takes some prop names for itself (`key`, `ref`), so a `key` of `{"toString": 1}` that
+ * was accepted would fail the render in the worker.
+ */
+export function reactTemplateElement(name: ReactTemplateName, data: Readonly<Record<string, unknown>>) {
+  const named = Object.keys(REACT_TEMPLATES[name].data.properties as Record<string, unknown>);
+  const props = Object.fromEntries(named.filter((field) => Object.hasOwn(data, field)).map((field) => [field, data[field]]));
+  return createElement(REACT_TEMPLATES[name].component as FunctionComponent<Record<string, unknown>>, props);
 }

@@ -174,6 +174,10 @@ describe('blocklists and velocity', () => {
     );
     const run = (body: unknown) => submit(body, blocked.productId, blocked);
     expect((await run(submitBody('4242424242424242', { email: 'bad@example.com' }))).body).toMatchObject({ info: 'UserBlocked', error: 'Blocked', statusId: 0 });
+    // An invisible character, or a letter written in its decomposed form, makes no other address of a blocked one.
+    for (const email of ['bad@example.com\u200b', 'b\u00adad@example.com', 'bad\u2060@example.com']) {
+      expect((await run(submitBody('4242424242424242', { email }))).body, JSON.stringify(email)).toMatchObject({ info: 'Failed', error: 'Invalid Email' });
+    }
     expect((await run(submitBody('5555555555554444'))).body).toMatchObject({ info: 'UserBlocked', error: 'Blocked' });
     expect((await run(submitBody('4000000000000002'))).body).toMatchObject({ info: 'UserBlocked', error: 'Blocked' });
     expect((await run(submitBody('4000000760000002'))).body).toMatchObject({ info: 'UserBlocked', error: 'Blocked card', binCountry: 'BR' });

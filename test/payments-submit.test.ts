@@ -194,6 +194,19 @@ describe('POST /api/{productId}', () => {
     const [order] = await app.orm.em.fork().execute(`select partner_session from orders where id = ?`, [result.submitOrderId]);
     expect(order!.partner_session).toBeNull();
   });
+
+  it('takes a partnerSession of 1,000 characters of 3 bytes each, and keeps one of 50 characters that are 100 UTF-16 units', async () => {
+    // 3,000 bytes: more than Temporal keeps in a search attribute's value (2 KB), which refused the start with a 500.
+    const long = '€'.repeat(1000);
+    const first = await submit(submitBody('4242424242424242', { partnerSession: long }));
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ info: 'Success', partnerSession: long });
+    const emoji = '🛒'.repeat(50);
+    const { body: result } = await submit(submitBody('4242424242424242', { partnerSession: emoji }));
+    expect(result).toMatchObject({ info: 'Success', partnerSession: emoji });
+    const [order] = await app.orm.em.fork().execute(`select partner_session from orders where id = ?`, [result.submitOrderId]);
+    expect(order!.partner_session).toBe(emoji);
+  });
 });
 
 describe('a card network no merchant account takes', () => {

@@ -2,7 +2,7 @@ import pLimit from 'p-limit';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
 import { THREE_D_SECURE_REFUSALS, type PaymentRunner, type ThreeDSecureCompletion, type ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
-import type { PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
+import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
@@ -71,20 +71,25 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
     }
   };
 
-  const startOptions = (input: PaymentWorkflowInput) => ({
-    workflowId: workflowIds.payment(input.tenantId, input.submitOrderId),
-    taskQueue: options.taskQueue,
-    args: [input] as [PaymentWorkflowInput],
-    workflowIdConflictPolicy: 'USE_EXISTING' as const,
-    // A closed payment is never run again under its id: a retry is answered from its stored first answer.
-    workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
-    typedSearchAttributes: new TypedSearchAttributes([
-      { key: TenantIdAttribute, value: String(input.tenantId) },
-      { key: ProductIdAttribute, value: String(input.productId) },
-      { key: CustomerEmailAttribute, value: input.email },
-      ...(input.order.partnerSession ? [{ key: PartnerSessionAttribute, value: input.order.partnerSession }] : []),
-    ]),
-  });
+  const startOptions = (input: PaymentWorkflowInput) => {
+    // The session as the order keeps it (at most 50 characters): a longer one (up to 1,000 characters, 4,000 bytes)
+    // can be over Temporal's 2 KB limit for a search attribute's value, which refuses the start.
+    const partnerSession = persistedPartnerSession(input.order.partnerSession);
+    return {
+      workflowId: workflowIds.payment(input.tenantId, input.submitOrderId),
+      taskQueue: options.taskQueue,
+      args: [input] as [PaymentWorkflowInput],
+      workflowIdConflictPolicy: 'USE_EXISTING' as const,
+      // A closed payment is never run again under its id: a retry is answered from its stored first answer.
+      workflowIdReusePolicy: 'REJECT_DUPLICATE' as const,
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: TenantIdAttribute, value: String(input.tenantId) },
+        { key: ProductIdAttribute, value: String(input.productId) },
+        { key: CustomerEmailAttribute, value: input.email },
+        ...(partnerSession ? [{ key: PartnerSessionAttribute, value: partnerSession }] : []),
+      ]),
+    };
+  };
 
   /**
    * Eager start: the board is watched before the payment starts, so an answer found at once is not missed. A

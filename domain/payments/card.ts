@@ -82,7 +82,13 @@ export function binCountry(bin: string): string | undefined {
   return BIN_COUNTRIES.find(([prefix]) => bin.startsWith(prefix))?.[1];
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]{2,}$/;
+/**
+ * No white space, control or format characters anywhere: an invisible one (a zero-width space, a soft hyphen) would
+ * make `blocked@example.com` another address for the blocklist, velocity and subscription checks, which compare
+ * addresses as written (lower-cased).
+ */
+const EMAIL = /^[^\s@\p{Cc}\p{Cf}\p{Z}]+@[^\s@\p{Cc}\p{Cf}\p{Z}]+\.[^\s@\p{Cc}\p{Cf}\p{Z}]{2,}$/u;
+/** An address in one form only: a decomposed `é` (e + combining accent) would also be another address for those checks. */
 export function isValidEmail(email: string | undefined): email is string {
-  return typeof email === 'string' && email.length <= 320 && EMAIL.test(email);
+  return typeof email === 'string' && email.length <= 320 && EMAIL.test(email) && email === email.normalize('NFC');
 }

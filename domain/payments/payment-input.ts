@@ -16,8 +16,15 @@ export interface CardSummary {
 /** The longest partnerSession the order keeps for correlation (spec 2.1); a longer one lives only in the workflow. */
 export const PERSISTED_PARTNER_SESSION_LENGTH = 50;
 
+/**
+ * The partnerSession as the order keeps it, or undefined when it is longer than 50 characters: characters as the
+ * column (and the lead's `session_id`) count them, code points, so an emoji counts once, not as two UTF-16 units.
+ */
 export function persistedPartnerSession(partnerSession: string | undefined): string | undefined {
-  return partnerSession && partnerSession.length <= PERSISTED_PARTNER_SESSION_LENGTH ? partnerSession : undefined;
+  if (!partnerSession || partnerSession.length > 2 * PERSISTED_PARTNER_SESSION_LENGTH) return undefined;
+  let characters = 0;
+  for (const _ of partnerSession) if (++characters > PERSISTED_PARTNER_SESSION_LENGTH) return undefined;
+  return partnerSession;
 }
 
 /** What the order records besides money (spec 2.1). */

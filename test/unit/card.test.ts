@@ -145,6 +145,17 @@ describe('e-mail', () => {
     ['@example.com', false],
     ['ada@@example.com', false],
     ['', false],
+    // Invisible characters would make a blocklisted address another one.
+    ['blocked@example.com\u200b', false],
+    ['blo\u00adcked@example.com', false],
+    ['blocked\u2060@example.com', false],
+    ['blocked@exa\u200dmple.com', false],
+    ['blocked@example.com\u00a0', false],
+    ['bl\u0007ocked@example.com', false],
+    // One form of each character: composed é only.
+    ['jos\u00e9@example.com', true],
+    ['jose\u0301@example.com', false],
+    ['用户@例子.广告', true],
   ])('%j valid: %s', (email, expected) => {
     expect(isValidEmail(email)).toBe(expected);
   });

@@ -110,7 +110,7 @@ describe('what of a card number is shown and stored', () => {
   it('a number of no known network shows nothing of itself in the failure', async () => {
     const answer = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submitBody('712345678908'));
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ info: 'Failed', error: 'Unknown cards not supported' });
+    expect(answer.body).toMatchObject({ info: 'Failed', error: 'Invalid CC Number' });
     expect(JSON.stringify(answer.body)).not.toMatch(/7123|8908/);
   });
 });

@@ -97,6 +97,17 @@ describe('3-D Secure completion', () => {
     expect(failed.body).toMatchObject({ info: 'Error', statusId: 4172, chargeSuccess: false });
     expect(await complete(request)).toEqual(failed);
   });
+
+  it('matches sessions that were given: an empty serviceSession kept with the order matches no empty one', async () => {
+    const body = submitBody(CHALLENGE_CARD, { serviceSession: '', threeDSecure: { enabled: true } });
+    const pending = await submit(body);
+    expect(pending.body.info).toBe('Pending');
+    await answerChallenge(pending.body.threeDSecureId, 'authenticate');
+    const wrong = await complete({ threeDSecureId: pending.body.threeDSecureId, serviceSession: '', partnerSession: 'someone-else' });
+    expect(wrong).toEqual({ status: 400, body: { success: false, message: 'The session does not match the 3-D Secure payment' } });
+    const right = await complete({ threeDSecureId: pending.body.threeDSecureId, serviceSession: '', partnerSession: body.partnerSession });
+    expect(right.body).toMatchObject({ info: 'Success', chargeSuccess: true });
+  });
 });
 
 describe('partnerSession longer than the 50 characters an order keeps', () => {
@@ -137,7 +148,10 @@ describe("a plan's checkout abandoned at its 3-D Secure challenge", () => {
 
     const first = await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, pending.body.submitOrderId)).result();
     expect(first).toMatchObject({ info: 'Error', statusId: 4172, chargeSuccess: false, subscribeSuccess: false });
-    expect((await paymentState(pending.body.submitOrderId)).order).toEqual({ state: 'expired' });
+    // The challenged attempt's transaction ends as the payment did, not "Submitted" for good.
+    expect(await paymentState(pending.body.submitOrderId)).toEqual({ order: { state: 'expired' }, transactions: [{ status_id: 4172, success: false }] });
+    const [ended] = await app.orm.em.fork().execute(`select status, completed_at from transactions where order_id = ?`, [pending.body.submitOrderId]);
+    expect(ended).toMatchObject({ status: '3DS Failed', completed_at: expect.anything() });
     const late = await completeOnPlan({ threeDSecureId: pending.body.threeDSecureId, partnerSession: abandoned.partnerSession });
     expect(late.status).toBe(410);
   });

@@ -10,6 +10,9 @@ import {
 } from '../../data/queries/merchant-accounts.ts';
 import { closeSubmitOrder, openSubmitOrder, updateOrderState } from '../../data/queries/orders.ts';
 import { poolExecutor } from '../../data/sql-executor.ts';
+import { endUncompletedChallenges } from '../../data/queries/transactions.ts';
+import { StatusId } from '../../domain/statuses/status-ids.ts';
+import { statusById } from '../../domain/statuses/status-codes.ts';
 import {
   activateSubscriptionOfSubmitOrder,
   findSubscriptionOfSubmitOrder,
@@ -182,6 +185,11 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     /** `firstChargeInSeconds`: absent in activities scheduled before it existed (days of the plan then). */
     subscription?: { state: 'active' | 'grace'; recurringAmount: string; intervalDays: number; trialDays: number; gracePeriodDays: number; firstChargeInSeconds?: number };
   }): Promise<{ orderId: number; subscriptionId: number }> {
+    if (input.state === 'expired') {
+      // The challenged attempt ends as the payment does (failed 3-D Secure), not left "Submitted" for good.
+      const failed = StatusId.THREE_DS_FAILED;
+      await endUncompletedChallenges(sql, { orderId: input.submitOrderId, submittedStatusId: StatusId.SUBMITTED, statusId: failed, status: statusById(failed)?.status ?? 'Unknown' });
+    }
     const keepsNothing = FINAL_STATES.includes(input.state) && !input.subscription;
     if (keepsNothing && !input.threeDSecureId && !input.challengeUrl && !input.serviceSession) {
       // The common close (every payment that keeps no subscription) in one statement.

@@ -96,3 +96,15 @@ export async function recordAttempt(sql: SqlExecutor, attempt: AuthorizationAtte
   if (!row?.transaction_id) throw new Error(`Attempt ${attempt.reference} not recorded: its order ${attempt.submitOrderId} does not exist`);
   return { transactionId: row.transaction_id, wasApproved: row.was_success === true, alreadySettled: row.already_settled };
 }
+
+/**
+ * Ends the order's authorization still waiting on its 3-D Secure challenge (recorded as submitted, no completion) with
+ * the status the payment ended with: a challenge nobody completed charged nothing. Run again, it changes nothing.
+ */
+export async function endUncompletedChallenges(sql: SqlExecutor, end: { orderId: number; submittedStatusId: number; statusId: number; status: string }): Promise<void> {
+  await sql.execute(
+    `update transactions set status_id = ?, status = ?, success = false, completed_at = now()
+      where order_id = ? and kind = 'authorization' and status_id = ? and completed_at is null`,
+    [end.statusId, end.status, end.orderId, end.submittedStatusId],
+  );
+}

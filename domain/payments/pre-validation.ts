@@ -52,13 +52,14 @@ export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly s
   if (card.encrypted !== undefined && (!card.bin || !card.lastFour)) return fail('Bin and Last4 required along with Encrypted data');
 
   const pan = (card.pan ?? '').replace(/[\s-]/g, '');
-  if (!isValidCardNumber(pan)) return fail('Invalid CC Number');
+  // A number of none of the five networks fails validation too: spec 7.1's "<network> cards not supported" names one.
+  const network = isValidCardNumber(pan) ? detectNetwork(pan) : undefined;
+  if (!network) return fail('Invalid CC Number');
   const summary = shownCardDigits(pan);
   if (!isValidExpiry(card.expiryMonth, card.expiryYear, now)) return fail('Invalid expiry', summary);
-  const network = detectNetwork(pan);
   const cvv = card.cvv?.trim() ?? '';
   if (!new RegExp(`^\\d{${cvvLengthFor(network)}}$`).test(cvv)) return fail('Invalid CVV', summary);
-  if (!network || !summary || !acceptedNetworks.includes(network)) return fail(`${network ?? 'Unknown'} cards not supported`, summary);
+  if (!summary || !acceptedNetworks.includes(network)) return fail(`${network} cards not supported`, summary);
 
   return {
     ok: true,

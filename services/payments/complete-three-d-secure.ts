@@ -24,9 +24,9 @@ export async function completeThreeDSecure(
   if (!order) throw unknownSession();
   // The order keeps a partnerSession of at most 50 characters; a payment with a longer one was issued a
   // serviceSession when it went Pending (see the payment workflow), so one of the two always matches.
+  // An empty session is none (as above): an order that kept `serviceSession: ""` is not matched by another "".
   const sessionMatches =
-    (input.body.partnerSession !== undefined && input.body.partnerSession === order.partnerSession) ||
-    (input.body.serviceSession !== undefined && input.body.serviceSession === order.serviceSession);
+    (!!input.body.partnerSession && input.body.partnerSession === order.partnerSession) || (!!input.body.serviceSession && input.body.serviceSession === order.serviceSession);
   if (!sessionMatches) throw new DomainError('validation', 'The session does not match the 3-D Secure payment', { field: 'partnerSession' });
   if (order.state === 'expired') throw expiredSession();
 

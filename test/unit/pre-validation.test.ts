@@ -49,13 +49,14 @@ describe('validateSubmit: each pre-processing failure of spec 7.1 alone', () => 
     expect(errorOf(request)).toBe(expected);
   });
 
-  it('names the network the product does not accept, or Unknown', () => {
+  it('names the network the product does not accept; a number of none of the five is invalid', () => {
     expect(errorOf(body({}, { pan: '5555555555554444' }), ['NetworkA'])).toBe('Failed: NetworkB cards not supported');
     expect(errorOf(body({}, { pan: '378282246310005', cvv: '1234' }), ['NetworkA'])).toBe('Failed: NetworkC cards not supported');
     expect(errorOf(body({}, { pan: '6011000000000004' }), ['NetworkA'])).toBe('Failed: NetworkD cards not supported');
     expect(errorOf(body({}, { pan: '3528000000000007' }), ['NetworkA'])).toBe('Failed: NetworkE cards not supported');
     expect(errorOf(body({}, { pan: '4242424242424242' }), ['NetworkB'])).toBe('Failed: NetworkA cards not supported');
-    expect(errorOf(body({}, { pan: '1000000000000008' }))).toBe('Failed: Unknown cards not supported');
+    expect(errorOf(body({}, { pan: '1000000000000008' }))).toBe('Failed: Invalid CC Number');
+    expect(errorOf(body({}, { pan: '9999999999999995', expiryMonth: 0 }))).toBe('Failed: Invalid CC Number');
     expect(errorOf(body(), [])).toBe('Failed: NetworkA cards not supported');
   });
 
@@ -181,7 +182,7 @@ describe('shownCardDigits: what of a number is shown and stored', () => {
     const result = validateSubmit(body({}, { pan: '4222222222222', cvv: '1' }), ALL_NETWORKS, NOW);
     expect(result).toMatchObject({ ok: false, error: 'Invalid CVV', card: { bin: '422222', last4: '2222' } });
     const unknown = validateSubmit(body({}, { pan: '712345678908' }), ALL_NETWORKS, NOW);
-    expect(unknown).toMatchObject({ ok: false, error: 'Unknown cards not supported' });
+    expect(unknown).toMatchObject({ ok: false, error: 'Invalid CC Number' });
     expect(unknown.ok === false && unknown.card).toBeUndefined();
   });
 });

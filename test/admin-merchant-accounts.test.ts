@@ -312,6 +312,10 @@ describe('PUT /api/admin/merchantaccounts/{id}', () => {
     [{ maxPrice: 1.234 }, 'maxPrice'],
     [{ reservePercentage: 10 }, 'reservePercentage'],
     [{ title: 'x'.repeat(201) }, 'title'],
+    [{ title: '' }, 'title'],
+    [{ title: '   ' }, 'title'],
+    [{ acquirerBINNetworkA: 'ééééééééééé' }, 'acquirerBINNetworkA'],
+    [{ acquirerBINNetworkB: '4111' }, 'acquirerBINNetworkB'],
     [{ monthlyCap: 10_000_000_000 }, 'monthlyCap must be <= 2147483647'],
     [{ brandId: -3_000_000_000 }, 'brandId'],
     // Instants ajv's date-time format passes but neither JavaScript nor PostgreSQL can hold.

@@ -32,7 +32,8 @@ export const MerchantAccountCurrencyInput = Type.Object(
  * from other records are not writable here; `gateway` names the processor adapter.
  */
 export const MerchantAccountFields = {
-  title: text(200),
+  /** A MID's name in every list and report: something to read, never blank. */
+  title: Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' }),
   agent: nullable(text()),
   acquiringBank: nullable(text()),
   gateway: Type.String({ minLength: 1, maxLength: 64 }),
@@ -41,8 +42,8 @@ export const MerchantAccountFields = {
   enabledNetworkB: Type.Boolean(),
   descriptor: nullable(text()),
   mcc: nullable(Type.String({ pattern: '^\\d{4}$' })),
-  acquirerBINNetworkA: nullable(text(11)),
-  acquirerBINNetworkB: nullable(text(11)),
+  acquirerBINNetworkA: nullable(Type.String({ pattern: '^\\d{6,11}$' })),
+  acquirerBINNetworkB: nullable(Type.String({ pattern: '^\\d{6,11}$' })),
   psp: nullable(text()),
   maxPrice: nullable(Money),
   verticalId: nullable(int4()),

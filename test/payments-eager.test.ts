@@ -205,6 +205,8 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
       expect(second.body).toMatchObject({ message: expect.stringMatching(/not started/) });
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(await narrow.orm.em.fork().execute(`select 1 from orders o join customers c on c.id = o.customer_id where c.email = ?`, [email]), 'no payment was started for it').toHaveLength(0);
+      // Nor does it count against the card's or the e-mail's velocity: its slot was given back.
+      expect(await narrow.orm.em.fork().execute(`select 1 from submit_attempts where product_id = ? and email = ?`, [narrowTenant.productId, email]), 'velocity slot given back').toHaveLength(0);
     } finally {
       await line.release();
     }

@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, TypedSearchAttributes } from '@temporalio/common';
-import { THREE_D_SECURE_REFUSALS, type PaymentRunner, type ThreeDSecureCompletion, type ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
+import { PaymentNotStartedError, THREE_D_SECURE_REFUSALS, type PaymentRunner, type ThreeDSecureCompletion, type ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
 import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -110,7 +110,7 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
    */
   const startEagerly = async (input: PaymentWorkflowInput, local: InProcessAnswers, turn: { signal: AbortSignal; deadline: number; queuedMs: number }) => {
     const { signal, deadline } = turn;
-    if (signal.aborted || deadline - Date.now() < options.answerTimeoutMs / 2) throw new DomainError('unavailable', 'The gateway is busy; the payment was not started');
+    if (signal.aborted || deadline - Date.now() < options.answerTimeoutMs / 2) throw new PaymentNotStartedError();
     const start = startOptions(input);
     const stopWatching = new AbortController();
     // At most half the answer time left in process, so the update always has its turn before the 503.

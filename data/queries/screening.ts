@@ -135,3 +135,17 @@ interface ScreeningRow {
   recorded: boolean;
   order_id: string | null;
 }
+
+/**
+ * Gives back the velocity slot a screening recorded for a submit whose payment was certainly not started: one of the
+ * attempts recorded with exactly its card, e-mail, product and time (any one: they count alike).
+ */
+export async function releaseSubmitAttempt(em: EntityManager, attempt: { tenantId: number; productId: number; email: string; cardFingerprint: string; now: Date }): Promise<void> {
+  await em.execute(
+    `delete from submit_attempts where id = (
+       select id from submit_attempts
+        where tenant_id = ? and card_fingerprint = ? and product_id = ? and email = ? and created_at = ?::timestamptz
+        limit 1)`,
+    [attempt.tenantId, attempt.cardFingerprint, attempt.productId, attempt.email, attempt.now],
+  );
+}

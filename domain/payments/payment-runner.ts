@@ -1,3 +1,4 @@
+import { DomainError } from '../errors.ts';
 import type { PaymentWorkflowInput } from './payment-input.ts';
 import type { SubmitResult } from './submit-result.ts';
 
@@ -37,4 +38,15 @@ export interface PaymentRunner extends ThreeDSecureRunner {
   supersedeChallenge(input: { tenantId: number; submitOrderId: number }): Promise<'expired' | 'completed' | 'not_waiting'>;
   /** The first answer of an existing payment; undefined when no such payment was started. */
   resume(tenantId: number, submitOrderId: number): Promise<SubmitResult | undefined>;
+}
+
+/**
+ * The payment was certainly not started (the gateway's line was full until too late): nothing exists of it, so what
+ * its request took before (its velocity slot) can be given back. Answered 503 like any unavailability.
+ */
+export class PaymentNotStartedError extends DomainError {
+  constructor() {
+    super('unavailable', 'The gateway is busy; the payment was not started');
+    this.name = 'PaymentNotStartedError';
+  }
 }

@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { reserveOrderId } from '../../data/queries/orders.ts';
+import { releaseSubmitAttempt } from '../../data/queries/screening.ts';
 import type { PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { OrderDetails, PaymentSettings, PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
-import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
+import { PaymentNotStartedError, type PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { issuerPrefixOf, validateSubmit } from '../../domain/payments/pre-validation.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import { preProcessingResult, type ResultContext, type SubmitResult } from '../../domain/payments/submit-result.ts';
@@ -85,6 +86,7 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
   const sealedCard = await deps.cardVault.seal(card);
   const cardContext: ResultContext = { ...details.context, email, bin: card.bin, last4: card.last4, binCountry: card.binCountry };
 
+  let screenedAt = new Date();
   const screen = () => screenSubmit(deps.em, {
     tenantId: request.tenantId,
     productId: product.id,
@@ -96,32 +98,41 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     mid: details.mid,
     hasSubscriptionPlan: details.subscriptionPlan !== null,
     reserveOrderId: claim === undefined,
-  });
+  }, screenedAt);
   let screening = await screen();
   if (!screening.ok && screening.info === 'AlreadySubscribed' && (await giveUpAbandonedChallenge(deps, { tenantId: request.tenantId, productId: product.id, email }))) {
+    screenedAt = new Date();
     screening = await screen();
   }
   if (!screening.ok) return answer(preProcessingResult(cardContext, screening.info, screening.error));
   const submitOrderId = claim?.id ?? screening.submitOrderId!;
 
-  return answer(
-    await deps.runner.submit({
-      tenantId: request.tenantId,
-      productId: product.id,
-      submitOrderId,
-      amount: request.amount,
-      currency: request.currency,
-      email,
-      sealedCard,
-      card: { bin: card.bin, last4: card.last4, network: card.network, binCountry: card.binCountry, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, fingerprint, holderName: card.holderName },
-      order: details.order(card),
-      forcedMerchantAccountId: screening.forcedMerchantAccountId,
-      cascade: details.cascade,
-      threeDSecure: details.threeDSecure,
-      ...(details.capture === false ? { capture: false } : {}),
-      subscriptionPlan: details.subscriptionPlan,
-      resultContext: cardContext,
-      settings: deps.settings,
-    }),
-  );
+  const started = deps.runner.submit({
+    tenantId: request.tenantId,
+    productId: product.id,
+    submitOrderId,
+    amount: request.amount,
+    currency: request.currency,
+    email,
+    sealedCard,
+    card: { bin: card.bin, last4: card.last4, network: card.network, binCountry: card.binCountry, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, fingerprint, holderName: card.holderName },
+    order: details.order(card),
+    forcedMerchantAccountId: screening.forcedMerchantAccountId,
+    cascade: details.cascade,
+    threeDSecure: details.threeDSecure,
+    ...(details.capture === false ? { capture: false } : {}),
+    subscriptionPlan: details.subscriptionPlan,
+    resultContext: cardContext,
+    settings: deps.settings,
+  });
+  try {
+    return answer(await started);
+  } catch (error) {
+    // Nothing of the payment exists: its velocity slot goes back, so a customer is not refused for a submit the
+    // gateway never ran (an overloaded gateway would otherwise lock a card out for its window).
+    if (error instanceof PaymentNotStartedError) {
+      await releaseSubmitAttempt(deps.em, { tenantId: request.tenantId, productId: product.id, email, cardFingerprint: fingerprint, now: screenedAt });
+    }
+    throw error;
+  }
 }

@@ -48,8 +48,9 @@ describe('authorization only (capture: false)', () => {
 
     const captured = await post(`/payments/${held.body.id}/capture`);
     expect(captured.status).toBe(200);
-    expect(captured.body).toMatchObject({ id: held.body.id, status: 'succeeded', amount_refundable: 1999 });
-    expect((await transactionsOf(held.body.id))[0]).toMatchObject({ refundable: true });
+    // A charged payment no longer says Preauthorized: the capture's status, as its transaction.updated webhook says.
+    expect(captured.body).toMatchObject({ id: held.body.id, status: 'succeeded', amount_refundable: 1999, status_id: 2636 });
+    expect((await transactionsOf(held.body.id))[0]).toMatchObject({ refundable: true, status_id: 2636 });
     // Asked again: the payment as it is. A void now is refused and changes nothing.
     expect((await post(`/payments/${held.body.id}/capture`)).body).toMatchObject({ status: 'succeeded' });
     const lateVoid = await post(`/payments/${held.body.id}/void`);

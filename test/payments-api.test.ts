@@ -226,6 +226,11 @@ describe('GET /payments', () => {
     const ids = (path: string) => get(path, lister).then((r) => r.body.data.map((p: { id: string }) => p.id));
     expect(await ids('/payments?status=failed')).toEqual([made[1]]);
     expect(await ids(`/payments?email=LISTER@example.com&status=succeeded`)).toEqual([made[3], made[2], made[0]]);
+    // Lower-cased as the payment's e-mail was (JavaScript's rules): PostgreSQL's lower() turns a final Σ into σ, not ς.
+    const greek = `ΟΔΟΣ${Date.now()}@example.com`;
+    const paidInGreek = await pay(paymentBody('4242424242424242', { email: greek }));
+    expect(paidInGreek.status).toBe(200);
+    expect((await get(`/payments?email=${encodeURIComponent(greek)}`)).body.data.map((p: { id: string }) => p.id)).toEqual([paidInGreek.body.id]);
     expect(await ids('/payments?amount[gte]=2000&amount[lte]=3000')).toEqual([made[2], made[1]]);
     expect(await ids(`/payments?mid=${lister.mids['PA-2']}`)).toHaveLength(1);
     const now = Math.floor(Date.now() / 1000);

@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { openOrm } from '../data/orm.ts';
+import { reserveRefund } from '../data/queries/refunds.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
@@ -108,6 +110,33 @@ describe('POST /payments/{id}/refund', () => {
       // Whatever the order, the payment ends refunded in full, to the cent, and never beyond.
       expect((await get(`/payments/${payment.body.id}`)).body).toMatchObject({ amount_refunded: 1999, amount_refundable: 0, refunded: true });
     }
+  });
+
+  it('reserves "what is left" among 40 one-cent refunds at once on a pool as wide as a gateway\'s: never refused while money is left', async () => {
+    // The harness gateway's pool of 5 serialises most of a burst; a production pool lets every refund race.
+    const wide = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 30 });
+    try {
+      for (let round = 0; round < 4; round++) {
+        const payment = await pay(paymentBody('4242424242424242', { amount: 5000 }));
+        const orderId = Number(payment.body.id.slice('pay_'.length));
+        const reserve = (amount?: string) => reserveRefund(wide.em.fork(), { tenantId: tenant.id, orderId, amount });
+        const cents = (count: number) => Array.from({ length: count }, () => reserve('0.01'));
+        const results = await Promise.all([...cents(20), reserve(undefined), ...cents(20)]);
+        expect(results[20], `round ${round}`).toMatchObject({ kind: 'reserved' });
+        const [held] = await app.orm.em.fork().execute<{ held: string }[]>(`select refunded_amount + refund_reserved_amount as held from transactions where order_id = ? and kind = 'authorization'`, [orderId]);
+        // What is left took whatever the cents before it left; the cents after it found nothing: 50.00 held, to the cent.
+        expect(held!.held).toBe('50.00');
+      }
+    } finally {
+      await wide.close();
+    }
+  });
+
+  it('refunds in full when asked with no body at all, as capture and void may be asked', async () => {
+    const payment = await pay(paymentBody('4242424242424242', { amount: 1999 }));
+    const response = await fetch(`${app.baseUrl}/payments/${payment.body.id}/refund`, { method: 'POST', headers: { authorization: `Bearer ${tenant.apiKey}` } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ object: 'refund', status: 'succeeded', amount: 1999 });
   });
 
   it('asks the processor what became of a refund whose answer was lost, and refunds once', async () => {

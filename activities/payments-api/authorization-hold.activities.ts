@@ -42,7 +42,10 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
   async function captureHeldAuthorization(input: Held & { timeoutMs: number }): Promise<{ captured: boolean; statusId: number }> {
     const result = await deps.processors.get(input.gateway).capture(input.processorTransactionId, input.timeoutMs);
     if (!result.outcome.answered) throw processorFailure(`Capture of order ${input.submitOrderId} failed: ${result.outcome.reason}`, result.exchange);
-    if (result.outcome.captured) await fork().transactional((tx) => markCaptured(tx, { orderId: input.submitOrderId, transactionId: input.transactionId }));
+    if (result.outcome.captured) {
+      const status = { id: result.outcome.statusId, name: statusById(result.outcome.statusId)?.status ?? 'Unknown' };
+      await fork().transactional((tx) => markCaptured(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, status }));
+    }
     deps.logger.info({ submitOrderId: input.submitOrderId, captured: result.outcome.captured }, 'authorization capture');
     return { captured: result.outcome.captured, statusId: result.outcome.statusId };
   }
@@ -85,9 +88,10 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
   }
 
   /** Ends a held authorization as the processor's answers decide: captured (refundable), voided, expired or failed. */
-  async function endHeldAuthorization(input: { submitOrderId: number; transactionId: string; end: HoldEnd }): Promise<void> {
+  async function endHeldAuthorization(input: { submitOrderId: number; transactionId: string; end: HoldEnd; /** The capture's status (absent before it was passed). */ statusId?: number }): Promise<void> {
+    const status = input.statusId === undefined ? undefined : { id: input.statusId, name: statusById(input.statusId)?.status ?? 'Unknown' };
     await fork().transactional((tx) =>
-      input.end === 'approved' ? markCaptured(tx, { orderId: input.submitOrderId, transactionId: input.transactionId }) : endHold(tx, { orderId: input.submitOrderId, state: input.end }),
+      input.end === 'approved' ? markCaptured(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, status }) : endHold(tx, { orderId: input.submitOrderId, state: input.end }),
     );
     deps.logger.info({ submitOrderId: input.submitOrderId, end: input.end }, 'held authorization ended');
   }

@@ -172,6 +172,8 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         body: { ...RefundBody, examples: [{ amount: 500, reason: 'requested_by_customer' }] },
         response: { 200: ref(Refund), ...errors(400, 401, 402, 404, 409, 413, 415, 429, 500, 503) },
       },
+      // Every field is optional (no amount: a full refund), so no body at all is a full refund too, as for capture and void.
+      preValidation: bodyMayBeLeftOut,
       async handler(request) {
         const principal = callerOf(request);
         const refund = await requestRefund(

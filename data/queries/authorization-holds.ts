@@ -11,9 +11,16 @@ export async function holdAuthorization(em: EntityManager, hold: { orderId: numb
   await em.execute(`update orders set state = 'authorized', updated_at = now() where id = ? and state = 'processing'`, [hold.orderId]);
 }
 
-export async function markCaptured(em: EntityManager, capture: { orderId: number; transactionId: string }): Promise<void> {
+/**
+ * The capture: the order approved, the authorization refundable and showing the capture's status (no longer 3367
+ * Preauthorized). `status` absent (an activity scheduled before it was passed): the status stays as it was.
+ */
+export async function markCaptured(em: EntityManager, capture: { orderId: number; transactionId: string; status?: { id: number; name: string } }): Promise<void> {
   await em.execute(`update orders set state = 'approved', updated_at = now() where id = ? and state = 'authorized'`, [capture.orderId]);
-  await em.execute(`update transactions set refundable = true, completed_at = now() where id = ? and order_id = ?`, [capture.transactionId, capture.orderId]);
+  await em.execute(
+    `update transactions set refundable = true, completed_at = now(), status_id = coalesce(?, status_id), status = coalesce(?, status) where id = ? and order_id = ?`,
+    [capture.status?.id ?? null, capture.status?.name ?? null, capture.transactionId, capture.orderId],
+  );
 }
 
 /** Records the void as its own transaction (spec 2.8 kinds) and ends the order `voided`. */

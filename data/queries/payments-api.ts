@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { normalizeEmail } from '../../domain/payments/card.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
 
 /** The product the generic `/payments` API books a payment under when the caller names none. */
@@ -118,8 +119,9 @@ export async function listPayments(em: EntityManager, tenantId: number, filter: 
   if (filter.createdBeforeSeconds !== undefined) (where.push(`o.created_at < to_timestamp(?)`), params.push(filter.createdBeforeSeconds));
   if (filter.amountFrom) (where.push(`o.amount >= ?`), params.push(filter.amountFrom));
   if (filter.amountTo) (where.push(`o.amount <= ?`), params.push(filter.amountTo));
-  // Customers are stored with their e-mail in lower case (the submit rules lower it): the unique (tenant, email) index finds them.
-  if (filter.email) (where.push(`c.tenant_id = o.tenant_id and c.email = lower(?)`), params.push(filter.email));
+  // Customers are stored with their e-mail as the submit keeps it (`normalizeEmail`), compared so: the unique
+  // (tenant, email) index finds them, and PostgreSQL's `lower()` would disagree with JavaScript's on a final `Σ`.
+  if (filter.email) (where.push(`c.tenant_id = o.tenant_id and c.email = ?`), params.push(normalizeEmail(filter.email)));
   if (filter.mid) (where.push(`t.mid = ?`), params.push(filter.mid));
   if (filter.beforeOrderId) (where.push(`o.id < ?`), params.push(filter.beforeOrderId));
   const rows = await em.execute<PaymentRow[]>(`${SELECT_PAYMENTS} where ${where.join(' and ')} order by o.id desc limit ?`, [...params, limit]);

@@ -158,12 +158,16 @@ function reserveOnce(
   return em.transactional(async (tx) => {
     const earlier = await underKey(tx);
     if (earlier) return earlier;
+    // The original's row is locked first (before the key's insert, in every refund: one order of locks), so "what is
+    // left" is read as the refunds before this one left it and none can take part of it before the hold below: a
+    // refund of what is left is never refused while something is left, however many refunds arrive at once.
     const [original] = await tx.execute<{ id: string; amount: string; currency: string; available: string; nothing_left: boolean }[]>(
       `select t.id, t.amount, t.currency, t.amount - t.refunded_amount - t.refund_reserved_amount as available,
               t.amount - t.refunded_amount - t.refund_reserved_amount <= 0 as nothing_left
          from transactions t join orders o on o.id = t.order_id
         where t.order_id = ? and t.tenant_id = ? and t.kind = 'authorization' and t.success and o.state = 'approved'
-        order by t.attempt_number desc limit 1`,
+        order by t.attempt_number desc limit 1
+          for update of t`,
       [input.orderId, input.tenantId],
     );
     if (!original) return (await underKey(tx)) ?? ({ kind: 'not_refundable' } as const);

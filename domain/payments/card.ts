@@ -88,6 +88,14 @@ export function binCountry(bin: string): string | undefined {
  * addresses as written (lower-cased).
  */
 const EMAIL = /^[^\s@\p{Cc}\p{Cf}\p{Z}]+@[^\s@\p{Cc}\p{Cf}\p{Z}]+\.[^\s@\p{Cc}\p{Cf}\p{Z}]{2,}$/u;
+/**
+ * An e-mail as payments keep and compare it (customers, velocity, blocklists, subscriptions): trimmed and lower-cased
+ * here, never by PostgreSQL's `lower()`, whose case rules differ for some letters (a final `Σ`).
+ */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 /** An address in one form only: a decomposed `é` (e + combining accent) would also be another address for those checks. */
 export function isValidEmail(email: string | undefined): email is string {
   return typeof email === 'string' && email.length <= 320 && EMAIL.test(email) && email === email.normalize('NFC');

@@ -1,5 +1,5 @@
 import type { CardNetwork } from '../catalog/product.ts';
-import { binCountry, cvvLengthFor, detectNetwork, isValidCardNumber, isValidEmail, isValidExpiry, normalizeExpiryYear } from './card.ts';
+import { binCountry, cvvLengthFor, detectNetwork, isValidCardNumber, isValidEmail, isValidExpiry, normalizeEmail, normalizeExpiryYear } from './card.ts';
 import type { SubmitRequest } from './submit-request.schema.ts';
 import type { SubmitInfo } from './submit-result.ts';
 
@@ -46,7 +46,7 @@ const fail = (error: string, card?: ShownCardDigits): PreValidation => ({ ok: fa
 export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly string[], now: Date): PreValidation {
   if (!body.serviceSession && !body.partnerSession) return fail('Either serviceSession or partnerSession is required');
   // Checked as it is kept: lower-casing can lengthen an address (`İ` becomes two characters).
-  const email = body.email?.trim().toLowerCase();
+  const email = typeof body.email === 'string' ? normalizeEmail(body.email) : undefined;
   if (!isValidEmail(email)) return fail('Invalid Email');
   const card = body.card ?? {};
   if (card.encrypted !== undefined && (!card.bin || !card.lastFour)) return fail('Bin and Last4 required along with Encrypted data');

@@ -108,7 +108,8 @@ async function end(target: HeldTarget, state: HoldEnd, statusId: number): Promis
   const giveUpAt = Date.now() + GIVE_UP_AFTER_MS;
   for (let round = 0; ; round++) {
     try {
-      await endHeldAuthorization({ submitOrderId: target.submitOrderId, transactionId: target.transactionId, end: state });
+      // The status goes with it (an activity's input: replay does not compare it, so no patch).
+      await endHeldAuthorization({ submitOrderId: target.submitOrderId, transactionId: target.transactionId, end: state, statusId });
       return { state, statusId };
     } catch (error) {
       if (!isActivityFailure(error) || failedForGood(error) || Date.now() >= giveUpAt) throw error;

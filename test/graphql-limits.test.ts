@@ -102,6 +102,18 @@ describe('operation limits: refused before anything runs', () => {
     expect(small.body.data.p0.data).toHaveLength(5);
   });
 
+  it('costs a page size below 1 as the default: a negative one takes nothing off the total', async () => {
+    const pages = Array.from({ length: 7 }, (_, i) => `p${i}: statuses(pageSize: 200, pageNumber: ${i + 1}) { ${STATUS_FIELDS} }`).join(' ');
+    for (const negative of ['-1000000', '$n']) {
+      const statements = countStatements();
+      const declared = negative === '$n' ? '($n: Int)' : '';
+      const refused = await ask(`query${declared} { ${pages} x: statuses(pageSize: ${negative}) { ${STATUS_FIELDS} } }`, { variables: negative === '$n' ? { n: -2_000_000_000 } : {} });
+      expect(refused.status, negative).toBe(400);
+      expect(refused.body.errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
+      expect(statements(), 'no statement ran').toBe(0);
+    }
+  });
+
   it('refuses nesting deeper than 15 with QUERY_TOO_DEEP', async () => {
     const chain = (levels: number) => `${'ofType { '.repeat(levels)}name${' }'.repeat(levels)}`;
     const deep = await ask(`{ __type(name: "Query") { ${chain(14)} } }`);

@@ -7,11 +7,15 @@ import type { ComplexityEstimator } from 'graphql-query-complexity';
  */
 const ROUND_TRIP = 10;
 
-/** A list read by one query, sized by the page argument the caller sent (or the default the resolver applies). */
+/**
+ * A list read by one query, sized by the page argument the caller sent (or the default the resolver applies). A size
+ * below 1 is refused by its field, but only when that field runs: costed as sent, a negative one would take its cost
+ * off the operation's total and let the other fields run past the limit. It costs the default.
+ */
 export function pageCost(sizeArgument: string, defaultSize: number): ComplexityEstimator {
   return ({ args, childComplexity }) => {
     const size = args[sizeArgument];
-    return ROUND_TRIP + (typeof size === 'number' ? size : defaultSize) * childComplexity;
+    return ROUND_TRIP + (typeof size === 'number' && size >= 1 ? size : defaultSize) * childComplexity;
   };
 }
 

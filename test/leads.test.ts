@@ -312,6 +312,10 @@ describe('lead keys', () => {
     // Only hashes are stored.
     const dump = JSON.stringify(await app.orm.em.fork().getConnection().execute(`select * from lead_key_sets where tenant_id = ?`, [keyed.id]));
     for (const key of [keys.publishableKey, keys.secretKey, second.publishableKey, second.secretKey]) expect(dump).not.toContain(key);
+    // Each replacement is audited as the operator's, naming the application and environment, never a key.
+    const audited = await app.orm.em.fork().execute<{ actor: string; changes: unknown }[]>(`select actor, changes from audit_entries where tenant_id = ? and action = 'lead_keys.replaced' and actor <> 'test' order by id`, [keyed.id]);
+    expect(audited).toEqual([1, 2].map(() => ({ actor: 'operator:graphql', changes: { application: 'shop', environment: 'live' } })));
+    expect(JSON.stringify(audited)).not.toMatch(/[ps]k_live_/);
   });
 
   it('are generated only with the operator token, and allowed origins are set the same way', async () => {
@@ -336,6 +340,12 @@ describe('lead keys', () => {
       o: ['HTTP://Shop.Example:80', 'https://shop.example:443', 'https://shop.example'],
     });
     expect(written.data.setLeadAllowedOrigins).toEqual({ allowedOrigins: ['http://shop.example', 'https://shop.example'] });
+    // Each change of who may write is audited with the list it set; a refused one leaves nothing.
+    const audited = await app.orm.em.fork().execute<{ actor: string; changes: unknown }[]>(`select actor, changes from audit_entries where tenant_id = ? and action = 'lead_origins.replaced' order by id`, [keyed.id]);
+    expect(audited).toEqual([
+      { actor: 'operator:graphql', changes: { origins: [newOrigin] } },
+      { actor: 'operator:graphql', changes: { origins: ['http://shop.example', 'https://shop.example'] } },
+    ]);
     expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser('https://shop.example', keyed.keys.test.publishableKey))).status).toBe(201);
   });
 });

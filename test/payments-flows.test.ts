@@ -352,6 +352,10 @@ describe('client-side card encryption', () => {
     const active = await app.orm.em.fork().execute<{ id: string }[]>(`select id from card_encryption_keys where tenant_id = ? and active`, [owner.id]);
     expect(active).toHaveLength(1);
     expect(kids).toContain(active[0]!.id);
+    // Each rotation is audited with the key that asked for it and the new key's id.
+    const audited = await app.orm.em.fork().execute<{ actor: string; entity_id: string }[]>(`select actor, entity_id from audit_entries where tenant_id = ? and action = 'card_key.rotated'`, [owner.id]);
+    expect(audited.map((entry) => entry.entity_id).sort()).toEqual([...kids].sort());
+    expect(new Set(audited.map((entry) => entry.actor))).toEqual(new Set([expect.stringMatching(/^api_key:\d+$/)]));
   });
 
   it('accepts a card encrypted on the client as a compact JWE, and rejects tampering and mismatches', async () => {

@@ -59,3 +59,11 @@ export function requireTenant(context: GraphQLContext, requestedTenantId?: numbe
 export function requireCaller(context: GraphQLContext): void {
   if (context.caller.kind === 'anonymous') throw new DomainError('unauthenticated', 'Send an API key or the operator token in the Authorization header');
 }
+
+/** Who an audit entry names for a change asked through GraphQL: the operator, or the tenant's API key by its id. */
+export function actorOf(context: GraphQLContext): string {
+  const { caller } = context;
+  if (caller.kind === 'operator') return 'operator:graphql';
+  if (caller.kind === 'tenant') return `api_key:${caller.principal.apiKeyId}`;
+  return 'anonymous';
+}

@@ -185,22 +185,6 @@ export async function replaceMerchantAccountCurrencies(em: EntityManager, mercha
   }
 }
 
-export interface AuditRecord {
-  readonly tenantId: number;
-  readonly actor: string;
-  readonly action: string;
-  readonly entityType: string;
-  readonly entityId: string;
-  readonly changes: Record<string, unknown>;
-}
-
-export async function recordAuditEntry(em: EntityManager, entry: AuditRecord): Promise<void> {
-  await em.execute(
-    `insert into audit_entries (tenant_id, actor, action, entity_type, entity_id, changes, created_at) values (?, ?, ?, ?, ?, cast(? as jsonb), clock_timestamp())`,
-    [entry.tenantId, entry.actor, entry.action, entry.entityType, entry.entityId, JSON.stringify(entry.changes)],
-  );
-}
-
 export interface MerchantAccountAuditEntry {
   readonly id: string;
   readonly merchantAccountId: number;

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAuditEntry } from '../../data/queries/audit-entries.ts';
 import {
   findReferenceName,
   findVisibleMerchantAccount,
-  recordAuditEntry,
   replaceMerchantAccountCurrencies,
   updateMerchantAccountAtVersion,
   type StoredMerchantAccount,

@@ -1,3 +1,4 @@
+import { recordAuditEntry } from '../../data/queries/audit-entries.ts';
 import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -12,7 +13,8 @@ export async function activeCardKey(em: EntityManager, tenantId: number): Promis
 }
 
 /** Issues a new key pair and makes it the active one (one at a time per tenant); earlier keys keep decrypting. */
-export async function rotateCardKey(em: EntityManager, secretBox: SecretBox, tenantId: number): Promise<CardEncryptionKey> {
+/** A new active card-encryption key pair for the tenant, audited with who asked for it (the key's id, never the key). */
+export async function rotateCardKey(em: EntityManager, secretBox: SecretBox, tenantId: number, actor: string): Promise<CardEncryptionKey> {
   const kid = `ck_${randomUUID().replaceAll('-', '')}`;
   const pair = await generateCardKeyPair(kid);
   return em.transactional(async (tx) => {
@@ -20,6 +22,7 @@ export async function rotateCardKey(em: EntityManager, secretBox: SecretBox, ten
     await tx.nativeUpdate(CardEncryptionKey, { tenant: tenantId, active: true }, { active: false });
     const key = tx.create(CardEncryptionKey, { id: kid, tenant: tenantId, publicJwk: pair.publicJwk as Record<string, unknown>, privateKeyCiphertext: secretBox.seal(pair.privatePkcs8) });
     await tx.flush();
+    await recordAuditEntry(tx, { tenantId, actor, action: 'card_key.rotated', entityType: 'CardEncryptionKey', entityId: kid, changes: { kid } });
     return key;
   });
 }

@@ -20,7 +20,7 @@ export interface LeadTenant extends TestTenant {
 export async function createLeadTenant(app: TestApp, options: { origins?: string[]; extra?: Record<string, unknown> } = {}): Promise<LeadTenant> {
   const applicationSlug = 'shop';
   const tenant = await createTestTenant(app, { applications: [{ slug: applicationSlug, name: 'Shop', allowedOrigins: options.origins ?? [] }], ...options.extra });
-  const generate = async (environment: LeadEnvironment) => generateLeadKeys(app.orm.em.fork(), { tenantId: tenant.id, applicationSlug, environment });
+  const generate = async (environment: LeadEnvironment) => generateLeadKeys(app.orm.em.fork(), { tenantId: tenant.id, applicationSlug, environment, actor: 'test' });
   return { ...tenant, applicationSlug, keys: { test: await generate('test'), live: await generate('live') } };
 }
 

@@ -3,7 +3,7 @@ import { CARD_JWE_ALGORITHM, CARD_JWE_ENCRYPTION } from '../../../domain/payment
 import { activeCardKey, rotateCardKey } from '../../../services/payments/card-keys.ts';
 import type { CardEncryptionKey } from '../../../schema/entities/index.ts';
 import { CardEncryptionKeyType } from '../../../schema/graphql/card-key.type.ts';
-import { requireTenant, type GraphQLContext } from '../context.ts';
+import { actorOf, requireTenant, type GraphQLContext } from '../context.ts';
 
 const toType = (key: CardEncryptionKey): CardEncryptionKeyType => ({
   kid: key.id,
@@ -23,6 +23,6 @@ export class CardKeysResolver {
 
   @Mutation(() => CardEncryptionKeyType, { description: 'Issues a new card-encryption key pair and makes it active; earlier keys still decrypt' })
   async rotateCardEncryptionKey(@Ctx() context: GraphQLContext): Promise<CardEncryptionKeyType> {
-    return toType(await rotateCardKey(context.em, context.services.secretBox, requireTenant(context)));
+    return toType(await rotateCardKey(context.em, context.services.secretBox, requireTenant(context), actorOf(context)));
   }
 }

@@ -12,7 +12,7 @@ import {
   LeadApplicationType,
   SetLeadAllowedOriginsArgs,
 } from '../../../schema/graphql/lead.type.ts';
-import { requireOperator, requireTenant, type GraphQLContext } from '../context.ts';
+import { actorOf, requireOperator, requireTenant, type GraphQLContext } from '../context.ts';
 import { pageCost } from '../cost.ts';
 
 /** The filters given, checked like the REST query's (spec 4.4); every bad one is named. */
@@ -63,12 +63,12 @@ export class LeadsResolver {
   })
   async generateLeadKeys(@Args(() => GenerateLeadKeysArgs) args: GenerateLeadKeysArgs, @Ctx() context: GraphQLContext): Promise<GeneratedLeadKeysType> {
     requireOperator(context);
-    return generateLeadKeys(context.em, { tenantId: args.tenantId, applicationSlug: args.application, environment: args.environment as LeadEnvironment });
+    return generateLeadKeys(context.em, { tenantId: args.tenantId, applicationSlug: args.application, environment: args.environment as LeadEnvironment, actor: actorOf(context) });
   }
 
   @Mutation(() => LeadApplicationType, { description: "Operator only: replaces the origins whose pages may write an application's leads with its publishable key" })
   async setLeadAllowedOrigins(@Args(() => SetLeadAllowedOriginsArgs) args: SetLeadAllowedOriginsArgs, @Ctx() context: GraphQLContext): Promise<LeadApplicationType> {
     requireOperator(context);
-    return replaceAllowedOrigins(context.em, { tenantId: args.tenantId, applicationSlug: args.application, origins: args.origins });
+    return replaceAllowedOrigins(context.em, { tenantId: args.tenantId, applicationSlug: args.application, origins: args.origins, actor: actorOf(context) });
   }
 }

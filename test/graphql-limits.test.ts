@@ -166,6 +166,17 @@ describe('introspection', () => {
     expect((await ask('{ __typename }', { as: 'anonymous' })).body).toEqual({ data: { __typename: 'Query' } });
   });
 
+  it('does not leak through "Did you mean" hints to anonymous callers; a tenant key keeps them', async () => {
+    for (const query of ['{ customerLead { id } }', '{ statuses(pageSiz: 5) { count } }', '{ statuses { dat { id } } }']) {
+      const anonymous = await ask(query, { as: 'anonymous' });
+      expect(anonymous.status, query).toBe(400);
+      expect(anonymous.body.errors.length).toBeGreaterThan(0);
+      for (const error of anonymous.body.errors) expect(error.message, query).not.toMatch(/Did you mean/);
+    }
+    const withKey = await ask('{ customerLead { id } }', { as: 'tenant' });
+    expect(withKey.body.errors[0].message).toMatch(/Did you mean "customerLeads"\?/);
+  });
+
   it('answers the full introspection query to a tenant key', async () => {
     const full = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true });
     const { status, body } = await ask(full, { as: 'tenant' });

@@ -12,6 +12,7 @@ import { operationShapeRule } from './operation-shape.rule.ts';
 import { requestGuardPlugin } from './request-guard.plugin.ts';
 import { sendGraphQLTransportError } from './transport-errors.ts';
 import { unexpectedErrorsPlugin } from './unexpected-errors.plugin.ts';
+import { anonymousSuggestionsPlugin } from './anonymous-suggestions.plugin.ts';
 
 /**
  * Serves Apollo Server at /graphql through Fastify's router (GET and POST), so GraphQL shares the
@@ -29,7 +30,7 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
     // Limits on what one request may ask for (operation-limits.ts), all enforced before a resolver runs.
     parseOptions: { maxTokens: OPERATION_LIMITS.maxTokens },
     validationRules: [operationShapeRule],
-    plugins: [requestGuardPlugin(schema), unexpectedErrorsPlugin()],
+    plugins: [requestGuardPlugin(schema), unexpectedErrorsPlugin(), anonymousSuggestionsPlugin()],
     // Admin UIs send JSON with a non-simple content type; GET needs a preflight-forcing header.
     csrfPrevention: true,
     // The gateway process owns SIGINT/SIGTERM (api/main.ts) and stops Apollo through Fastify's onClose. Apollo's own

@@ -166,6 +166,14 @@ describe('introspection', () => {
     expect((await ask('{ __typename }', { as: 'anonymous' })).body).toEqual({ data: { __typename: 'Query' } });
   });
 
+  it('refuses a subscription (this API has none) as a bad request with its own code, never an internal error', async () => {
+    for (const as of ['anonymous', 'tenant'] as const) {
+      const { status, body } = await ask('subscription { __typename }', { as });
+      expect(status, as).toBe(400);
+      expect(body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/no subscription operations/), extensions: { code: 'OPERATION_NOT_SUPPORTED' } })]);
+    }
+  });
+
   it('does not leak through "Did you mean" hints to anonymous callers; a tenant key keeps them', async () => {
     for (const query of ['{ customerLead { id } }', '{ statuses(pageSiz: 5) { count } }', '{ statuses { dat { id } } }']) {
       const anonymous = await ask(query, { as: 'anonymous' });

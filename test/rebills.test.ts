@@ -187,6 +187,10 @@ describe('recurring rebills (in-process worker)', () => {
     const peek = await call(app, 'POST', `/subscriptions/${id}/pause`, other.apiKey);
     expect(peek.status).toBe(404);
     expect(await undocumentedParts(app.baseUrl, '/subscriptions/{id}/pause', 'post', 404, peek.body)).toEqual([]);
+    // A body of another type is refused 415 as documented (no body, or JSON, is what an action takes).
+    const wrongType = await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey, '{}', { 'content-type': 'text/plain' });
+    expect(wrongType.status).toBe(415);
+    expect(await undocumentedParts(app.baseUrl, '/subscriptions/{id}/pause', 'post', 415, wrongType.body)).toEqual([]);
     expect((await call(app, 'GET', `/subscriptions/${id}`, other.apiKey)).status).toBe(404);
     // An id beyond any stored one is named as it was asked for.
     expect((await call(app, 'GET', '/subscriptions/2147483648', tenant.apiKey)).body.error).toMatchObject({ code: 'resource_missing', message: "No such subscription: '2147483648'" });

@@ -72,6 +72,11 @@ const errors = {
   429: ref(PaymentApiErrorResponse, { description: 'Rate limit of the API key exceeded' }),
   500: ref(PaymentApiErrorResponse, { description: 'Unexpected error' }),
 };
+/** The actions take a body (an empty one, or none): what any body may be refused with. */
+const bodyErrors = {
+  413: ref(PaymentApiErrorResponse, { description: 'Request body too large' }),
+  415: ref(PaymentApiErrorResponse, { description: 'Content-Type must be application/json (or no body at all)' }),
+};
 
 /**
  * Subscriptions over REST (beside the GraphQL admin API): read one, and cancel, pause or resume its recurring
@@ -105,7 +110,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
           security: API_KEY_REQUIRED,
           params: Params,
           body: NoParametersBody,
-          response: { 200: ref(SubscriptionObject), ...errors },
+          response: { 200: ref(SubscriptionObject), ...errors, ...bodyErrors },
         },
         preValidation: bodyMayBeLeftOut,
         async handler(request) {

@@ -2452,6 +2452,18 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Content-Type must be application/json (or no body at all) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
       /** @description Rate limit of the API key exceeded */
       429: {
         content: {
@@ -2508,6 +2520,18 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Content-Type must be application/json (or no body at all) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
       /** @description Rate limit of the API key exceeded */
       429: {
         content: {
@@ -2560,6 +2584,18 @@ export interface operations {
       };
       /** @description No such subscription for this key */
       404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Content-Type must be application/json (or no body at all) */
+      415: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };

@@ -204,6 +204,12 @@ describe('POST /payments', () => {
     expect(other.status).toBe(409);
     expect(other.body.error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused' });
     expectDocumented('/payments', 'post', 409, other.body);
+
+    // A key is printable ASCII: `é` (read as latin1) is refused, not kept as another key than its UTF-8 spelling.
+    const accented = await pay(body, { 'Idempotency-Key': 'clé-1' });
+    expect(accented.status).toBe(400);
+    expect(accented.body.error).toMatchObject({ type: 'invalid_request_error', param: 'Idempotency-Key' });
+    expectDocumented('/payments', 'post', 400, accented.body);
   });
 });
 

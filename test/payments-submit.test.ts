@@ -251,6 +251,15 @@ describe('request-level errors', () => {
 });
 
 describe('Idempotency-Key', () => {
+  it('is 1 to 255 printable ASCII characters: another byte (read as latin1) or an over-long key is 400, nothing charged', async () => {
+    for (const key of ['clé-1', 'a\u00a0b', 'k'.repeat(256)]) {
+      const refused = await submit(submitBody('4242424242424242'), { 'idempotency-key': key });
+      expect(refused.status, key).toBe(400);
+      expect(refused.body).toEqual({ success: false, message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
+    }
+    expect((await submit(submitBody('4242424242424242'), { 'idempotency-key': `order 42/${randomUUID()}` })).body).toMatchObject({ info: 'Success' });
+  });
+
   it('returns the first result for the same key and body, sent ten times at once, with one payment and one authorization', async () => {
     const body = submitBody('4242424242424242');
     const key = { 'idempotency-key': `key-${randomUUID()}` };

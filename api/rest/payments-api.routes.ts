@@ -4,7 +4,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { findPayment, listPayments } from '../../data/queries/payments-api.ts';
 import { listRefundsOfOrder } from '../../data/queries/refunds.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
-import { DomainError } from '../../domain/errors.ts';
 import { PaymentApiError, resourceMissing } from '../../domain/payments-api/errors.ts';
 import { orderIdOf } from '../../domain/payments-api/ids.ts';
 import { fromMinorUnits } from '../../domain/payments-api/minor-units.ts';
@@ -16,6 +15,7 @@ import type { ProductLookup } from '../../services/catalog/product-cache.ts';
 import { decideAuthorization } from '../../services/payments-api/decide-authorization.ts';
 import { requestRefund } from '../../services/refunds/request-refund.ts';
 import { callerOf } from '../http/authentication.ts';
+import { idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency-key.ts';
 import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
@@ -50,16 +50,9 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 };
 
 const IdempotencyHeaders = Type.Object({
-  'Idempotency-Key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Makes the POST safe to retry: the same key and body answer the first result and never charge (or refund) twice' })),
+  'Idempotency-Key': idempotencyKeyHeader('Makes the POST safe to retry: the same key and body answer the first result and never charge (or refund) twice'),
 });
 const PaymentParams = Type.Object({ id: Type.String({ maxLength: 40, description: 'Payment id', examples: ['pay_1042'] }) });
-
-function idempotencyKeyOf(request: FastifyRequest): string | undefined {
-  const key = request.headers['idempotency-key'];
-  if (key === undefined) return undefined;
-  if (typeof key !== 'string' || key.length < 1 || key.length > 255) throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
-  return key;
-}
 
 /**
  * The generic card API (spec 4.11), Stripe-style: `POST /payments`, `GET /payments/{id}`, `GET /payments` and

@@ -11,6 +11,7 @@ import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
 import { callerOf } from '../http/authentication.ts';
+import { idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency-key.ts';
 import { errorResponses, ref, stringEnum } from '../http/schemas.ts';
 import { API_KEY_REQUIRED, PUBLIC } from '../http/security.ts';
 import type { TypedApp } from '../http/typed-app.ts';
@@ -52,9 +53,7 @@ export const SubmitResult = Type.Object(
 // No length limit of its own: any id that names no product of the key's tenant is 404 (DESIGN 4), however long.
 const ProductParams = Type.Object({ productId: Type.String({ description: 'Id of the product (404 when it names none of the key\'s tenant)', examples: ['42'] }) });
 const PaymentHeaders = Type.Object({
-  'Idempotency-Key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, description: 'Makes a submit safe to retry: the same key and body return the first result' }),
-  ),
+  'Idempotency-Key': idempotencyKeyHeader('Makes a submit safe to retry: the same key and body return the first result'),
 });
 const paymentResponses = { 200: ref(SubmitResult), ...errorResponses(400, 401, 404, 409, 410, 413, 415, 429, 500, 503) };
 
@@ -90,10 +89,7 @@ export function paymentRoutes(app: TypedApp, deps: PaymentRouteDeps): void {
     },
     async handler(request) {
       const principal = callerOf(request);
-      const idempotencyKey = request.headers['idempotency-key'];
-      if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
-        throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 characters', { field: 'Idempotency-Key' });
-      }
+      const idempotencyKey = idempotencyKeyOf(request);
       return submitPayment(
         { em: request.em, cardVault: deps.cardVault, secretBox: deps.secretBox, runner: deps.runner, settings: deps.settings, products: deps.products },
         { tenantId: principal.tenantId, productId: request.params.productId, body: request.body, idempotencyKey },

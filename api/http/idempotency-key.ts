@@ -1,0 +1,23 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { DomainError } from '../../domain/errors.ts';
+
+/**
+ * An Idempotency-Key is 1 to 255 printable ASCII characters. HTTP carries other bytes (read as latin1), and an
+ * `é` sent as UTF-8 would name a different key from one sent as latin1: such keys are refused rather than kept.
+ */
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** The header's schema, for a route's OpenAPI document (the handler checks it with `idempotencyKeyOf`). */
+export const idempotencyKeyHeader = (description: string) =>
+  Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY.source, description }));
+
+/** The request's Idempotency-Key, or undefined; a malformed one is 400 naming the header. */
+export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+    throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 printable ASCII characters', { field: 'Idempotency-Key' });
+  }
+  return key;
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { findTenantSubscription, listRebills } from '../data/queries/rebills.ts';
+import { findTenantSubscription, listRebills, nextBillingPeriodOf } from '../data/queries/rebills.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { subscriptionProgressQuery } from '../workflows/contract/subscription-signals.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
@@ -102,6 +102,7 @@ describe('recurring rebills (in-process worker)', () => {
         expect(history).not.toContain('4242424242424242');
       }
       expect(paid.map((r) => r.period).slice(0, 3)).toEqual([1, 2, 3]);
+      expect(await nextBillingPeriodOf(app.orm.em.fork(), id)).toBe(Math.max(...rebills.map((r) => r.period)) + 1);
       for (const rebill of paid) {
         expect(rebill.attempt).toBe(0);
         expect(await authorizationsFor(rebill.orderId)).toBe(1);
@@ -233,6 +234,8 @@ describe('recurring rebills (in-process worker)', () => {
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 20_000, interval: 200 });
     const rebills = await rebillsOf(app, id);
     expect(rebills.map((r) => [r.period, r.attempt, r.state, r.statusId])).toEqual([[0, 1, 'declined', 3512]]);
+    // The period its next charge was for, as a direct cancel tells it: the checkout's own (0), as its workflow counted.
+    expect(await nextBillingPeriodOf(app.orm.em.fork(), id)).toBe(0);
     // Each attempt (the cascade may try the other MID) asked for the checkout's 9.12.
     const attempts = await amountsOf(app, rebills[0]!.orderId);
     expect(attempts.length).toBeGreaterThanOrEqual(1);
@@ -323,18 +326,19 @@ describe('recurring rebills (in-process worker)', () => {
       const paused = await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
       expect(paused.status).toBe(400);
       expect(paused.body.error).toMatchObject({ code: 'subscription_not_billed' });
-      const cancelled = await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
-      expect(cancelled.status).toBe(200);
-      expect(cancelled.body).toMatchObject({ status: 'cancelled', cancel_reason: 'cancelled_by_merchant' });
+      // Three cancels at once: each finds no billing to signal and cancels directly; only the one that ended it tells.
+      const cancelled = await Promise.all([1, 2, 3].map(() => call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)));
+      for (const answer of cancelled) expect(answer.body).toMatchObject({ status: 'cancelled', cancel_reason: 'cancelled_by_merchant' });
 
       const told = () => receiver.received.filter((r) => (r.payload as { type: string }).type === 'subscription.cancelled');
       await vi.waitFor(() => expect(told()).toHaveLength(1), { timeout: 10_000, interval: 100 });
       expect(told()[0]!.verified).toBe(true);
       expect((told()[0]!.payload as { data: unknown }).data).toEqual({ subscriptionId: id, reason: 'cancelled_by_merchant', period: 1 });
-      // Cancelling again changes nothing and tells no one again.
+      // Asked again later: the subscription as it is, and no one told again.
       expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body).toMatchObject({ status: 'cancelled' });
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(told()).toHaveLength(1);
+      expect(app.logs.lines.filter((line) => line.includes('subscription.cancelled delivery not started'))).toEqual([]);
     } finally {
       await receiver.close();
     }

@@ -1,23 +1,30 @@
 import type { Client } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+import { TypedSearchAttributes, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 import { TenantIdAttribute, WebhookEndpointIdAttribute, WebhookEventTypeAttribute } from '../../workflows/contract/search-attributes.ts';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-delivery.workflow.ts';
 
-/** Starts `webhookDeliveryWorkflow` with a workflow id derived from the delivery id (so a retry never sends twice). */
+/**
+ * Starts `webhookDeliveryWorkflow` with a workflow id derived from the delivery id, once: a start that finds the id
+ * taken (the delivery under way, or done and still within the namespace's retention) leaves it be, as the workflows'
+ * own starts do (`startWebhookDeliveries`), so an event recorded twice is never sent twice.
+ */
 export function temporalDeliveryStarter(options: { client: Client; taskQueue: string; schedule: readonly number[]; attemptTimeoutMs: number }): DeliveryStarter {
   return {
     async startDelivery(delivery) {
       await options.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
         taskQueue: options.taskQueue,
         workflowId: workflowIds.webhookDelivery(delivery.deliveryId),
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
         args: [{ deliveryId: delivery.deliveryId, schedule: options.schedule, attemptTimeoutMs: options.attemptTimeoutMs }],
         typedSearchAttributes: new TypedSearchAttributes([
           { key: TenantIdAttribute, value: String(delivery.tenantId) },
           { key: WebhookEndpointIdAttribute, value: delivery.endpointId },
           { key: WebhookEventTypeAttribute, value: delivery.eventType },
         ]),
+      }).catch((error: unknown) => {
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       });
     },
   };

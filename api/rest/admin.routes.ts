@@ -126,7 +126,8 @@ export function adminRoutes(app: TypedApp, deps: { secretBox: SecretBox }): void
         '`rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. ' +
         'Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); ' +
         '`vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). ' +
-        '`currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed.',
+        '`currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed, and a mask that matches no stored value of that currency (`****` and at most 4 characters) is 400. ' +
+          '`title` must not be blank; `acquirerBINNetworkA`/`acquirerBINNetworkB` are 6 to 11 digits.',
       tags: ['admin'],
       security: API_KEY_REQUIRED,
       headers: AdminHeaders,

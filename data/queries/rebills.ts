@@ -196,3 +196,22 @@ export async function listRebills(em: EntityManager, subscriptionId: number): Pr
   );
   return rows.map((row) => ({ period: row.period, attempt: row.attempt, orderId: row.order_id, state: row.state, statusId: row.status_id }));
 }
+
+/**
+ * The billing period a subscription's next charge pays, as its billing workflow counts it: a period with rebills
+ * but none paid (its retries under way), else the one after the last billed, else 0 for a salvaged checkout (its
+ * declined charge is tried again first) and 1 after a paid one.
+ */
+export async function nextBillingPeriodOf(em: EntityManager, subscriptionId: number): Promise<number> {
+  const [row] = await em.execute<{ period: number }[]>(
+    `select coalesce(
+       (select max(r.period) from rebills r where r.subscription_id = s.id
+           and not exists (select 1 from rebills paid where paid.subscription_id = r.subscription_id and paid.period = r.period and paid.state = 'paid')),
+       (select max(r.period) + 1 from rebills r where r.subscription_id = s.id),
+       case when o.state = 'declined' then 0 else 1 end) as period
+       from subscriptions s join orders o on o.id = s.order_id
+      where s.id = ?`,
+    [subscriptionId],
+  );
+  return row?.period ?? 1;
+}

@@ -28,8 +28,9 @@ export function maskCredentials(credentials: GatewayCredentials): GatewayCredent
 
 /**
  * The credentials an update leaves stored. `incoming` replaces the stored object field by field: a field equal to
- * the mask of the stored value keeps the stored secret, any other value replaces it, an absent field is removed.
- * No `incoming` object keeps everything stored.
+ * the mask of the stored value keeps the stored secret, a value shaped like a mask of anything else is refused
+ * (DomainError `validation`), any other value replaces it, an absent field is removed. No `incoming` object keeps
+ * everything stored.
  */
 export function mergeCredentials(stored: GatewayCredentials | undefined, incoming: GatewayCredentials | undefined): GatewayCredentials {
   if (incoming === undefined) return { ...(stored ?? {}) };

@@ -131,7 +131,8 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     // Nothing of the payment exists: its velocity slot goes back, so a customer is not refused for a submit the
     // gateway never ran (an overloaded gateway would otherwise lock a card out for its window).
     if (error instanceof PaymentNotStartedError) {
-      await releaseSubmitAttempt(deps.em, { tenantId: request.tenantId, productId: product.id, email, cardFingerprint: fingerprint, now: screenedAt });
+      // A release that fails keeps the slot (what a payment that may run would hold): the caller's 503 stands.
+      await releaseSubmitAttempt(deps.em, { tenantId: request.tenantId, productId: product.id, email, cardFingerprint: fingerprint, now: screenedAt }).catch(() => undefined);
     }
     throw error;
   }

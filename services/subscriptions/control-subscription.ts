@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as delay } from 'node:timers/promises';
 import pWaitFor from 'p-wait-for';
-import { cancelSubscription, findTenantSubscription, type SubscriptionView } from '../../data/queries/rebills.ts';
+import { cancelSubscription, findTenantSubscription, nextBillingPeriodOf, type SubscriptionView } from '../../data/queries/rebills.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { PaymentApiError } from '../../domain/payments-api/errors.ts';
 import type { SubscriptionAction, SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
@@ -90,11 +90,12 @@ const DIRECT_CANCEL_REASON = 'cancelled_by_merchant';
 async function cancelDirectly(deps: SubscriptionControlDeps, tenantId: number, subscription: SubscriptionView): Promise<void> {
   const deliveries = await deps.em.transactional(async (tx): Promise<readonly RecordedDelivery[]> => {
     if (!(await cancelSubscription(tx, { subscriptionId: subscription.id, reason: DIRECT_CANCEL_REASON }))) return [];
+    // The period the next charge would have paid, as the billing workflow reports it.
+    const period = await nextBillingPeriodOf(tx, subscription.id);
     return recordWebhookDeliveries(tx, {
       tenantId,
       eventKey: `subscription/${subscription.id}/cancelled`,
-      // The period the next charge would have paid, as the billing workflow reports it.
-      event: { type: 'subscription.cancelled', timestamp: new Date().toISOString(), data: { subscriptionId: subscription.id, reason: DIRECT_CANCEL_REASON, period: subscription.billedPeriods + 1 } },
+      event: { type: 'subscription.cancelled', timestamp: new Date().toISOString(), data: { subscriptionId: subscription.id, reason: DIRECT_CANCEL_REASON, period } },
     });
   });
   for (const delivery of deliveries) {

@@ -32,7 +32,7 @@ export interface paths {
   "/api/admin/merchantaccounts/{id}": {
     /**
      * Updates a merchant account (spec 4.8) at the rowVersion read; audited with UserEmail
-     * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed.
+     * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed, and a mask that matches no stored value of that currency (`****` and at most 4 characters) is 400. `title` must not be blank; `acquirerBINNetworkA`/`acquirerBINNetworkB` are 6 to 11 digits.
      */
     put: operations["updateMerchantAccount"];
   };
@@ -746,7 +746,7 @@ export interface operations {
   };
   /**
    * Updates a merchant account (spec 4.8) at the rowVersion read; audited with UserEmail
-   * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed.
+   * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed, and a mask that matches no stored value of that currency (`****` and at most 4 characters) is 400. `title` must not be blank; `acquirerBINNetworkA`/`acquirerBINNetworkB` are 6 to 11 digits.
    */
   updateMerchantAccount: {
     parameters: {

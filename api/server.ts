@@ -29,6 +29,9 @@ import { statusRoutes } from './rest/statuses.routes.ts';
 import { adminRoutes } from './rest/admin.routes.ts';
 import { mitigationRoutes } from './rest/mitigation.routes.ts';
 import { paymentApiUnknownRoute } from './rest/payments-api-errors.ts';
+import { emailUnknownRoute } from './rest/email-errors.ts';
+import { leadUnknownRoute } from './rest/lead-errors.ts';
+import { graphQLUnknownRoute } from './graphql/transport-errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,7 +45,7 @@ declare module 'fastify' {
 }
 
 /** Paths whose API answers its refusals in a shape of its own. */
-const UNKNOWN_ROUTE_SHAPES = [paymentApiUnknownRoute];
+const UNKNOWN_ROUTE_SHAPES = [paymentApiUnknownRoute, emailUnknownRoute, leadUnknownRoute, graphQLUnknownRoute];
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

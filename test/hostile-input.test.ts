@@ -130,6 +130,19 @@ describe('HTTP semantics', () => {
     expect(await (await fetch(`${app.baseUrl}/no/such/path`)).json()).toEqual({ success: false, message: expect.any(String) });
   });
 
+  it('answers a 405 or 404 under the e-mail, lead and GraphQL paths in each API’s own error shape', async () => {
+    const answer = async (path: string, method: string) => {
+      const response = await fetch(`${app.baseUrl}${path}`, { method });
+      return { status: response.status, body: await response.json() };
+    };
+    expect(await answer('/api/email', 'GET')).toEqual({ status: 405, body: { success: false, error: expect.stringContaining('GET is not allowed on /api/email') } });
+    expect(await answer('/api/email/nothing', 'POST')).toEqual({ status: 404, body: { success: false, error: expect.stringContaining('No route') } });
+    expect(await answer('/api/public/customer-leads', 'PUT')).toEqual({ status: 405, body: { ok: false, error: { code: 'method_not_allowed', message: expect.any(String), details: [] } } });
+    expect(await answer('/api/public/customer-leads/x', 'GET')).toEqual({ status: 404, body: { ok: false, error: { code: 'not_found', message: expect.any(String), details: [] } } });
+    expect(await answer('/graphql', 'DELETE')).toEqual({ status: 405, body: { errors: [{ message: expect.any(String), extensions: { code: 'METHOD_NOT_ALLOWED' } }] } });
+    expect(await answer('/graphql/x', 'GET')).toEqual({ status: 404, body: { errors: [{ message: expect.any(String), extensions: { code: 'NOT_FOUND' } }] } });
+  });
+
   it('answers a body in a content coding (gzip, or one it does not know) 415, reading and charging nothing', async () => {
     const before = await orderCount();
     const send = (encoding: string, body: Uint8Array | string) =>

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toHttpError } from '../http/errors.ts';
+import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 
 /** GraphQL codes of the refusals Fastify makes before Apollo sees a request, by HTTP status. */
 const TRANSPORT_CODES: Record<number, string> = { 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED' };
@@ -19,3 +20,11 @@ export function sendGraphQLTransportError(request: FastifyRequest, reply: Fastif
     .type('application/json; charset=utf-8')
     .send({ errors: [{ message: mapped.message, extensions: { code } }] });
 }
+
+const ROUTE_CODES = { 400: 'BAD_REQUEST', 404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 500: 'INTERNAL_SERVER_ERROR' } as const;
+
+/** `/graphql` asked with a method it does not serve (405), or a path under it (404), in GraphQL's error shape. */
+export const graphQLUnknownRoute: UnknownRouteShape = {
+  prefixes: ['/graphql'],
+  body: (status, message) => ({ errors: [{ message, extensions: { code: ROUTE_CODES[status] } }] }),
+};

@@ -1,3 +1,4 @@
+import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { DomainError } from '../../domain/errors.ts';
@@ -99,3 +100,9 @@ export function sendEmailError(request: FastifyRequest, reply: FastifyReply, err
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   return reply.status(mapped.status).send(mapped.body);
 }
+
+/** A path of the e-mail API asked with a method it does not serve (405), or no path of it (404), in its own shape. */
+export const emailUnknownRoute: UnknownRouteShape = {
+  prefixes: ['/api/email'],
+  body: (status, message) => ({ success: false, error: status === 500 ? 'Server error' : message }),
+};

@@ -1,3 +1,4 @@
+import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { LeadQueryError, LeadValidationError } from '../../domain/leads/lead-errors.ts';
@@ -75,3 +76,11 @@ export function sendLeadError(request: FastifyRequest, reply: FastifyReply, erro
   const body: LeadErrorBody = { ok: false, error: { code: mapped.code, message: mapped.message, details: [...mapped.details] } };
   return reply.status(mapped.status ?? LEAD_ERROR_STATUS[mapped.code]).send(body);
 }
+
+const LEAD_ROUTE_CODES = { 400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed', 500: 'internal_error' } as const;
+
+/** A path of the lead API asked with a method it does not serve (405), or no path of it (404), in its own shape. */
+export const leadUnknownRoute: UnknownRouteShape = {
+  prefixes: ['/api/public/customer-leads'],
+  body: (status, message) => ({ ok: false, error: { code: LEAD_ROUTE_CODES[status], message, details: [] } }),
+};

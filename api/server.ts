@@ -32,6 +32,7 @@ import { paymentApiUnknownRoute } from './rest/payments-api-errors.ts';
 import { emailUnknownRoute } from './rest/email-errors.ts';
 import { leadUnknownRoute } from './rest/lead-errors.ts';
 import { graphQLUnknownRoute } from './graphql/transport-errors.ts';
+import { answerClientError } from './http/client-errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -66,6 +67,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     frameworkErrors: answerFrameworkErrors({ shapes: UNKNOWN_ROUTE_SHAPES }),
+    clientErrorHandler: answerClientError,
   });
 
   app.decorate('requestsInFlight', trackRequestsInFlight(app));

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +129,27 @@ describe('HTTP semantics', () => {
     expect(await noSuchPath.json()).toEqual({ error: { type: 'invalid_request_error', code: 'resource_missing', message: expect.stringContaining('No route') } });
     // Elsewhere the REST shape, as before.
     expect(await (await fetch(`${app.baseUrl}/no/such/path`)).json()).toEqual({ success: false, message: expect.any(String) });
+  });
+
+  it('answers what Node\'s HTTP parser refuses in the REST error shape, then closes the connection', async () => {
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const { port } = new URL(app.baseUrl);
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write(request));
+        let received = '';
+        socket.on('data', (chunk) => (received += chunk.toString()));
+        socket.on('close', () => resolve(received));
+        socket.on('error', reject);
+      });
+    const bodyOf = (response: string) => JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as unknown;
+    const control = await raw(`POST /payments HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\u0001b\r\nContent-Length: 2\r\n\r\n{}`);
+    expect(control).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(bodyOf(control)).toEqual({ success: false, message: expect.stringContaining('not valid HTTP') });
+    const smuggled = await raw(`POST /payments HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`);
+    expect(smuggled).toMatch(/^HTTP\/1\.1 400 /);
+    const huge = await raw(`GET /payments?x=${'y'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+    expect(bodyOf(huge)).toEqual({ success: false, message: expect.stringContaining('too large') });
   });
 
   it('answers a 405 or 404 under the e-mail, lead and GraphQL paths in each API’s own error shape', async () => {

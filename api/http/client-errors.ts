@@ -18,7 +18,9 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const { status, message } = (error.code && REFUSALS[error.code]) || MALFORMED;
   const body = JSON.stringify({ success: false, message });
-  if (socket.writable) {
+  // A response already under way on this connection (keep-alive) is not written over, as Node's own handler does.
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (socket.writable && !answering) {
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   }
   socket.destroy(error);

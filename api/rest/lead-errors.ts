@@ -13,6 +13,9 @@ export const LEAD_ERROR_STATUS = {
   validation_failed: 422,
   rate_limited: 429,
   internal_error: 500,
+  /** A path under the lead API that names nothing, or a method it does not serve (the router's answers). */
+  not_found: 404,
+  method_not_allowed: 405,
 } as const;
 export type LeadErrorCode = keyof typeof LEAD_ERROR_STATUS;
 
@@ -77,7 +80,7 @@ export function sendLeadError(request: FastifyRequest, reply: FastifyReply, erro
   return reply.status(mapped.status ?? LEAD_ERROR_STATUS[mapped.code]).send(body);
 }
 
-const LEAD_ROUTE_CODES = { 400: 'bad_request', 404: 'not_found', 405: 'method_not_allowed', 500: 'internal_error' } as const;
+const LEAD_ROUTE_CODES: Record<400 | 404 | 405 | 500, LeadErrorCode> = { 400: 'validation_failed', 404: 'not_found', 405: 'method_not_allowed', 500: 'internal_error' };
 
 /** A path of the lead API asked with a method it does not serve (405), or no path of it (404), in its own shape. */
 export const leadUnknownRoute: UnknownRouteShape = {

@@ -167,7 +167,7 @@ function reserveOnce(
          from transactions t join orders o on o.id = t.order_id
         where t.order_id = ? and t.tenant_id = ? and t.kind = 'authorization' and t.success and o.state = 'approved'
         order by t.attempt_number desc limit 1
-          for update of t`,
+          for no key update of t`,
       [input.orderId, input.tenantId],
     );
     if (!original) return (await underKey(tx)) ?? ({ kind: 'not_refundable' } as const);

@@ -86,7 +86,8 @@ export async function endUndecidedHold(decision: 'capture' | 'void', target: Hel
     }
     switch (found.state) {
       case 'captured':
-        return end(target, 'approved', decision === 'capture' ? found.statusId : (refusedStatusId ?? found.statusId));
+        // The decision's answer may be a refused void's status; the authorization records the processor's (a capture).
+        return end(target, 'approved', decision === 'capture' ? found.statusId : (refusedStatusId ?? found.statusId), found.statusId);
       case 'voided':
         return end(target, 'voided', decision === 'void' ? found.statusId : (refusedStatusId ?? found.statusId));
       case 'missing':
@@ -104,12 +105,12 @@ export async function endUndecidedHold(decision: 'capture' | 'void', target: Hel
  * for longer than the activity's retries is waited out with durable sleeps (up to a week) rather than failing the
  * payment, whose failure path would void; a statement PostgreSQL refuses for good fails it at once.
  */
-async function end(target: HeldTarget, state: HoldEnd, statusId: number): Promise<HoldEnding> {
+async function end(target: HeldTarget, state: HoldEnd, statusId: number, recordedStatusId = statusId): Promise<HoldEnding> {
   const giveUpAt = Date.now() + GIVE_UP_AFTER_MS;
   for (let round = 0; ; round++) {
     try {
       // The status goes with it (an activity's input: replay does not compare it, so no patch).
-      await endHeldAuthorization({ submitOrderId: target.submitOrderId, transactionId: target.transactionId, end: state, statusId });
+      await endHeldAuthorization({ submitOrderId: target.submitOrderId, transactionId: target.transactionId, end: state, statusId: recordedStatusId });
       return { state, statusId };
     } catch (error) {
       if (!isActivityFailure(error) || failedForGood(error) || Date.now() >= giveUpAt) throw error;

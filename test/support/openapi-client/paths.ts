@@ -481,7 +481,7 @@ export interface components {
       ok: false;
       error: {
         /** @enum {string} */
-        code: "invalid_json" | "unauthorized" | "forbidden" | "validation_failed" | "rate_limited" | "internal_error";
+        code: "invalid_json" | "unauthorized" | "forbidden" | "validation_failed" | "rate_limited" | "internal_error" | "not_found" | "method_not_allowed";
         message: string;
         /** @description One entry per bad field: `name: problem` */
         details: string[];

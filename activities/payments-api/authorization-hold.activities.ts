@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { ProcessorGateway } from '../../adapters/processors/processor-gateway.ts';
 import { endHold, heldAuthorizationReference, holdAuthorization, markCaptured, recordVoid } from '../../data/queries/authorization-holds.ts';
 import type { Logger } from '../../domain/logger.ts';
-import { statusById } from '../../domain/statuses/status-codes.ts';
+import { statusNameOf } from '../../domain/statuses/status-codes.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
@@ -43,7 +43,7 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
     const result = await deps.processors.get(input.gateway).capture(input.processorTransactionId, input.timeoutMs);
     if (!result.outcome.answered) throw processorFailure(`Capture of order ${input.submitOrderId} failed: ${result.outcome.reason}`, result.exchange);
     if (result.outcome.captured) {
-      const status = { id: result.outcome.statusId, name: statusById(result.outcome.statusId)?.status ?? 'Unknown' };
+      const status = { id: result.outcome.statusId, name: statusNameOf(result.outcome.statusId) };
       await fork().transactional((tx) => markCaptured(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, status }));
     }
     deps.logger.info({ submitOrderId: input.submitOrderId, captured: result.outcome.captured }, 'authorization capture');
@@ -59,7 +59,7 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
     }
     const statusId = voided ? StatusId.VOIDED : StatusId.AUTHORIZATION_EXPIRED_OR_ALREADY_CAPTURED;
     await fork().transactional((tx) =>
-      recordVoid(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, voided, statusId, status: statusById(statusId)?.status ?? 'Unknown', exchange: result.exchange }),
+      recordVoid(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, voided, statusId, status: statusNameOf(statusId), exchange: result.exchange }),
     );
     deps.logger.info({ submitOrderId: input.submitOrderId, voided }, 'authorization void');
     return { voided, statusId };
@@ -89,7 +89,7 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
 
   /** Ends a held authorization as the processor's answers decide: captured (refundable), voided, expired or failed. */
   async function endHeldAuthorization(input: { submitOrderId: number; transactionId: string; end: HoldEnd; /** The capture's status (absent before it was passed). */ statusId?: number }): Promise<void> {
-    const status = input.statusId === undefined ? undefined : { id: input.statusId, name: statusById(input.statusId)?.status ?? 'Unknown' };
+    const status = input.statusId === undefined ? undefined : { id: input.statusId, name: statusNameOf(input.statusId) };
     await fork().transactional((tx) =>
       input.end === 'approved' ? markCaptured(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, status }) : endHold(tx, { orderId: input.submitOrderId, state: input.end }),
     );

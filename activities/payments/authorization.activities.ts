@@ -18,7 +18,7 @@ import {
   type UnrecordedAttempt,
 } from '../../domain/payments/attempts.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
-import { statusById } from '../../domain/statuses/status-codes.ts';
+import { statusById, statusNameOf } from '../../domain/statuses/status-codes.ts';
 import { permanentFailureOf, processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
@@ -161,7 +161,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
       merchantAccount: input.candidate,
       processorTransactionId: 'processorTransactionId' in outcome ? (outcome.processorTransactionId ?? null) : null,
       statusId,
-      status: statusById(statusId)?.status ?? 'Unknown',
+      status: statusNameOf(statusId),
       approved,
       authCode: approved ? outcome.authCode : null,
       eci: approved ? (outcome.eci ?? null) : null,

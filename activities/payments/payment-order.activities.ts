@@ -12,7 +12,7 @@ import { closeSubmitOrder, openSubmitOrder, updateOrderState } from '../../data/
 import { poolExecutor } from '../../data/sql-executor.ts';
 import { endUncompletedChallenges } from '../../data/queries/transactions.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
-import { statusById } from '../../domain/statuses/status-codes.ts';
+import { statusNameOf } from '../../domain/statuses/status-codes.ts';
 import {
   activateSubscriptionOfSubmitOrder,
   findSubscriptionOfSubmitOrder,
@@ -188,7 +188,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     if (input.state === 'expired') {
       // The challenged attempt ends as the payment does (failed 3-D Secure), not left "Submitted" for good.
       const failed = StatusId.THREE_DS_FAILED;
-      await endUncompletedChallenges(sql, { orderId: input.submitOrderId, submittedStatusId: StatusId.SUBMITTED, statusId: failed, status: statusById(failed)?.status ?? 'Unknown' });
+      await endUncompletedChallenges(sql, { orderId: input.submitOrderId, submittedStatusId: StatusId.SUBMITTED, statusId: failed, status: statusNameOf(failed) });
     }
     const keepsNothing = FINAL_STATES.includes(input.state) && !input.subscription;
     if (keepsNothing && !input.threeDSecureId && !input.challengeUrl && !input.serviceSession) {

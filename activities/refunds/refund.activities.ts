@@ -13,7 +13,7 @@ import {
 } from '../../data/queries/refunds.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { REFUND_NOT_SENDABLE, type RefundCall, type RefundCallOutcome, type RefundSettlement } from '../../domain/payments-api/refund-outcome.ts';
-import { statusById } from '../../domain/statuses/status-codes.ts';
+import { statusNameOf } from '../../domain/statuses/status-codes.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { processorFailure, withPermanentFailures } from '../shared/permanent-failures.ts';
 import { ApplicationFailure } from '@temporalio/common';
@@ -83,7 +83,7 @@ export function createRefundActivities(deps: RefundActivityDeps) {
           ? await recordRefundTransaction(tx, {
               refundId: input.refundId,
               statusId: input.statusId,
-              status: statusById(input.statusId)?.status ?? 'Unknown',
+              status: statusNameOf(input.statusId),
               success: succeeded,
               processorRefundId: outcome.processorRefundId ?? null,
               exchange: storable(input.call.exchange),

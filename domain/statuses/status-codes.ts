@@ -302,3 +302,8 @@ const STATUS_CODES_BY_ID: ReadonlyMap<number, StatusCodeDefinition> = new Map(
 export function statusById(id: number): StatusCodeDefinition | undefined {
   return STATUS_CODES_BY_ID.get(id);
 }
+
+/** The `status` text a transaction records for a `statusId`: its reference name, `Unknown` for a code not in 7.5. */
+export function statusNameOf(id: number): string {
+  return statusById(id)?.status ?? 'Unknown';
+}

@@ -29,9 +29,20 @@ const transactionsOf = (paymentId: string) =>
       `select id, kind, success, refundable, status_id, original_transaction_id from transactions where order_id = ? order by sent_at`,
       [Number(paymentId.slice(4))],
     );
+/** What a tenant's merchant accounts count as approved volume, in cents, every month and currency together. */
+const approvedVolumeOf = async (tenantId: number) => {
+  const [row] = await app.orm.em
+    .fork()
+    .execute<{ cents: string }[]>(
+      `select (coalesce(sum(v.approved_amount), 0) * 100)::bigint::text as cents from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
+      [tenantId],
+    );
+  return Number(row!.cents);
+};
 
 describe('authorization only (capture: false)', () => {
   it('holds the amount, refuses refunds until captured, then captures once', async () => {
+    const volumeBefore = await approvedVolumeOf(tenant.id);
     const held = await pay(paymentBody('4242424242424242', { capture: false }));
     expect(held.body).toMatchObject({ status: 'requires_capture', status_id: 3367, amount_refundable: 0 });
     const [authorization] = await transactionsOf(held.body.id);
@@ -57,22 +68,30 @@ describe('authorization only (capture: false)', () => {
     expect(lateVoid.status).toBe(400);
     expect(lateVoid.body.error).toMatchObject({ type: 'invalid_request_error', code: 'payment_not_authorized' });
     expect((await post(`/payments/${held.body.id}/refund`, { amount: 999 })).body).toMatchObject({ status: 'succeeded' });
+    // Captured, the amount counts on its merchant account's monthly cap (a refund gives none of it back).
+    expect(await approvedVolumeOf(tenant.id)).toBe(volumeBefore + 1999);
   });
 
   it('voids on request: a void transaction refers to the authorization, and a capture is then refused', async () => {
+    const volumeBefore = await approvedVolumeOf(tenant.id);
     const held = await pay(paymentBody('4242424242424242', { capture: false }));
+    expect(await approvedVolumeOf(tenant.id)).toBe(volumeBefore + 1999);
     const voided = await post(`/payments/${held.body.id}/void`);
     expect(voided.body).toMatchObject({ status: 'canceled', failure_message: 'The authorization was voided before capture', amount_refundable: 0 });
     const [authorization, voidRow] = await transactionsOf(held.body.id);
     expect(voidRow).toMatchObject({ kind: 'void', success: true, status_id: 4166, original_transaction_id: authorization!.id });
     expect((await post(`/payments/${held.body.id}/capture`)).status).toBe(400);
+    // Nothing was charged: the amount no longer takes room on its merchant account's monthly cap.
+    expect(await approvedVolumeOf(tenant.id)).toBe(volumeBefore);
   });
 
   it('voids an authorization nobody captures when its hold period ends (durable timer)', async () => {
+    const volumeBefore = await approvedVolumeOf(tenant.id);
     const held = await pay(paymentBody('4242424242424242', { capture: false }));
     await vi.waitFor(async () => expect((await get(`/payments/${held.body.id}`)).body.status).toBe('canceled'), { timeout: 15_000, interval: 250 });
     const rows = await transactionsOf(held.body.id);
     expect(rows.map((row) => row.kind)).toEqual(['authorization', 'void']);
+    expect(await approvedVolumeOf(tenant.id)).toBe(volumeBefore);
     expect((await post(`/payments/${held.body.id}/capture`)).status).toBe(400);
   });
 
@@ -104,6 +123,7 @@ describe('a held authorization whose capture or void the processor refuses', () 
   const secret = generateWebhookSecret();
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
   let apiKey: string;
+  let hookedTenantId: number;
   beforeAll(async () => {
     receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
     const unique = randomUUID().slice(0, 8);
@@ -113,6 +133,7 @@ describe('a held authorization whose capture or void the processor refuses', () 
       webhookEndpoints: [{ slug: 'updates', url: receiver.url, secret, eventTypes: ['transaction.updated'] }],
     });
     apiKey = hooked.apiKey;
+    hookedTenantId = hooked.id;
   });
   afterAll(() => receiver?.close());
 
@@ -129,6 +150,7 @@ describe('a held authorization whose capture or void the processor refuses', () 
     receiver.received.map((hook) => hook.payload as { type: string; data: { paymentId: string; change: string; statusId: number } }).filter((hook) => hook.data.paymentId === paymentId);
 
   it('a capture refused (voided at the processor) answers 402 capture_declined and ends the payment canceled, with transaction.updated', async () => {
+    const volumeBefore = await approvedVolumeOf(hookedTenantId);
     const held = await hookedCall('POST', '/payments', paymentBody('4242424242424242', { capture: false }));
     expect(held.body.status).toBe('requires_capture');
     await atProcessor(held.body.id, 'void');
@@ -144,6 +166,8 @@ describe('a held authorization whose capture or void the processor refuses', () 
     });
     // Decided for good: a capture asked again is refused as for any payment with nothing held.
     expect((await hookedCall('POST', `/payments/${held.body.id}/capture`)).body.error).toMatchObject({ code: 'payment_not_authorized' });
+    // Released at the processor: nothing of it counts on the merchant account's monthly cap.
+    expect(await approvedVolumeOf(hookedTenantId)).toBe(volumeBefore);
   });
 
   it('a void refused (captured at the processor) answers 402 void_declined, and the payment shows the charge as refundable', async () => {

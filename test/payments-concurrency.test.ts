@@ -3,7 +3,8 @@ import { asyncLocalStorage, type Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAuthorizationActivities } from '../activities/payments/authorization.activities.ts';
 import { createPaymentOrderActivities } from '../activities/payments/payment-order.activities.ts';
-import { releaseMonthlyVolume, reserveMonthlyVolume } from '../data/queries/merchant-accounts.ts';
+import { recordVoid } from '../data/queries/authorization-holds.ts';
+import { releaseApprovedVolume, releaseMonthlyVolume, reserveMonthlyVolume } from '../data/queries/merchant-accounts.ts';
 import { closeSubmitOrder, reserveOrderId } from '../data/queries/orders.ts';
 import { recordAttempt } from '../data/queries/transactions.ts';
 import { openOrm } from '../data/orm.ts';
@@ -299,6 +300,50 @@ describe('a run of a payment step that outlived its time limit', () => {
       [account!.merchantAccountId],
     );
     expect(volumes).toEqual([{ last_month: true, approved: '25.00', reserved: '0.00' }]);
+  });
+
+  it('gives a voided approval\'s room on the cap back once, in the month it was counted in, when eight releases meet', async () => {
+    const { activities, submitOrderId, request } = await openOrderOnTwoAccounts();
+    const { account } = await activities.reserveMerchantAccount(request);
+    const em = app.orm.em.fork();
+    // Reserved last month (in flight at midnight on the 1st); this month another payment of 25.00 counts on the account.
+    const lastMonth = `(date_trunc('month', now()) - interval '1 month')::date`;
+    await em.execute(`update orders set cap_reservation_month = ${lastMonth} where id = ?`, [submitOrderId]);
+    await em.execute(`update merchant_account_volumes set month = ${lastMonth} where merchant_account_id = ?`, [account!.merchantAccountId]);
+    await em.execute(
+      `insert into merchant_account_volumes (merchant_account_id, month, currency, approved_amount, reserved_amount) values (?, date_trunc('month', now())::date, 'USD', 25, 0)`,
+      [account!.merchantAccountId],
+    );
+    const { transactionId } = await record(submitOrderId, account!, 'approved');
+    // Last month, another payment of 25.00 counts beside it: a second release would take that one's room away.
+    await em.execute(`update merchant_account_volumes set approved_amount = approved_amount + 25 where merchant_account_id = ? and month = ${lastMonth}`, [account!.merchantAccountId]);
+    // The void is recorded and holds the row until it commits; seven more releases (a hold's end, retries) wait for it.
+    const exchange = { gateway: 'sandbox', httpStatus: 200, response: 'voided' };
+    const held = app.orm.em.fork();
+    await held.begin();
+    try {
+      await recordVoid(held, { orderId: submitOrderId, transactionId, voided: true, statusId: 4166, status: 'Voided', exchange });
+      const releasing = all(7, () => releaseApprovedVolume(poolExecutor(app.orm), { orderId: submitOrderId, transactionId }));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await held.commit();
+      await releasing;
+    } finally {
+      if (held.isInTransaction()) await held.rollback();
+    }
+
+    const volumes = await em.execute(
+      `select month = ${lastMonth} as last_month, approved_amount::text as approved from merchant_account_volumes where merchant_account_id = ? order by month`,
+      [account!.merchantAccountId],
+    );
+    expect(volumes).toEqual([
+      { last_month: true, approved: '25.00' },
+      { last_month: false, approved: '25.00' },
+    ]);
+    const rows = await em.execute(`select kind, refundable from transactions where order_id = ? order by kind`, [submitOrderId]);
+    expect(rows).toEqual([
+      { kind: 'authorization', refundable: false },
+      { kind: 'void', refundable: false },
+    ]);
   });
 
   it('counts nothing for an attempt of an order that does not exist', async () => {

@@ -144,3 +144,42 @@ describe('an approval the database refuses to record for good', () => {
     }
   });
 });
+
+describe('an approval recorded before a later step fails for good', () => {
+  it('is voided and shown voided: a void transaction refers to it, nothing refundable, nothing counted on its monthly cap', async () => {
+    const tenant = await createMerchantTenant(app, { products: [oneOffProduct('unsettled', '10.00')], merchantAccounts: [merchantAccount('UNSETTLED-1')] });
+    const productId = tenant.products.unsettled!;
+    // The approval is recorded; PostgreSQL then refuses, for good, to settle the order as approved.
+    const em = app.orm.em.fork();
+    const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
+    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
+    await em.execute(`create trigger ${name} before update on orders for each row when (new.state = 'approved' and new.product_id = ${productId}) execute function ${name}()`);
+    try {
+      const answer = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242'));
+      expect(answer.body).toMatchObject({ info: 'Error', chargeSuccess: false });
+      const orderId = answer.body.submitOrderId as number;
+      await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, orderId)).result();
+
+      const atProcessor = (await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/ord${orderId}-a1`)).json()) as { status: string };
+      expect(atProcessor.status).toBe('voided');
+      const rows = await em.execute<{ kind: string; success: boolean; refundable: boolean; status_id: number; original_transaction_id: string | null; id: string }[]>(
+        `select id, kind, success, refundable, status_id, original_transaction_id from transactions where order_id = ? order by sent_at`,
+        [orderId],
+      );
+      expect(rows).toEqual([
+        expect.objectContaining({ kind: 'authorization', success: true, refundable: false }),
+        expect.objectContaining({ kind: 'void', success: true, status_id: 4166, original_transaction_id: rows[0]!.id }),
+      ]);
+      const [volume] = await em.execute<{ approved: string }[]>(
+        `select coalesce(sum(v.approved_amount), 0)::text as approved from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
+        [tenant.id],
+      );
+      expect(Number(volume!.approved)).toBe(0);
+      const [order] = await em.execute<{ state: string }[]>(`select state from orders where id = ?`, [orderId]);
+      expect(order!.state).toBe('failed');
+    } finally {
+      await em.execute(`drop trigger if exists ${name} on orders`);
+      await em.execute(`drop function if exists ${name}()`);
+    }
+  });
+});

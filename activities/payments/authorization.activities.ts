@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult, RawExchange } from '../../adapters/processors/processor-gateway.ts';
+import { recordVoid } from '../../data/queries/authorization-holds.ts';
 import { findSealedCredentials } from '../../data/queries/merchant-accounts.ts';
 import { findRecordedAttempt, recordAttempt, type RecordedAttemptOutcome } from '../../data/queries/transactions.ts';
 import { poolExecutor } from '../../data/sql-executor.ts';
@@ -134,9 +135,25 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
     return { finished: true, attempt: await record(input, reference, result) };
   }
 
-  /** Voids an authorization that must not be captured (an expired 3-D Secure wait). */
-  async function voidAuthorization(input: { gateway: string; processorTransactionId: string; timeoutMs: number }): Promise<boolean> {
+  /**
+   * Voids an authorization that must not be captured (an expired 3-D Secure wait, an approval of a payment that then
+   * failed). `recorded`: the approval's transaction, shown voided once the processor voided it (a `void` transaction
+   * refers to it, nothing of it refundable, its room on the monthly cap given back).
+   */
+  async function voidAuthorization(input: {
+    gateway: string;
+    processorTransactionId: string;
+    timeoutMs: number;
+    recorded?: { submitOrderId: number; transactionId: string };
+  }): Promise<boolean> {
     const result = await deps.processors.get(input.gateway).void(input.processorTransactionId, input.timeoutMs);
+    const recorded = input.recorded;
+    if (result.outcome.voided && recorded) {
+      const voided = { id: StatusId.VOIDED, name: statusNameOf(StatusId.VOIDED) };
+      await fork().transactional((tx) =>
+        recordVoid(tx, { orderId: recorded.submitOrderId, transactionId: recorded.transactionId, voided: true, statusId: voided.id, status: voided.name, exchange: result.exchange }),
+      );
+    }
     return result.outcome.voided;
   }
 

@@ -37,41 +37,8 @@ begin
   return false;
 end $$;`;
 
-/**
- * A merchant account's monthly volume per currency. One total per account and month added every currency's amounts
- * as if they were one (60.00 JPY and 60.00 USD made 120 against a cap of 100), so `monthlyCap` now limits each
- * currency's volume in that currency's units, as `maxPrice` limits each payment in its own. The totals are rebuilt
- * from what they count, per currency: approved authorizations by the month they were sent in, and the reservations
- * orders hold. Deploy it with the gateways and workers of before stopped: their statements know no currency.
- *
- * The routines read the order's currency beside its amount; `record_attempt` also counts an approval in the month
- * its reservation was taken in (an attempt in flight at midnight on the 1st counted in the new month, on top of that
- * month's reservations).
- */
-export class Migration20261126000021_volumes_per_currency extends Migration {
-
-  override name = 'Migration20261126000021_volumes_per_currency';
-
-  override up(): void | Promise<void> {
-    this.addSql(`delete from "merchant_account_volumes";`);
-    this.addSql(`alter table "merchant_account_volumes" add column "currency" varchar(3) not null;`);
-    this.addSql(`alter table "merchant_account_volumes" drop constraint "merchant_account_volumes_pkey";`);
-    this.addSql(`alter table "merchant_account_volumes" add constraint "merchant_account_volumes_pkey" primary key ("merchant_account_id", "month", "currency");`);
-    this.addSql(`insert into "merchant_account_volumes" ("merchant_account_id", "month", "currency", "approved_amount", "reserved_amount")
-      select "merchant_account_id", "month", "currency", sum("approved"), sum("reserved") from (
-        select t."merchant_account_id", date_trunc('month', t."sent_at")::date, t."currency", t."amount", 0
-          from "transactions" t where t."kind" = 'authorization' and t."success" and t."merchant_account_id" is not null
-        union all
-        select o."cap_reservation_id", o."cap_reservation_month", o."currency", 0, o."amount"
-          from "orders" o where o."cap_reservation_id" is not null and o."cap_reservation_month" is not null
-      ) as "counted" ("merchant_account_id", "month", "currency", "approved", "reserved")
-      group by "merchant_account_id", "month", "currency";`);
-
-    this.addSql(`drop function "routines"."reserve_volume"(int, int, text);`);
-    this.addSql(RESERVE_VOLUME_ROUTINE_021);
-
-    this.addSql(`drop function "routines"."record_attempt"(uuid, int, int, text, int, text, text, int, text, boolean, numeric, text, text, text, text, text, text, text, text, text, text, text, text, int, int, text, boolean, jsonb, timestamptz, boolean, text);`);
-    this.addSql(`create function "routines"."record_attempt"(
+/** `record_attempt` as this migration made it (volumes per currency); a later migration's `down` restores it. */
+export const RECORD_ATTEMPT_ROUTINE_021 = `create function "routines"."record_attempt"(
   p_id uuid, p_order_id int, p_merchant_account_id int, p_reference text, p_attempt_number int, p_gateway text,
   p_gateway_transaction_id text, p_status_id int, p_status text, p_success boolean, p_amount numeric, p_currency text,
   p_mid text, p_descriptor text, p_auth_code text, p_email text, p_first_name text, p_last_name text,
@@ -124,7 +91,43 @@ begin
   if p_order_state is not null then
     update orders set state = p_order_state, updated_at = now() where id = p_order_id;
   end if;
-end $$;`);
+end $$;`;
+
+/**
+ * A merchant account's monthly volume per currency. One total per account and month added every currency's amounts
+ * as if they were one (60.00 JPY and 60.00 USD made 120 against a cap of 100), so `monthlyCap` now limits each
+ * currency's volume in that currency's units, as `maxPrice` limits each payment in its own. The totals are rebuilt
+ * from what they count, per currency: approved authorizations by the month they were sent in, and the reservations
+ * orders hold. Deploy it with the gateways and workers of before stopped: their statements know no currency.
+ *
+ * The routines read the order's currency beside its amount; `record_attempt` also counts an approval in the month
+ * its reservation was taken in (an attempt in flight at midnight on the 1st counted in the new month, on top of that
+ * month's reservations).
+ */
+export class Migration20261126000021_volumes_per_currency extends Migration {
+
+  override name = 'Migration20261126000021_volumes_per_currency';
+
+  override up(): void | Promise<void> {
+    this.addSql(`delete from "merchant_account_volumes";`);
+    this.addSql(`alter table "merchant_account_volumes" add column "currency" varchar(3) not null;`);
+    this.addSql(`alter table "merchant_account_volumes" drop constraint "merchant_account_volumes_pkey";`);
+    this.addSql(`alter table "merchant_account_volumes" add constraint "merchant_account_volumes_pkey" primary key ("merchant_account_id", "month", "currency");`);
+    this.addSql(`insert into "merchant_account_volumes" ("merchant_account_id", "month", "currency", "approved_amount", "reserved_amount")
+      select "merchant_account_id", "month", "currency", sum("approved"), sum("reserved") from (
+        select t."merchant_account_id", date_trunc('month', t."sent_at")::date, t."currency", t."amount", 0
+          from "transactions" t where t."kind" = 'authorization' and t."success" and t."merchant_account_id" is not null
+        union all
+        select o."cap_reservation_id", o."cap_reservation_month", o."currency", 0, o."amount"
+          from "orders" o where o."cap_reservation_id" is not null and o."cap_reservation_month" is not null
+      ) as "counted" ("merchant_account_id", "month", "currency", "approved", "reserved")
+      group by "merchant_account_id", "month", "currency";`);
+
+    this.addSql(`drop function "routines"."reserve_volume"(int, int, text);`);
+    this.addSql(RESERVE_VOLUME_ROUTINE_021);
+
+    this.addSql(`drop function "routines"."record_attempt"(uuid, int, int, text, int, text, text, int, text, boolean, numeric, text, text, text, text, text, text, text, text, text, text, text, text, int, int, text, boolean, jsonb, timestamptz, boolean, text);`);
+    this.addSql(RECORD_ATTEMPT_ROUTINE_021);
   }
 
   override down(): void | Promise<void> {

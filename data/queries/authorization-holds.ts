@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RawExchange } from '../../domain/payments/attempts.ts';
+import { releaseApprovedVolume } from './merchant-accounts.ts';
 
 /**
  * An authorization made with `capture: false`: held (order `authorized`, nothing refundable), then captured (order
@@ -23,7 +24,10 @@ export async function markCaptured(em: EntityManager, capture: { orderId: number
   );
 }
 
-/** Records the void as its own transaction (spec 2.8 kinds) and ends the order `voided`. */
+/**
+ * Records the void as its own transaction (spec 2.8 kinds). Voided, the authorization charged nothing: it is not
+ * refundable, its room on the merchant account's monthly cap is given back, and a held order ends `voided`.
+ */
 export async function recordVoid(
   em: EntityManager,
   input: { orderId: number; transactionId: string; voided: boolean; statusId: number; status: string; exchange: RawExchange },
@@ -41,7 +45,10 @@ export async function recordVoid(
      on conflict (reference) do nothing`,
     [input.statusId, input.status, input.voided, JSON.stringify(input.exchange), input.transactionId, input.orderId],
   );
-  if (input.voided) await em.execute(`update orders set state = 'voided', updated_at = now() where id = ? and state = 'authorized'`, [input.orderId]);
+  if (!input.voided) return;
+  await em.execute(`update transactions set refundable = false where id = ? and order_id = ?`, [input.transactionId, input.orderId]);
+  await releaseApprovedVolume(em, { orderId: input.orderId, transactionId: input.transactionId });
+  await em.execute(`update orders set state = 'voided', updated_at = now() where id = ? and state = 'authorized'`, [input.orderId]);
 }
 
 /** The processor's reference of a held authorization's attempt: the key of its status inquiry. */
@@ -53,8 +60,10 @@ export async function heldAuthorizationReference(em: EntityManager, hold: { orde
 /**
  * Ends a held authorization that was neither captured nor voided by this gateway: `voided` (the processor says it was
  * released), `expired` (the processor refuses it or no longer knows it) or `failed` (nothing could be learnt). Only a
- * still-held order moves, so a replayed activity changes nothing twice.
+ * still-held order moves, so a replayed activity changes nothing twice. Voided or expired, nothing was charged: its
+ * room on the monthly cap is given back; failed, it keeps counting (the card may have been charged).
  */
-export async function endHold(em: EntityManager, end: { orderId: number; state: 'voided' | 'expired' | 'failed' }): Promise<void> {
-  await em.execute(`update orders set state = ?, updated_at = now() where id = ? and state = 'authorized'`, [end.state, end.orderId]);
+export async function endHold(em: EntityManager, end: { orderId: number; transactionId: string; state: 'voided' | 'expired' | 'failed' }): Promise<void> {
+  const ended = await em.execute<{ id: number }[]>(`update orders set state = ?, updated_at = now() where id = ? and state = 'authorized' returning id`, [end.state, end.orderId]);
+  if (ended.length > 0 && end.state !== 'failed') await releaseApprovedVolume(em, { orderId: end.orderId, transactionId: end.transactionId });
 }

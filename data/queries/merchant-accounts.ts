@@ -154,6 +154,29 @@ export async function releaseMonthlyVolume(em: EntityManager, release: { orderId
   );
 }
 
+/**
+ * Gives back the room an approved authorization took on its merchant account's monthly volume, once it charged
+ * nothing (voided, or released by the processor): in the month and currency it was counted in, once however often
+ * it runs, since the row forgets that month in the same statement (a second run waits for the first's lock, then
+ * finds nothing left to give). Never below zero: an approval recorded before its row kept the month (migration 027)
+ * has the month it was sent in, which at the turn of a month may not be the month it was counted in.
+ */
+export async function releaseApprovedVolume(sql: SqlExecutor, release: { orderId: number; transactionId: string }): Promise<void> {
+  await sql.execute(
+    // The month released is the one the locked row holds (as `closeSubmitOrder` reads its reservation).
+    `with counted as (select id, merchant_account_id, volume_month, amount, currency from transactions where id = ? and order_id = ? and volume_month is not null for update),
+     released as (
+       update transactions t set volume_month = null
+         from counted c
+        where t.id = c.id
+        returning c.merchant_account_id, c.volume_month, c.amount, c.currency)
+     update merchant_account_volumes v set approved_amount = greatest(v.approved_amount - r.amount, 0)
+       from released r
+      where v.merchant_account_id = r.merchant_account_id and v.month = r.volume_month and v.currency = r.currency`,
+    [release.transactionId, release.orderId],
+  );
+}
+
 export interface MerchantAccountByMid {
   readonly id: number;
   readonly tenantId: number;

@@ -82,6 +82,11 @@ const TransactionSchema = defineEntity({
     /** Held by refunds still in flight; with `refundedAmount` never more than `amount` (a check constraint). */
     refundReservedAmount: p.decimal('string').precision(14).scale(2).default('0'),
     originalTransaction: () => p.manyToOne(Transaction).nullable(),
+    /**
+     * The month an approved authorization counts in on its merchant account's monthly volume; null when it counts
+     * nowhere (not approved, or voided since: the void gives its room on the cap back once, by clearing this).
+     */
+    volumeMonth: p.date().nullable(),
     /** The raw processor exchange (`gatewayResponses` item). */
     gatewayResponse: p.json<{ gateway: string; httpStatus: number; response: string }>(),
     sentAt: p.datetime(),

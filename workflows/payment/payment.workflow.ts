@@ -580,15 +580,17 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   async function endFailed(cause: TemporalFailure): Promise<SubmitResult> {
     log.error('Payment ended: a step failed for good', { reason: reasonOf(cause) });
     answerAfterAnOrdinaryActivity();
-    const authorized = new Map<string, string>();
-    for (const { outcome, exchange } of attempts) {
-      if (outcome.kind === 'approved' || outcome.kind === 'challenge') authorized.set(outcome.processorTransactionId, exchange.gateway);
+    // Each authorization by its processor id; a recorded approval is shown voided once the processor voided it.
+    const authorized = new Map<string, { gateway: string; recorded?: { submitOrderId: number; transactionId: string } }>();
+    for (const { outcome, exchange, transactionId } of attempts) {
+      if (outcome.kind === 'approved') authorized.set(outcome.processorTransactionId, { gateway: exchange.gateway, recorded: { submitOrderId: input.submitOrderId, transactionId } });
+      else if (outcome.kind === 'challenge') authorized.set(outcome.processorTransactionId, { gateway: exchange.gateway });
     }
     // An approval the processor gave but the database would not record is voided as well: the card keeps nothing.
     const unrecorded = unrecordedAttemptOf(cause)?.authorized;
-    if (unrecorded && patched(ATTEMPT_NOT_RECORDED_ENDS)) authorized.set(unrecorded.processorTransactionId, unrecorded.gateway);
-    for (const [processorTransactionId, gateway] of authorized) {
-      await bestEffort('void', () => voidAuthorization({ gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs }));
+    if (unrecorded && patched(ATTEMPT_NOT_RECORDED_ENDS)) authorized.set(unrecorded.processorTransactionId, { gateway: unrecorded.gateway });
+    for (const [processorTransactionId, { gateway, recorded }] of authorized) {
+      await bestEffort('void', () => voidAuthorization({ gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs, ...(recorded ? { recorded } : {}) }));
     }
     await bestEffort('settle', () =>
       settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed' }),

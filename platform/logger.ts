@@ -56,11 +56,46 @@ function scrubError(err: { message?: unknown; stack?: unknown; cause?: unknown }
   if (depth < 5 && err.cause !== null && typeof err.cause === 'object') scrubError(err.cause as typeof err, depth + 1);
 }
 
+/**
+ * A request's URL as the log shows it: the path (decoded, card numbers masked) without its query string, which may
+ * carry anything a caller typed (`/payments?email=<a card number>`, GraphQL variables over GET) in any encoding.
+ */
+export function loggedUrl(url: string): string {
+  const queryAt = url.indexOf('?');
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // A malformed escape: the path as sent, masked all the same.
+  }
+  return censorCardNumbers(decoded) + (queryAt === -1 ? '' : '?…');
+}
+
+/** Request fields the gateway logs (Fastify's own serializer, its URL made safe by `loggedUrl`). */
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}
+
 export function createLogger(options: { level: string; name?: string; destination?: DestinationStream }): Logger {
   return pino(
     {
       level: options.level,
       name: options.name,
+      // Fastify's request serializer logs the URL whole; the gateway's logger names its own, which Fastify keeps.
+      serializers: {
+        req: (req: LoggedRequest) => ({
+          method: req.method,
+          url: typeof req.url === 'string' ? loggedUrl(req.url) : undefined,
+          host: req.host,
+          remoteAddress: req.ip,
+          remotePort: req.socket?.remotePort,
+        }),
+      },
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       formatters: {
         log(object) {

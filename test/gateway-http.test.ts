@@ -149,6 +149,25 @@ describe('logs', () => {
     expect(app.logs.text()).not.toContain(tenant.apiKey);
     expect(app.logs.lines.length).toBeGreaterThan(0);
   });
+
+  it('never contain a card number sent in a URL: path, query string or GraphQL variables over GET', async () => {
+    const tenant = await createTestTenant(app);
+    const pans = ['5555555555554444', '378282246310005', '4111 1111 1111 1111', '6011000990139424'];
+    const before = app.logs.lines.length;
+    await fetch(`${app.baseUrl}/payments?email=${pans[0]}`, { headers: { authorization: `Bearer ${tenant.apiKey}` } });
+    const variables = encodeURIComponent(JSON.stringify({ e: pans[1] }));
+    await fetch(`${app.baseUrl}/graphql?query=${encodeURIComponent('query($e: String) { statuses(search: $e) { count } }')}&variables=${variables}`, {
+      headers: { authorization: `Bearer ${tenant.apiKey}`, 'apollo-require-preflight': 'true' },
+    });
+    await fetch(`${app.baseUrl}/payments?email=${encodeURIComponent(pans[2]!)}`, { headers: { authorization: `Bearer ${tenant.apiKey}` } });
+    await fetch(`${app.baseUrl}/payments/${pans[3]}`, { headers: { authorization: `Bearer ${tenant.apiKey}` } });
+    const logged = app.logs.lines.slice(before);
+    // The requests were logged (their method and path), the numbers not.
+    expect(logged.filter((line) => JSON.parse(line).req?.method === 'GET').length).toBeGreaterThanOrEqual(4);
+    for (const pan of pans) {
+      expect(logged.filter((line) => line.includes(pan) || line.includes(pan.replaceAll(' ', '%20')))).toEqual([]);
+    }
+  });
 });
 
 describe('tenant isolation in GraphQL', () => {

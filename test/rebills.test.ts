@@ -80,21 +80,26 @@ describe('recurring rebills (in-process worker)', () => {
       const tenant = await subscriptionTenant(app, receiver.url, secret);
       const id = await subscribe(app, tenant, 'monthly');
       await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(3), { timeout: 20_000, interval: 200 });
+      // The stored card is ciphertext without CVV; no history of the rebills holds the PAN (plain or base64).
+      const storedCard = async () =>
+        (await app.orm.em.fork().execute<{ sealed_card: string | null; email: string }[]>(`select sealed_card, email from subscriptions where id = ?`, [id]))[0]!;
+      const stored = await storedCard();
+      expect(stored.sealed_card).toMatch(/^[\w-]+\.\.[\w-]+\.[\w-]+\.[\w-]+$/);
+      const opened = await app.cardVault.open(stored.sealed_card as never);
+      expect(opened).toMatchObject({ pan: '4242424242424242', cvv: '' });
+
       const cancelled = await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
       expect(cancelled.status).toBe(200);
       expect(cancelled.body).toMatchObject({ object: 'subscription', status: 'cancelled', cancel_reason: 'cancelled_by_merchant', amount: 499 });
+      // Ended, the subscription keeps no card: nothing will be charged to it again.
+      await vi.waitFor(async () => expect((await storedCard()).sealed_card).toBeNull(), { timeout: 10_000, interval: 100 });
 
       const rebills = await rebillsOf(app, id);
       const paid = rebills.filter((r) => r.state === 'paid');
-      // The stored card is ciphertext without CVV; no history of the rebills holds the PAN (plain or base64).
-      const [stored] = await app.orm.em.fork().execute<{ sealed_card: string; email: string }[]>(`select sealed_card, email from subscriptions where id = ?`, [id]);
-      expect(stored!.sealed_card).toMatch(/^[\w-]+\.\.[\w-]+\.[\w-]+\.[\w-]+$/);
-      const opened = await app.cardVault.open(stored!.sealed_card as never);
-      expect(opened).toMatchObject({ pan: '4242424242424242', cvv: '' });
       const searched = [
         // The search sees payloads: each history holds what its input names (the subscription, the payment's e-mail).
         { workflowId: workflowIds.subscription(tenant.id, id), inInput: `"subscriptionId":${id}` },
-        { workflowId: workflowIds.payment(tenant.id, paid[0]!.orderId), inInput: stored!.email },
+        { workflowId: workflowIds.payment(tenant.id, paid[0]!.orderId), inInput: stored.email },
       ];
       for (const { workflowId, inInput } of searched) {
         const history = await historyText(app.temporal.client.workflow.getHandle(workflowId));
@@ -145,6 +150,9 @@ describe('recurring rebills (in-process worker)', () => {
     const id = await subscribe(app, tenant, 'stop');
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 15_000, interval: 200 });
     expect(await subscription(app, tenant, id)).toMatchObject({ cancel_reason: 'hard_decline', billed_periods: 0 });
+    // The cardholder stopped recurring payments: the card kept for them is gone.
+    const [kept] = await app.orm.em.fork().execute<{ sealed_card: string | null }[]>(`select sealed_card from subscriptions where id = ?`, [id]);
+    expect(kept!.sealed_card).toBeNull();
     const rebills = await rebillsOf(app, id);
     expect(rebills).toEqual([{ period: 1, attempt: 0, orderId: expect.any(Number), state: 'declined', statusId: 3635 }]);
     // Rebills cascade like submits: the issuer decline may be tried once more on the other MID, never more.
@@ -517,6 +525,38 @@ describe('signals racing the billing steps', () => {
     expect(await subscription(app, tenant, id)).toMatchObject({ cancel_reason: 'cancelled_by_merchant' });
     // The charge in flight did finish: declined, as the merchant's cancel said it would.
     expect((await rebillsOf(app, id)).map((r) => [r.period, r.state])).toEqual([[1, 'declined']]);
+  });
+
+  it('tells a cancel that arrives while a rebill is charged and then paid with the period its next charge would have paid', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      const id = await billedSubscription(tenant);
+      let cancelled: ReturnType<typeof call> | undefined;
+      // The rebill's payment waits to reserve its amount under its account's cap (as in the test above).
+      await app.orm.em.fork().transactional(async (tx) => {
+        await tx.execute(`select id from merchant_accounts where tenant_id = ? for update`, [tenant.id]);
+        await tx.execute(`select v.merchant_account_id from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ? for update of v`, [tenant.id]);
+        await vi.waitFor(async () => {
+          const [row] = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%routines.reserve_volume%'`);
+          expect(row!.n).toBeGreaterThan(0);
+        }, { timeout: 15_000, interval: 50 });
+        cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+        await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
+      });
+      await cancelled;
+      const ended = await app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id)).result();
+      // Period 1 was paid by the charge in flight; the cancel ends the subscription before period 2, as a direct cancel would say.
+      expect((await rebillsOf(app, id)).map((r) => [r.period, r.state])).toEqual([[1, 'paid']]);
+      expect(await nextBillingPeriodOf(app.orm.em.fork(), id)).toBe(2);
+      expect(ended).toMatchObject({ reason: 'cancelled_by_merchant', period: 2 });
+      const told = () => receiver.received.map((r) => r.payload as { type: string; data: { period?: number } }).filter((p) => p.type.startsWith('subscription.'));
+      await vi.waitFor(() => expect(told().map((p) => p.type)).toContain('subscription.cancelled'), { timeout: 10_000, interval: 100 });
+      expect(told().find((p) => p.type === 'subscription.cancelled')!.data.period).toBe(2);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('resumes when asked while a pause waits for the rebill in flight (the row does not show it yet)', async () => {

@@ -114,8 +114,9 @@ export async function findTenantSubscription(em: EntityManager, tenantId: number
   };
 }
 
+/** Keeps the card for a subscription's rebills, once, and never on one that has ended (its card is not kept). */
 export async function storeRebillCard(em: EntityManager, subscriptionId: number, sealedCard: string): Promise<void> {
-  await em.execute(`update subscriptions set sealed_card = ? where id = ? and sealed_card is null`, [sealedCard, subscriptionId]);
+  await em.execute(`update subscriptions set sealed_card = ? where id = ? and sealed_card is null and state <> 'cancelled'`, [sealedCard, subscriptionId]);
 }
 
 /**
@@ -169,7 +170,10 @@ export async function recordRebillOutcome(
 /** Ends the subscription (the e-mail may subscribe again); the first reason is kept. True when this call ended it. */
 export async function cancelSubscription(em: EntityManager, cancellation: { subscriptionId: number; reason: string }): Promise<boolean> {
   const ended = await em.execute<{ id: number }[]>(
-    `update subscriptions set state = 'cancelled', cancelled_at = now(), cancel_reason = ?, paused_at = null where id = ? and state <> 'cancelled' returning id`,
+    // An ended subscription is never charged again, so the card kept for its rebills goes with it (PCI DSS: no card
+    // data past its purpose); a rebill already in flight carries its own sealed copy in its payment's input.
+    `update subscriptions set state = 'cancelled', cancelled_at = now(), cancel_reason = ?, paused_at = null, sealed_card = null
+      where id = ? and state <> 'cancelled' returning id`,
     [cancellation.reason, cancellation.subscriptionId],
   );
   // A rebill prepared but never charged (cancelled before its payment opened the order) did not happen.

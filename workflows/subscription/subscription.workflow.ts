@@ -270,17 +270,19 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
    */
   async function next(nextInput: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {
     await condition(allHandlersFinished);
-    if (cancelReason !== undefined) return end(cancelReason);
+    // Cancelled during a charge that paid its period: the period told is the one its next charge would have paid.
+    if (cancelReason !== undefined) return end(cancelReason, nextInput.period);
     const dueAt = patched(BILLING_DATES_AS_RECORDED) ? new Date(now + nextInput.waitSeconds * 1000).toISOString() : undefined;
     // A new wait: its pauses are counted (and told) afresh.
     return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, dueAt });
   }
 
-  async function end(reason: string): Promise<SubscriptionEnd> {
+  /** Ends the subscription; `period` is the one left unpaid (this run's, unless its charge just paid it). */
+  async function end(reason: string, period = input.period): Promise<SubscriptionEnd> {
     await persist('endSubscription', () => endSubscription({ subscriptionId: input.subscriptionId, reason }));
-    await notify('subscription.cancelled', 'cancelled', { reason, period: input.period });
+    await notify('subscription.cancelled', 'cancelled', { reason, period });
     log.info('Subscription ended', { subscriptionId: input.subscriptionId, reason });
-    return { reason, period: input.period };
+    return { reason, period };
   }
 
   /**

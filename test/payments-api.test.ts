@@ -73,6 +73,15 @@ describe('POST /payments', () => {
     expect(await ordersOf()).toEqual(before);
   });
 
+  it('refuses a card number typed as the cardholder name (400 naming card.name), keeping nothing of it', async () => {
+    const pan = '6011 0009 9013 9424';
+    const refused = await pay(paymentBody('4242424242424242', { card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getFullYear() + 2, cvc: '123', name: pan } }));
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toEqual({ type: 'invalid_request_error', code: 'parameter_invalid', message: 'card.name must not hold a card number', param: 'card.name' });
+    const [held] = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from orders o where o::text like ?`, [`%${pan}%`]);
+    expect(held!.n).toBe(0);
+  });
+
   it('keeps the card number and CVC out of Temporal history, the logs and every table', async () => {
     const pan = '4242424242424242';
     const cvc = '987';

@@ -250,6 +250,51 @@ describe('request-level errors', () => {
   });
 });
 
+describe('a card number typed into a field that is not the card', () => {
+  /** The tables (of any tenant: the scan is cheap at test sizes) holding `text` anywhere in a row. */
+  async function tablesHolding(text: string): Promise<string[]> {
+    const em = app.orm.em.fork();
+    const tables = await em.execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
+    const holding: string[] = [];
+    for (const { tablename } of tables) {
+      const [row] = await em.execute<{ n: number }[]>(`select count(*)::int as n from "${tablename}" t where t::text like ?`, [`%${text}%`]);
+      if (row!.n > 0) holding.push(tablename);
+    }
+    return holding;
+  }
+
+  it.each([
+    ['address.firstName', { address: { firstName: '4111 1111 1111 1111', lastName: 'Lovelace' } }, '4111 1111 1111 1111'],
+    ['shippingAddress.street', { shippingAddress: { street: 'card 4000056655665556 exp 12/30' } }, '4000056655665556'],
+    ['card.name', { card: { ...card('4242424242424242'), name: '5555-5555-5555-4444' } }, '5555-5555-5555-4444'],
+  ])('%s: 400 naming the field, nothing kept, nothing logged', async (field, overrides, pan) => {
+    const before = app.logs.lines.length;
+    const refused = await submit(submitBody('4242424242424242', overrides), { 'idempotency-key': `pan-in-text-${randomUUID()}` });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ success: false, message: `${field} must not hold a card number` });
+    expect(await tablesHolding(pan)).toEqual([]);
+    expect(app.logs.lines.slice(before).filter((line) => line.includes(pan))).toEqual([]);
+  });
+
+  it('leaves names and addresses with shorter numbers, or numbers that are no card, as they are', async () => {
+    const body = submitBody('4242424242424242', { address: { firstName: 'Ada 2nd', lastName: 'Lovelace', street: 'Unit 1234567890123, 12 Main St', zip: '10001-1234' } });
+    expect((await submit(body)).body).toMatchObject({ info: 'Success' });
+  });
+
+  it.each([
+    ['4012888888881881', '401288******1881'],
+    // Shaped like an address, but a card number all the same: never kept as a customer's e-mail.
+    ['4012888888881881@example.com', '401288******1881@example.com'],
+  ])('an e-mail field holding one (%s) is Invalid Email, answered and kept with the number masked', async (email, echoed) => {
+    const key = `pan-in-email-${randomUUID()}`;
+    const body = submitBody('4242424242424242', { email });
+    const answer = await submit(body, { 'idempotency-key': key });
+    expect(answer.body).toMatchObject({ info: 'Failed', error: 'Invalid Email', email: echoed });
+    expect(await tablesHolding('4012888888881881')).toEqual([]);
+    expect((await submit(body, { 'idempotency-key': key })).body).toEqual(answer.body);
+  });
+});
+
 describe('Idempotency-Key', () => {
   it('is 1 to 255 printable ASCII characters: another byte (read as latin1) or an over-long key is 400, nothing charged', async () => {
     for (const key of ['clé-1', 'a\u00a0b', 'k'.repeat(256)]) {

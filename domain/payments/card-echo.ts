@@ -18,6 +18,20 @@ export function maskCardEcho(text: string): string {
   return text.replace(DIGIT_RUN, maskCardsInRun).replace(SECURITY_CODE, (_, name: string) => `${name}***`);
 }
 
+/** Whether text holds a card number, as `maskCardEcho` finds them (a cardholder's name or address never does). */
+export function holdsCardNumber(text: string): boolean {
+  return text.replace(DIGIT_RUN, maskCardsInRun) !== text;
+}
+
+/**
+ * The first of the named fields (`address.firstName`: its text) that holds a card number: text a cardholder types at
+ * checkout, where a number pasted by mistake would otherwise be kept in plain text (the order, the customer, the
+ * transaction, the payment's history). Fields the merchant fills in (sessions, ids, props) are its own to keep clean.
+ */
+export function fieldHoldingCardNumber(fields: Readonly<Record<string, string | undefined>>): string | undefined {
+  return Object.entries(fields).find(([, text]) => text !== undefined && holdsCardNumber(text))?.[0];
+}
+
 /** The run with each card number in it masked: the longest Luhn-valid span of whole groups from each group on. */
 function maskCardsInRun(run: string): string {
   const parts = run.split(/([ -])/);

@@ -7,6 +7,7 @@ import { paymentId } from '../../domain/payments-api/ids.ts';
 import { fromMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { runCardPayment, type CardPaymentDeps } from '../payments/card-payment.ts';
+import { refuseCardNumbersInText } from '../payments/card-numbers-in-text.ts';
 import type { ProductLookup } from '../catalog/product-cache.ts';
 
 /** The body of `POST /payments` (validated against its schema at the edge). */
@@ -36,6 +37,7 @@ export interface CreatePaymentDeps extends CardPaymentDeps {
  */
 export async function createPayment(deps: CreatePaymentDeps, input: { tenantId: number; body: CreatePaymentInput; idempotencyKey?: string }): Promise<number> {
   const body = input.body;
+  refuseCardNumbersInText({ 'card.name': body.card.name });
   const amount = fromMinorUnits(body.amount);
   const product = await productOf(deps, input.tenantId, body.product);
   const result = await runCardPayment(deps, {

@@ -5,6 +5,7 @@ import type { PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { OrderDetails, PaymentSettings, PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
 import { PaymentNotStartedError, type PaymentRunner } from '../../domain/payments/payment-runner.ts';
+import { maskCardEcho } from '../../domain/payments/card-echo.ts';
 import { issuerPrefixOf, validateSubmit } from '../../domain/payments/pre-validation.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import { preProcessingResult, type ResultContext, type SubmitResult } from '../../domain/payments/submit-result.ts';
@@ -78,7 +79,9 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
 
   const { product } = request;
   const validation = validateSubmit(details.submission, product.acceptedNetworks, new Date());
-  if (!validation.ok) return answer(preProcessingResult({ ...details.context, ...validation.card }, validation.info, validation.error));
+  // The e-mail is echoed as sent, except a card number typed into it (answered, and kept with the key, masked).
+  const echoed = { ...details.context, ...(details.context.email === undefined ? {} : { email: maskCardEcho(details.context.email) }) };
+  if (!validation.ok) return answer(preProcessingResult({ ...echoed, ...validation.card }, validation.info, validation.error));
   const { card, email } = validation;
   const fingerprint = deps.cardVault.fingerprint(card.pan);
   // Sealed before screening writes anything: sealing may read the period's security-code key from the database, and a

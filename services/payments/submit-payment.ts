@@ -8,6 +8,7 @@ import { openEncryptedCard } from './card-keys.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { isPositiveMoney, toMoneyString } from '../../domain/money.ts';
 import { splitSubAffiliate } from '../../domain/payments/pre-validation.ts';
+import { refuseCardNumbersInText } from './card-numbers-in-text.ts';
 import { runCardPayment, type CardPaymentDeps } from './card-payment.ts';
 import { SubmitCard, type SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import type { EncryptedCardPayload } from '../../domain/payments/card-encryption.ts';
@@ -35,6 +36,7 @@ export async function submitPayment(
     throw new DomainError('validation', `amount must equal the product price ${amount}`, { field: 'amount' });
   }
   const body = input.body;
+  refuseCardNumbersInText(cardholderTextOf(body));
   const subAffiliate = splitSubAffiliate(body.subAffiliate);
   return runCardPayment(deps, {
     tenantId: input.tenantId,
@@ -71,6 +73,15 @@ export async function submitPayment(
       subscriptionPlan: product.subscriptionPlan,
     }),
   });
+}
+
+/** The text a cardholder types at checkout, by field: the name on the card and both addresses. */
+function cardholderTextOf(body: SubmitRequest): Record<string, string | undefined> {
+  const text: Record<string, string | undefined> = { 'card.name': body.card?.name };
+  for (const [name, address] of [['address', body.address], ['shippingAddress', body.shippingAddress]] as const) {
+    for (const [field, value] of Object.entries(address ?? {})) text[`${name}.${field}`] = value;
+  }
+  return text;
 }
 
 /**

@@ -268,6 +268,23 @@ describe('signed webhook delivery', () => {
     }
   });
 
+  it('records why a connection failed (refused, here), not only that fetch failed', async () => {
+    // A port nothing listens on: each attempt's connection is refused.
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: `http://127.0.0.1:${port}/in`, secret: generateWebhookSecret() }] });
+    const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+    const [deliveryId] = await dispatchWebhookEvent(
+      { em: app.orm.em.fork(), starter },
+      { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: { leadId: 'lead-2' } } },
+    );
+    expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result()).toBe('failed');
+    const delivery = await deliveryFromGraphQL(tenant.apiKey, deliveryId!);
+    expect(delivery.attempts[0]).toMatchObject({ httpStatus: null, error: expect.stringMatching(/^TypeError: fetch failed \(ECONNREFUSED: connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/) });
+  });
+
   it('gives up after the last scheduled attempt and honours Retry-After', async () => {
     const started = Date.now();
     const { receiver, tenant, deliveryId, result } = await deliverTo(() => ({ status: 500, headers: { 'retry-after': '2' } }));

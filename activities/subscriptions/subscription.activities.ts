@@ -7,6 +7,7 @@ import { issuerPrefixOf, shownCardDigits } from '../../domain/payments/pre-valid
 import { isBlocklisted } from '../../data/queries/screening.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
+import type { SubscriptionEventType } from '../../domain/webhooks/events.ts';
 
 export interface SubscriptionActivityDeps {
   readonly orm: MikroORM;
@@ -102,7 +103,7 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
   }
 
   /** A subscription webhook (`subscription.renewed`, `.payment_failed`, `.cancelled`, `.paused`, `.resumed`), once per `eventKey`. */
-  async function recordSubscriptionEvent(input: { tenantId: number; type: string; eventKey: string; occurredAt: string; data: Record<string, unknown> }): Promise<RecordedDelivery[]> {
+  async function recordSubscriptionEvent(input: { tenantId: number; type: SubscriptionEventType; eventKey: string; occurredAt: string; data: Record<string, unknown> }): Promise<RecordedDelivery[]> {
     return recordWebhookDeliveries(fork(), { tenantId: input.tenantId, event: { type: input.type, timestamp: input.occurredAt, data: input.data }, eventKey: input.eventKey });
   }
 

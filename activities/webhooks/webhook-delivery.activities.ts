@@ -107,8 +107,7 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
         outcome = { kind: 'failed', httpStatus, error, retryAfterSeconds: parseRetryAfter(response.headers.get('retry-after')) };
       }
     } catch (cause) {
-      const reason = cause as Error;
-      error = reason.name === 'TimeoutError' ? `Timed out after ${input.timeoutMs} ms` : storableText(`${reason.name}: ${reason.message}`, 1000);
+      error = storableText(describeSendFailure(cause, input.timeoutMs), 1000);
       outcome = { kind: 'failed', error };
     }
     const latencyMs = Math.round(performance.now() - started);
@@ -150,4 +149,17 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
 /** Its tenant or endpoint was removed (the rows cascade): no retry will bring it back. */
 function deliveryGone(deliveryId: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(`Webhook delivery ${deliveryId} no longer exists`, 'DeliveryGone');
+}
+
+/**
+ * Why a send failed, for the tenant reading its delivery's attempts: `fetch` says only "fetch failed", its cause says
+ * what did (a refused connection, a name that did not resolve, a certificate it could not trust).
+ */
+function describeSendFailure(failure: unknown, timeoutMs: number): string {
+  const reason = failure as Error & { cause?: { code?: unknown; message?: unknown } };
+  if (reason.name === 'TimeoutError') return `Timed out after ${timeoutMs} ms`;
+  const cause = reason.cause;
+  const code = typeof cause?.code === 'string' ? `${cause.code}: ` : '';
+  const detail = typeof cause?.message === 'string' && cause.message !== '' ? ` (${code}${cause.message})` : '';
+  return `${reason.name}: ${reason.message}${detail}`;
 }

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { CARD_NETWORKS } from '../../domain/catalog/product.ts';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhooks/events.ts';
 import { int4 } from '../../schema/inputs/int4.ts';
 import { MerchantAccountProvisionInput, Money } from '../../schema/inputs/merchant-account.input.ts';
 
@@ -101,7 +102,8 @@ const WebhookEndpointInput = Type.Object(
   {
     slug: Slug,
     url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }),
-    eventTypes: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { uniqueItems: true })),
+    // A type no event has would make the endpoint receive nothing, silently.
+    eventTypes: Type.Optional(Type.Array(Type.Unsafe<WebhookEventType>({ type: 'string', enum: [...WEBHOOK_EVENT_TYPES] }), { uniqueItems: true })),
     secret: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/]{32,}={0,2}$', maxLength: 200 })),
   },
   { additionalProperties: false },

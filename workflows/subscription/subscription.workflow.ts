@@ -24,6 +24,7 @@ import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { paymentWorkflow } from '../payment/payment.workflow.ts';
 import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
+import type { SubscriptionEventType } from '../../domain/webhooks/events.ts';
 
 /**
  * Database steps: short, idempotent, retried for minutes by Temporal; a step still failing then is tried again by
@@ -321,7 +322,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   }
 
   /** One webhook per event key of this subscription; deliveries outlive this run. A webhook never changes billing: its failure is logged. */
-  async function notify(type: string, key: string, data: Record<string, unknown>): Promise<void> {
+  async function notify(type: SubscriptionEventType, key: string, data: Record<string, unknown>): Promise<void> {
     let deliveries: Awaited<ReturnType<typeof recordSubscriptionEvent>>;
     try {
       deliveries = await recordSubscriptionEvent({

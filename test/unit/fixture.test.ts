@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { WEBHOOK_EVENT_TYPES } from '../../domain/webhooks/events.ts';
+import { parseFixture } from '../../services/provisioning/parse-fixture.ts';
+
+const withEndpoint = (endpoint: Record<string, unknown>) => ({
+  tenants: [{ slug: 'acme', name: 'Acme', clientId: 'acme', webhookEndpoints: [{ slug: 'main', url: 'https://hooks.acme.example/in', ...endpoint }] }],
+});
+
+describe("a provisioning fixture's webhook endpoints", () => {
+  it('takes an http or https URL a delivery can reach', () => {
+    for (const url of ['https://hooks.acme.example/in', 'http://127.0.0.1:4000/hooks?tenant=acme', 'https://[::1]:8443/in']) {
+      expect(parseFixture(withEndpoint({ url })).tenants[0]!.webhookEndpoints![0]!.url).toBe(url);
+    }
+  });
+
+  it.each([
+    // Ajv's `uri` format takes these; the URL parser that deliveries (and the GraphQL URL scalar) use does not.
+    ['https://hooks.example.com:80800/typo', 'is not a URL a delivery can reach'],
+    ['https://hooks.example.com:65536/', 'is not a URL a delivery can reach'],
+    ['http://1.2.3.4.5/', 'is not a URL a delivery can reach'],
+    // fetch refuses to send credentials in a URL; they would also be shown in every delivery's error.
+    ['http://hookuser:hookpass@hooks.example.com/in', 'must not hold a user name or password'],
+    ['https://token@hooks.example.com/in', 'must not hold a user name or password'],
+  ])('refuses %s, naming the field', (url, problem) => {
+    expect(() => parseFixture(withEndpoint({ url }))).toThrow(`Invalid fixture: tenants[0].webhookEndpoints[0].url ${problem}`);
+  });
+
+  it('refuses an event type no event has, naming the field (the endpoint would receive nothing, silently)', () => {
+    expect(() => parseFixture(withEndpoint({ eventTypes: ['transaction.complete'] }))).toThrow('Invalid fixture: tenants[0].webhookEndpoints[0].eventTypes[0] must be equal to one of the allowed values');
+    expect(parseFixture(withEndpoint({ eventTypes: [...WEBHOOK_EVENT_TYPES] })).tenants[0]!.webhookEndpoints![0]!.eventTypes).toEqual([...WEBHOOK_EVENT_TYPES]);
+  });
+});

@@ -172,6 +172,26 @@ describe('POST /api/mitigation/transactions filters', () => {
     expect(body).toMatchObject({ success: true, count: want.length, pageNumber: 1, moreResults: false });
   });
 
+  it('finds a name by its spelling where JavaScript and PostgreSQL lower-case differently (a final sigma, a dotted capital I)', async () => {
+    const greek = await createMerchantTenant(app, { products: [oneOffProduct('shop', '19.99')], merchantAccounts: [merchantAccount('M1')], rateLimitPerMinute: 10_000 });
+    const base = await tenantBase(greek, 'M1');
+    const nikos = await seedTransaction(app, base, { firstName: 'ΝΙΚΟΣ', lastName: 'Παπαδόπουλος' });
+    const ilknur = await seedTransaction(app, base, { firstName: 'İlknur', lastName: 'Yılmaz' });
+    const found = async (filter: Record<string, string>) => {
+      const response = await fetch(`${app.baseUrl}/api/mitigation/transactions`, {
+        method: 'POST',
+        headers: { ...greek.adminHeaders, 'content-type': 'application/json' },
+        body: JSON.stringify(filter),
+      });
+      return ((await response.json()) as { transactions: { transactionId: string }[] }).transactions.map((t) => t.transactionId);
+    };
+    expect(await found({ firstName: 'ΝΙΚΟΣ' })).toEqual([nikos.id]);
+    expect(await found({ firstName: 'νικοσ' })).toEqual([nikos.id]);
+    expect(await found({ lastName: 'Παπαδόπουλος' })).toEqual([nikos.id]);
+    expect(await found({ firstName: 'İlknur' })).toEqual([ilknur.id]);
+    expect(await found({ firstName: ' İLKNUR ' })).toEqual([ilknur.id]);
+  });
+
   it('includeUpdated also finds authorizations captured in the period, and only then', async () => {
     const period = { dateFrom: '2026-06-15', dateTo: '2026-06-15' };
     const inPeriod = (d: Date | null) => d !== null && d.toISOString().startsWith('2026-06-15');

@@ -187,6 +187,13 @@ describe('POST /api/{productId}', () => {
     expect(order).toMatchObject({ campaign: 'Spring', affiliate: 'Partner X', sub_affiliate_primary: 'sub1', sub_affiliate_secondary: 'sub2', props: { plan: 'gold' }, tracker_click_id: 'clk-1', ip: '203.0.113.9', user_agent: 'UA/1', state: 'approved' });
   });
 
+  it('keeps the names as a search finds them: trimmed, in one Unicode form', async () => {
+    const { body: result } = await submit(submitBody('4242424242424242', { address: { firstName: ' Ada\t', lastName: 'Lo\u0301pez ', country: 'ES' } }));
+    expect(result.info).toBe('Success');
+    const [row] = await app.orm.em.fork().execute(`select first_name, last_name from transactions where order_id = ?`, [result.submitOrderId]);
+    expect(row).toEqual({ first_name: 'Ada', last_name: 'L\u00f3pez' });
+  });
+
   it('processes but does not persist a partnerSession over 50 characters', async () => {
     const long = 'p'.repeat(60);
     const { body: result } = await submit(submitBody('4242424242424242', { partnerSession: long }));

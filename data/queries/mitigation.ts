@@ -55,8 +55,8 @@ function conditionsOf(filter: MitigationFilter): Conditions {
   where.anyOf('t.gateway_transaction_id', filter.gatewayTransactionIds, 'text');
   if (filter.bin !== undefined) where.add('left(t.bin, 6) = ?', filter.bin);
   if (filter.last4 !== undefined) where.add('t.last4 = ?', filter.last4);
-  if (filter.firstName !== undefined) where.add('lower(t.first_name) = ?', filter.firstName);
-  if (filter.lastName !== undefined) where.add('lower(t.last_name) = ?', filter.lastName);
+  if (filter.firstName !== undefined) where.add('lower(t.first_name) = lower(cast(? as text))', filter.firstName);
+  if (filter.lastName !== undefined) where.add('lower(t.last_name) = lower(cast(? as text))', filter.lastName);
   where.anyOf('t.auth_code', filter.authCodes, 'text');
   if (filter.currency !== undefined) where.add('t.currency = ?', filter.currency);
   if (filter.descriptorContains !== undefined) {

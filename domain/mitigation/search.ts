@@ -1,6 +1,7 @@
 import { validationError } from '../errors.ts';
 import { toMoneyString } from '../money.ts';
 import { SEARCH_YEARS } from '../validation/timestamps.ts';
+import { keptName } from '../payments/person-name.ts';
 
 export const MITIGATION_LIMITS = {
   defaultLimit: 100,
@@ -143,8 +144,9 @@ export function parseMitigationFilter(input: MitigationSearchInputShape): Mitiga
     gatewayTransactionIds: distinct(nonBlankEach(input.gatewayTransactionIds, 'gatewayTransactionIds')),
     bin: input.bin,
     last4: input.last4,
-    firstName: nonBlank(input.firstName, 'firstName')?.trim().toLowerCase(),
-    lastName: nonBlank(input.lastName, 'lastName')?.trim().toLowerCase(),
+    // Compared lower-cased by PostgreSQL on both sides: JavaScript's rules differ for some letters (a final Σ, İ).
+    firstName: keptName(nonBlank(input.firstName, 'firstName')),
+    lastName: keptName(nonBlank(input.lastName, 'lastName')),
     authCodes: distinct(nonBlankEach(input.authCodes, 'authCodes')),
     currency: input.currency?.toUpperCase(),
     from,

@@ -8,6 +8,7 @@ import { fromMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { runCardPayment, type CardPaymentDeps } from '../payments/card-payment.ts';
 import { refuseCardNumbersInText } from '../payments/card-numbers-in-text.ts';
+import { namesOfHolder } from '../../domain/payments/person-name.ts';
 import type { ProductLookup } from '../catalog/product-cache.ts';
 
 /** The body of `POST /payments` (validated against its schema at the edge). */
@@ -63,8 +64,7 @@ export async function createPayment(deps: CreatePaymentDeps, input: { tenantId: 
           partnerSession: body.partner_session,
           props: body.metadata,
           mobileWalletA: false,
-          firstName: card.holderName?.split(' ')[0],
-          lastName: card.holderName?.split(' ').slice(1).join(' ') || undefined,
+          ...namesOfHolder(card.holderName),
         }),
         cascade: body.cascade ?? false,
         threeDSecure: { enabled: body.three_d_secure?.enabled ?? false, cancelOnFail: body.three_d_secure?.cancel_on_fail ?? true },

@@ -9,6 +9,7 @@ import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { isPositiveMoney, toMoneyString } from '../../domain/money.ts';
 import { splitSubAffiliate } from '../../domain/payments/pre-validation.ts';
 import { refuseCardNumbersInText } from './card-numbers-in-text.ts';
+import { keptName } from '../../domain/payments/person-name.ts';
 import { runCardPayment, type CardPaymentDeps } from './card-payment.ts';
 import { SubmitCard, type SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import type { EncryptedCardPayload } from '../../domain/payments/card-encryption.ts';
@@ -65,8 +66,8 @@ export async function submitPayment(
         storefront: body.storefront,
         phone: body.phone,
         mobileWalletA: body.mobileWalletA ?? false,
-        firstName: body.address?.firstName,
-        lastName: body.address?.lastName,
+        firstName: keptName(body.address?.firstName),
+        lastName: keptName(body.address?.lastName),
       }),
       cascade: body.cascade ?? false,
       threeDSecure: { enabled: body.threeDSecure?.enabled ?? false, cancelOnFail: body.threeDSecure?.cancelOnFail ?? true },

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashSecret } from '../domain/crypto/secret-box.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
@@ -128,6 +128,37 @@ describe('provisioning', () => {
       { actor: 'test', action: 'product.created' },
       { actor: 'operator:someone', action: 'product.updated' },
     ]);
+  });
+
+  it('answers a conflict, changing nothing, when an admin updates a merchant account it is changing', async () => {
+    const input = fixture();
+    await run(input);
+    const mid = input.tenants[0]!.merchantAccounts[0]!.mid;
+    const changed = structuredClone(input);
+    changed.tenants[0]!.merchantAccounts[0]!.title = 'Renamed by provisioning';
+    const admin = app.orm.em.fork();
+    await admin.begin();
+    let provisioning: Promise<unknown> | undefined;
+    try {
+      // The admin's update holds the row (not committed yet) while provisioning reads the account and then updates it.
+      await admin.execute(`update merchant_accounts set title = 'Renamed by an admin', row_version = row_version + 1 where mid = ?`, [mid]);
+      provisioning = run(changed).catch((error: unknown) => error);
+      await vi.waitFor(async () => {
+        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'update "merchant_accounts"%'`,
+        );
+        expect(row!.n).toBeGreaterThan(0);
+      }, { timeout: 10_000, interval: 50 });
+      await admin.commit();
+    } finally {
+      if (admin.isInTransaction()) await admin.rollback();
+    }
+    const failure = await provisioning;
+    expect(failure).toMatchObject({ code: 'conflict', message: expect.stringMatching(/changed while .* provision/) });
+    const [account] = await app.orm.em.fork().execute<{ title: string }[]>(`select title from merchant_accounts where mid = ?`, [mid]);
+    expect(account!.title).toBe('Renamed by an admin');
+    // Run again, it applies.
+    await run(changed);
   });
 
   it('refuses a MID that belongs to another tenant and leaves the database as it was', async () => {

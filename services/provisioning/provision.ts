@@ -1,4 +1,4 @@
-import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import { OptimisticLockError, UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../domain/errors.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { provisionApiKeys, type ProvisionedApiKey } from './api-keys.ts';
@@ -49,6 +49,10 @@ export async function provision(deps: ProvisioningDeps, fixture: ProvisioningFix
     });
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException) throw takenElsewhere(error);
+    // A record it read was changed before its update (an admin's edit of a merchant account, whose version it checks).
+    if (error instanceof OptimisticLockError) {
+      throw new DomainError('conflict', 'A record of the fixture changed while it was being provisioned (an admin update); nothing was provisioned: run it again');
+    }
     throw error;
   }
 }

@@ -472,6 +472,29 @@ describe('signals racing the billing steps', () => {
     expect(await rebillsOf(app, id)).toEqual([]); // the rebill prepared but never charged is gone
   });
 
+  it("ends as the merchant's cancel when it arrives while the rebill is being prepared and the card turns out blocklisted", async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await billedSubscription(tenant);
+    let cancelled: ReturnType<typeof call> | undefined;
+    await app.orm.em.fork().transactional(async (tx) => {
+      // The rebill's blocklist check waits on the table; meanwhile the merchant cancels and the card is blocklisted.
+      await tx.execute(`lock table blocklist_entries in access exclusive mode`);
+      await vi.waitFor(async () => {
+        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'select exists (select 1 from blocklist_entries b%'`,
+        );
+        expect(row!.n).toBeGreaterThan(0);
+      }, { timeout: 15_000, interval: 50 });
+      cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+      await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
+      await tx.execute(`insert into blocklist_entries (tenant_id, kind, value, created_at) values (?, 'card', ?, now())`, [tenant.id, app.cardVault.fingerprint('4242424242424242')]);
+    });
+    await cancelled;
+    const ended = await app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id)).result();
+    expect(ended).toMatchObject({ reason: 'cancelled_by_merchant' });
+    expect(await subscription(app, tenant, id)).toMatchObject({ status: 'cancelled', cancel_reason: 'cancelled_by_merchant' });
+  });
+
   it('holds the charge for a pause received while the rebill is being prepared, and charges it once when resumed', async () => {
     const tenant = await subscriptionTenant(app);
     const id = await billedSubscription(tenant);

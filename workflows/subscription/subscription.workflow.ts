@@ -149,7 +149,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     const prepared = await persist('prepareRebill', () => prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries }), { untilCancelled: true });
     // Cancelled while the step was failing: nothing was charged.
     if (prepared === undefined) return end(cancelReason ?? 'cancelled_by_merchant');
-    if (prepared.kind === 'none') return end(endReasonOf(prepared));
+    // The merchant's cancel, received while the step ran, is the reason before what the step found (a blocklisted card).
+    if (prepared.kind === 'none') return end(cancelReason ?? endReasonOf(prepared));
     rebill = prepared;
     if (!patched(SIGNALS_BEFORE_CHARGE)) break;
     // A cancel or pause that arrived while the rebill was prepared is honoured before the charge, never after it: a

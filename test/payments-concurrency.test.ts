@@ -286,37 +286,40 @@ describe('a run of a payment step that outlived its time limit', () => {
     expect((await volumesOf(tenant.id)).map((volume) => volume.reserved)).toEqual((await volumesOf(tenant.id)).map(() => '0.00'));
   });
 
-  it('counts an approval in the month its amount was reserved in (an attempt in flight at midnight on the 1st)', async () => {
+  const lastMonth = `(date_trunc('month', now()) - interval '1 month')::date`;
+
+  /** An order whose amount was reserved last month (in flight at midnight on the 1st): order and volume row name that month. */
+  async function reservedLastMonth() {
     const { activities, submitOrderId, request } = await openOrderOnTwoAccounts();
-    const { account } = await activities.reserveMerchantAccount(request);
+    const account = (await activities.reserveMerchantAccount(request)).account!;
     const em = app.orm.em.fork();
-    // As if reserved last month: the order and the account's volume row both name that month.
-    const lastMonth = `(date_trunc('month', now()) - interval '1 month')::date`;
     await em.execute(`update orders set cap_reservation_month = ${lastMonth} where id = ?`, [submitOrderId]);
-    await em.execute(`update merchant_account_volumes set month = ${lastMonth} where merchant_account_id = ?`, [account!.merchantAccountId]);
-    await record(submitOrderId, account!, 'approved');
+    await em.execute(`update merchant_account_volumes set month = ${lastMonth} where merchant_account_id = ?`, [account.merchantAccountId]);
+    return { submitOrderId, account };
+  }
+
+  it('counts an approval in the month its amount was reserved in (an attempt in flight at midnight on the 1st)', async () => {
+    const { submitOrderId, account } = await reservedLastMonth();
+    const em = app.orm.em.fork();
+    await record(submitOrderId, account, 'approved');
     const volumes = await em.execute(
       `select month = ${lastMonth} as last_month, approved_amount::text as approved, reserved_amount::text as reserved from merchant_account_volumes where merchant_account_id = ?`,
-      [account!.merchantAccountId],
+      [account.merchantAccountId],
     );
     expect(volumes).toEqual([{ last_month: true, approved: '25.00', reserved: '0.00' }]);
   });
 
   it('gives a voided approval\'s room on the cap back once, in the month it was counted in, when eight releases meet', async () => {
-    const { activities, submitOrderId, request } = await openOrderOnTwoAccounts();
-    const { account } = await activities.reserveMerchantAccount(request);
+    const { submitOrderId, account } = await reservedLastMonth();
     const em = app.orm.em.fork();
-    // Reserved last month (in flight at midnight on the 1st); this month another payment of 25.00 counts on the account.
-    const lastMonth = `(date_trunc('month', now()) - interval '1 month')::date`;
-    await em.execute(`update orders set cap_reservation_month = ${lastMonth} where id = ?`, [submitOrderId]);
-    await em.execute(`update merchant_account_volumes set month = ${lastMonth} where merchant_account_id = ?`, [account!.merchantAccountId]);
+    // This month another payment of 25.00 counts on the account.
     await em.execute(
       `insert into merchant_account_volumes (merchant_account_id, month, currency, approved_amount, reserved_amount) values (?, date_trunc('month', now())::date, 'USD', 25, 0)`,
-      [account!.merchantAccountId],
+      [account.merchantAccountId],
     );
-    const { transactionId } = await record(submitOrderId, account!, 'approved');
+    const { transactionId } = await record(submitOrderId, account, 'approved');
     // Last month, another payment of 25.00 counts beside it: a second release would take that one's room away.
-    await em.execute(`update merchant_account_volumes set approved_amount = approved_amount + 25 where merchant_account_id = ? and month = ${lastMonth}`, [account!.merchantAccountId]);
+    await em.execute(`update merchant_account_volumes set approved_amount = approved_amount + 25 where merchant_account_id = ? and month = ${lastMonth}`, [account.merchantAccountId]);
     // The void is recorded and holds the row until it commits; seven more releases (a hold's end, retries) wait for it.
     const exchange = { gateway: 'sandbox', httpStatus: 200, response: 'voided' };
     const held = app.orm.em.fork();
@@ -333,7 +336,7 @@ describe('a run of a payment step that outlived its time limit', () => {
 
     const volumes = await em.execute(
       `select month = ${lastMonth} as last_month, approved_amount::text as approved from merchant_account_volumes where merchant_account_id = ? order by month`,
-      [account!.merchantAccountId],
+      [account.merchantAccountId],
     );
     expect(volumes).toEqual([
       { last_month: true, approved: '25.00' },

@@ -454,6 +454,23 @@ describe('signals racing the billing steps', () => {
     });
   }
 
+  /** Cancels while the first rebill's payment is in flight: it waits to reserve its amount under its account's cap. */
+  async function cancelWhileRebillIsCharged(tenant: MerchantTenant, id: number) {
+    let cancelled: ReturnType<typeof call> | undefined;
+    await app.orm.em.fork().transactional(async (tx) => {
+      // Its account's volume row for the month, or (an account with none yet) the account itself, which the new row's key checks.
+      await tx.execute(`select id from merchant_accounts where tenant_id = ? for update`, [tenant.id]);
+      await tx.execute(`select v.merchant_account_id from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ? for update of v`, [tenant.id]);
+      await vi.waitFor(async () => {
+        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%routines.reserve_volume%'`);
+        expect(row!.n).toBeGreaterThan(0);
+      }, { timeout: 15_000, interval: 50 });
+      cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+      await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
+    });
+    await cancelled;
+  }
+
   it('honours a cancel received while the rebill is being prepared: nothing is charged after it', async () => {
     const tenant = await subscriptionTenant(app);
     const id = await billedSubscription(tenant);
@@ -530,20 +547,7 @@ describe('signals racing the billing steps', () => {
     const tenant = await subscriptionTenant(app);
     // 'stop': its rebills of 4.35 are declined 3635 "Stop all recurring payments".
     const id = await billedSubscription(tenant, 'stop');
-    let cancelled: ReturnType<typeof call> | undefined;
-    // The rebill's payment waits to reserve its amount under its account's cap.
-    await app.orm.em.fork().transactional(async (tx) => {
-      // Its account's volume row for the month, or (an account with none yet) the account itself, which the new row's key checks.
-      await tx.execute(`select id from merchant_accounts where tenant_id = ? for update`, [tenant.id]);
-      await tx.execute(`select v.merchant_account_id from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ? for update of v`, [tenant.id]);
-      await vi.waitFor(async () => {
-        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%routines.reserve_volume%'`);
-        expect(row!.n).toBeGreaterThan(0);
-      }, { timeout: 15_000, interval: 50 });
-      cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
-      await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
-    });
-    await cancelled;
+    await cancelWhileRebillIsCharged(tenant, id);
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 15_000, interval: 100 });
     expect(await subscription(app, tenant, id)).toMatchObject({ cancel_reason: 'cancelled_by_merchant' });
     // The charge in flight did finish: declined, as the merchant's cancel said it would.
@@ -556,19 +560,7 @@ describe('signals racing the billing steps', () => {
     try {
       const tenant = await subscriptionTenant(app, receiver.url, secret);
       const id = await billedSubscription(tenant);
-      let cancelled: ReturnType<typeof call> | undefined;
-      // The rebill's payment waits to reserve its amount under its account's cap (as in the test above).
-      await app.orm.em.fork().transactional(async (tx) => {
-        await tx.execute(`select id from merchant_accounts where tenant_id = ? for update`, [tenant.id]);
-        await tx.execute(`select v.merchant_account_id from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ? for update of v`, [tenant.id]);
-        await vi.waitFor(async () => {
-          const [row] = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%routines.reserve_volume%'`);
-          expect(row!.n).toBeGreaterThan(0);
-        }, { timeout: 15_000, interval: 50 });
-        cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
-        await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
-      });
-      await cancelled;
+      await cancelWhileRebillIsCharged(tenant, id);
       const ended = await app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id)).result();
       // Period 1 was paid by the charge in flight; the cancel ends the subscription before period 2, as a direct cancel would say.
       expect((await rebillsOf(app, id)).map((r) => [r.period, r.state])).toEqual([[1, 'paid']]);

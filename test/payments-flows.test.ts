@@ -398,6 +398,8 @@ describe('client-side card encryption: what the encrypted card holds', () => {
       ['Ada\u0000 Lovelace', 'card.encrypted.name must not contain NUL bytes or unpaired surrogates'],
       ['Ada \ud800Lovelace', 'card.encrypted.name must not contain NUL bytes or unpaired surrogates'],
       ['A'.repeat(5000), 'card.encrypted.name must NOT have more than 100 characters'],
+      // A card number typed as the name would reach the payment's history in plain text, as the holder's name.
+      ['5555 5555 5555 4444', 'card.encrypted.name must not hold a card number'],
     ]) {
       const answer = await submit(submitBody('unused', { card: { encrypted: await sealed(name!), bin: '424242', lastFour: '4242' } }), owner.productId, owner);
       expect(answer.status).toBe(400);

@@ -121,6 +121,7 @@ function refuseUnfitCard(opened: EncryptedCardPayload): void {
   const hostile = findHostileValue(card, 'card.encrypted');
   if (hostile) throw new DomainError('validation', `${hostile.path} ${HOSTILE_VALUE_PROBLEM[hostile.kind]}`, { field: 'card.encrypted' });
   if (!validateOpenedCard(card)) throw new DomainError('validation', describeSchemaError(validateOpenedCard.errors![0]!, 'card.encrypted').replace(/^(?!card\.encrypted)/, 'card.encrypted.'), { field: 'card.encrypted' });
+  refuseCardNumbersInText({ 'card.encrypted.name': opened.name });
 }
 
 async function findProduct(deps: SubmitDeps, tenantId: number, productId: string): Promise<PayableProduct> {

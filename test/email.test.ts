@@ -521,6 +521,33 @@ describe('tracking and tenant isolation', () => {
   });
 });
 
+describe('replacing sender domains at once', () => {
+  const mutation = 'mutation($tenantId: Int!, $domains: [String!]!) { setEmailSenderDomains(tenantId: $tenantId, domains: $domains) { domains } }';
+  const storedDomains = async (tenantId: number) =>
+    new Set((await app.orm.em.fork().execute<{ domain: string }[]>(`select domain from sender_domains where tenant_id = ?`, [tenantId])).map((row) => row.domain));
+
+  it('leaves exactly one of the sets asked for (never their union past 100), each replace answered', async () => {
+    const shop = await createEmailTenant(app);
+    const sets = [0, 1, 2, 3].map((i) => Array.from({ length: 100 }, (_, j) => `s${i}-d${j}-${randomUUID().slice(0, 4)}.example`));
+    const answers = await Promise.all(sets.map((domains) => gql(app, `Bearer ${app.config.operatorToken}`, mutation, { tenantId: shop.id, domains })));
+    expect(answers.map((answer) => answer.errors)).toEqual([undefined, undefined, undefined, undefined]);
+    const stored = await storedDomains(shop.id);
+    const kept = sets.filter((set) => set.length === stored.size && set.every((domain) => stored.has(domain)));
+    expect(kept).toHaveLength(1);
+    // A domain of a set replaced after it was written sends nothing.
+    const replaced = sets.find((set) => set !== kept[0])!;
+    expect((await postEmail(app, '/api/email', generic({ tenant_key: shop.tenantKey, from: `a@${replaced[0]}` }))).status).toBe(403);
+  });
+
+  it('answers the same replace sent four times at once four times, adding the domain once', async () => {
+    const shop = await createEmailTenant(app);
+    const domains = [shop.domain, `same-${randomUUID().slice(0, 6)}.example`];
+    const answers = await Promise.all([0, 1, 2, 3].map(() => gql(app, `Bearer ${app.config.operatorToken}`, mutation, { tenantId: shop.id, domains })));
+    expect(answers.map((answer) => answer.errors)).toEqual([undefined, undefined, undefined, undefined]);
+    expect([...(await storedDomains(shop.id))].sort()).toEqual([...domains].sort());
+  });
+});
+
 describe('one address per string (a list or group must not slip past the sender-domain check)', () => {
   const send = (body: unknown) => postEmail(app, '/api/email', body);
 

@@ -130,6 +130,20 @@ describe('provisioning', () => {
     ]);
   });
 
+  it('applies one fixture sent four times at once as one run would: one tenant and each record once, every run answered', async () => {
+    const input = fixture();
+    const runs = await Promise.allSettled([0, 1, 2, 3].map(() => run(input)));
+    expect(runs.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    const em = app.orm.em.fork();
+    const [tenant] = await em.execute<{ id: number }[]>(`select id from tenants where slug = ?`, [input.tenants[0]!.slug]);
+    const counts = await em.execute(
+      `select (select count(*)::int from products where tenant_id = ?) as products, (select count(*)::int from merchant_accounts where tenant_id = ?) as accounts,
+              (select count(*)::int from sender_domains where tenant_id = ?) as domains, (select count(*)::int from webhook_endpoints where tenant_id = ?) as endpoints`,
+      [tenant!.id, tenant!.id, tenant!.id, tenant!.id],
+    );
+    expect(counts).toEqual([{ products: 1, accounts: 1, domains: 1, endpoints: 1 }]);
+  });
+
   it('answers a conflict, changing nothing, when an admin updates a merchant account it is changing', async () => {
     const input = fixture();
     await run(input);

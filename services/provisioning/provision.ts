@@ -1,5 +1,6 @@
 import { OptimisticLockError, UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../domain/errors.ts';
+import { lockTenantsToProvision } from '../../data/queries/provisioning.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { provisionApiKeys, type ProvisionedApiKey } from './api-keys.ts';
 import { syncBlocklist } from './blocklist.ts';
@@ -43,6 +44,7 @@ export interface ProvisioningDeps {
 export async function provision(deps: ProvisioningDeps, fixture: ProvisioningFixture): Promise<TenantProvisioningResult[]> {
   try {
     return await deps.em.transactional(async (em) => {
+      await lockTenantsToProvision(em, fixture.tenants.map((tenant) => tenant.slug));
       const results: TenantProvisioningResult[] = [];
       for (const tenantFixture of fixture.tenants) results.push(await provisionTenant({ ...deps, em }, tenantFixture));
       return results;

@@ -493,6 +493,10 @@ describe('signals racing the billing steps', () => {
     const tenant = await subscriptionTenant(app);
     const id = await billedSubscription(tenant);
     let cancelled: ReturnType<typeof call> | undefined;
+    // The table is locked just before the rebill falls due (the workflow's due time is no earlier than the row's), so
+    // other suites' screenings, which read it too, wait a moment only.
+    const [due] = await app.orm.em.fork().execute<{ at: string }[]>(`select next_billing_at as at from subscriptions where id = ?`, [id]);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, new Date(due!.at).getTime() - 300 - Date.now())));
     await app.orm.em.fork().transactional(async (tx) => {
       // The rebill's blocklist check waits on the table; meanwhile the merchant cancels and the card is blocklisted.
       await tx.execute(`lock table blocklist_entries in access exclusive mode`);

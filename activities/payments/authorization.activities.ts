@@ -150,9 +150,13 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
     const recorded = input.recorded;
     if (result.outcome.voided && recorded) {
       const voided = { id: StatusId.VOIDED, name: statusNameOf(StatusId.VOIDED) };
-      await fork().transactional((tx) =>
-        recordVoid(tx, { orderId: recorded.submitOrderId, transactionId: recorded.transactionId, voided: true, statusId: voided.id, status: voided.name, exchange: result.exchange }),
-      );
+      // Best effort: this runs on a payment's failure path, often because the database is away, and a retry of the
+      // activity would only void again; the approval then stays as recorded (an operator finds it in the log).
+      await fork()
+        .transactional((tx) =>
+          recordVoid(tx, { orderId: recorded.submitOrderId, transactionId: recorded.transactionId, voided: true, statusId: voided.id, status: voided.name, exchange: result.exchange }),
+        )
+        .catch((error: unknown) => deps.logger.error({ submitOrderId: recorded.submitOrderId, transactionId: recorded.transactionId, err: error }, 'approval voided at the processor but not recorded'));
     }
     return result.outcome.voided;
   }

@@ -6,8 +6,9 @@ import { RECORD_ATTEMPT_ROUTINE_021 } from './Migration20261126000021_volumes_pe
  * voided) charged nothing, yet kept its room on its merchant account's monthly cap for the rest of the month: the
  * month it was counted in was not kept, so nothing could give it back. The transaction now keeps it (`volume_month`,
  * written by `record_attempt` where it counts the approval), and a void gives the room back once by clearing it.
- * Approvals recorded before keep counting (their month is set from when they were sent, as migration 021 counted
- * them); one voided before this migration is not given back.
+ * Approvals recorded before that a void may still end (held, or in flight) get the month they were sent in, as
+ * migration 021 counted them; the others (captured or settled) are never given back, and keep no month. One voided
+ * before this migration is not given back.
  */
 export class Migration20261127000027_released_volume extends Migration {
 
@@ -15,8 +16,11 @@ export class Migration20261127000027_released_volume extends Migration {
 
   override up(): void | Promise<void> {
     this.addSql(`alter table "transactions" add column "volume_month" date null;`);
-    this.addSql(`update "transactions" set "volume_month" = date_trunc('month', "sent_at")::date
-      where "kind" = 'authorization' and "success" and "merchant_account_id" is not null;`);
+    // Only approvals a void may still end (a held authorization, a payment in flight): the others are never released.
+    this.addSql(`update "transactions" t set "volume_month" = date_trunc('month', t."sent_at")::date
+      from "orders" o
+      where o."id" = t."order_id" and o."state" in ('authorized', 'processing', 'pending_3ds')
+        and t."kind" = 'authorization' and t."success" and t."merchant_account_id" is not null;`);
     this.addSql(`create or replace function "routines"."record_attempt"(
   p_id uuid, p_order_id int, p_merchant_account_id int, p_reference text, p_attempt_number int, p_gateway text,
   p_gateway_transaction_id text, p_status_id int, p_status text, p_success boolean, p_amount numeric, p_currency text,

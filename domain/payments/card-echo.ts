@@ -15,25 +15,37 @@ const CARD_LENGTH = { min: 13, max: 19 } as const;
  * as they are nine times in ten.
  */
 export function maskCardEcho(text: string): string {
-  return text.replace(DIGIT_RUN, maskCardsInRun).replace(SECURITY_CODE, (_, name: string) => `${name}***`);
+  return maskCardNumbers(text).replace(SECURITY_CODE, (_, name: string) => `${name}***`);
 }
 
-/** Whether text holds a card number, as `maskCardEcho` finds them (a cardholder's name or address never does). */
-export function holdsCardNumber(text: string): boolean {
-  return text.replace(DIGIT_RUN, maskCardsInRun) !== text;
+/** Text with any card number in it masked (first 6 and last 4 digits kept), and nothing else changed. */
+export function maskCardNumbers(text: string): string {
+  return text.replace(DIGIT_RUN, (run) => maskCardsInRun(run));
 }
 
 /**
- * The first of the named fields (`address.firstName`: its text) that holds a card number: text a cardholder types at
- * checkout, where a number pasted by mistake would otherwise be kept in plain text (the order, the customer, the
- * transaction, the payment's history). Fields the merchant fills in (sessions, ids, props) are its own to keep clean.
+ * Whether text holds a card number, as `maskCardNumbers` finds them; `minDigits` raised for text that may hold other
+ * long numbers (a phone number has at most 15 digits).
  */
-export function fieldHoldingCardNumber(fields: Readonly<Record<string, string | undefined>>): string | undefined {
-  return Object.entries(fields).find(([, text]) => text !== undefined && holdsCardNumber(text))?.[0];
+export function holdsCardNumber(text: string, minDigits: number = CARD_LENGTH.min): boolean {
+  return text.replace(DIGIT_RUN, (run) => maskCardsInRun(run, minDigits)) !== text;
+}
+
+/**
+ * The first of the named fields (`address.firstName`: its text, or its text and the fewest digits a card number in it
+ * may have) that holds a card number: text a cardholder types at checkout, where a number pasted by mistake would
+ * otherwise be kept in plain text (the order, the customer, the transaction, the payment's history). Fields the
+ * merchant fills in (sessions, ids, props) are its own to keep clean.
+ */
+export function fieldHoldingCardNumber(fields: Readonly<Record<string, string | undefined | { text: string | undefined; minDigits: number }>>): string | undefined {
+  return Object.entries(fields).find(([, field]) => {
+    const { text, minDigits } = typeof field === 'object' ? field : { text: field, minDigits: CARD_LENGTH.min };
+    return text !== undefined && holdsCardNumber(text, minDigits);
+  })?.[0];
 }
 
 /** The run with each card number in it masked: the longest Luhn-valid span of whole groups from each group on. */
-function maskCardsInRun(run: string): string {
+function maskCardsInRun(run: string, minDigits: number = CARD_LENGTH.min): string {
   const parts = run.split(/([ -])/);
   const groups = parts.filter((_, index) => index % 2 === 0);
   const separators = parts.filter((_, index) => index % 2 === 1);
@@ -43,7 +55,7 @@ function maskCardsInRun(run: string): string {
     let digits = '';
     for (let last = first; last < groups.length && digits.length + groups[last]!.length <= CARD_LENGTH.max; last++) {
       digits += groups[last];
-      if (digits.length >= CARD_LENGTH.min && passesLuhn(digits)) card = { last, digits };
+      if (digits.length >= minDigits && passesLuhn(digits)) card = { last, digits };
     }
     const taken = card ? card.last : first;
     masked += card ? `${card.digits.slice(0, 6)}${'*'.repeat(card.digits.length - 10)}${card.digits.slice(-4)}` : groups[first];

@@ -1,5 +1,4 @@
 import type { CardNetwork } from '../catalog/product.ts';
-import { holdsCardNumber } from './card-echo.ts';
 import { binCountry, cvvLengthFor, detectNetwork, isValidCardNumber, isValidEmail, isValidExpiry, normalizeEmail, normalizeExpiryYear } from './card.ts';
 import type { SubmitRequest } from './submit-request.schema.ts';
 import type { SubmitInfo } from './submit-result.ts';
@@ -48,8 +47,7 @@ export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly s
   if (!body.serviceSession && !body.partnerSession) return fail('Either serviceSession or partnerSession is required');
   // Checked as it is kept: lower-casing can lengthen an address (`İ` becomes two characters).
   const email = typeof body.email === 'string' ? normalizeEmail(body.email) : undefined;
-  // An address holding a card number is one typed into the wrong field: never kept (it would be, in plain text).
-  if (!isValidEmail(email) || holdsCardNumber(email)) return fail('Invalid Email');
+  if (!isValidEmail(email)) return fail('Invalid Email');
   const card = body.card ?? {};
   if (card.encrypted !== undefined && (!card.bin || !card.lastFour)) return fail('Bin and Last4 required along with Encrypted data');
 

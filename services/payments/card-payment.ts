@@ -5,7 +5,7 @@ import type { PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { OrderDetails, PaymentSettings, PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
 import { PaymentNotStartedError, type PaymentRunner } from '../../domain/payments/payment-runner.ts';
-import { maskCardEcho } from '../../domain/payments/card-echo.ts';
+import { maskCardNumbers } from '../../domain/payments/card-echo.ts';
 import { issuerPrefixOf, validateSubmit } from '../../domain/payments/pre-validation.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import { preProcessingResult, type ResultContext, type SubmitResult } from '../../domain/payments/submit-result.ts';
@@ -79,9 +79,7 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
 
   const { product } = request;
   const validation = validateSubmit(details.submission, product.acceptedNetworks, new Date());
-  // The e-mail is echoed as sent, except a card number typed into it (answered, and kept with the key, masked).
-  const echoed = { ...details.context, ...(details.context.email === undefined ? {} : { email: maskCardEcho(details.context.email) }) };
-  if (!validation.ok) return answer(preProcessingResult({ ...echoed, ...validation.card }, validation.info, validation.error));
+  if (!validation.ok) return answer(preProcessingResult({ ...echoedContext(details.context, validation.error), ...validation.card }, validation.info, validation.error));
   const { card, email } = validation;
   const fingerprint = deps.cardVault.fingerprint(card.pan);
   // Sealed before screening writes anything: sealing may read the period's security-code key from the database, and a
@@ -139,4 +137,13 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     }
     throw error;
   }
+}
+
+/**
+ * What a refused submit echoes: as sent, except an e-mail refused as invalid, whose card number (one typed into the
+ * wrong field) is masked: the answer is kept with the Idempotency-Key. A valid e-mail is echoed as it will be kept.
+ */
+function echoedContext(context: ResultContext, error: string): ResultContext {
+  if (error !== 'Invalid Email' || context.email === undefined) return context;
+  return { ...context, email: maskCardNumbers(context.email) };
 }

@@ -76,13 +76,11 @@ export async function submitPayment(
   });
 }
 
-/** The text a cardholder types at checkout, by field: the name on the card and both addresses. */
-function cardholderTextOf(body: SubmitRequest): Record<string, string | undefined> {
-  const text: Record<string, string | undefined> = { 'card.name': body.card?.name };
-  for (const [name, address] of [['address', body.address], ['shippingAddress', body.shippingAddress]] as const) {
-    for (const [field, value] of Object.entries(address ?? {})) text[`${name}.${field}`] = value;
-  }
-  return text;
+/** The text a cardholder types at checkout, by field: the name on the card, the phone and both addresses. */
+function cardholderTextOf(body: SubmitRequest): Parameters<typeof refuseCardNumbersInText>[0] {
+  const addresses = (['address', 'shippingAddress'] as const).flatMap((name) => Object.entries(body[name] ?? {}).map(([field, value]) => [`${name}.${field}`, value] as const));
+  // A phone number has at most 15 digits (E.164): only a longer run in it can be a card (a 15-digit Amex passes).
+  return { 'card.name': body.card?.name, phone: { text: body.phone, minDigits: 16 }, ...Object.fromEntries(addresses) };
 }
 
 /**

@@ -18,6 +18,9 @@ describe("a provisioning fixture's webhook endpoints", () => {
     ['https://hooks.example.com:80800/typo', 'is not a URL a delivery can reach'],
     ['https://hooks.example.com:65536/', 'is not a URL a delivery can reach'],
     ['http://1.2.3.4.5/', 'is not a URL a delivery can reach'],
+    // fetch refuses the Fetch standard's bad ports (IRC, X11, SMTP, ...).
+    ['https://hooks.example.com:6666/in', "names port 6666, which fetch never connects to (the Fetch standard's bad ports)"],
+    ['http://hooks.example.com:10080/in', "names port 10080, which fetch never connects to (the Fetch standard's bad ports)"],
     // fetch refuses to send credentials in a URL; they would also be shown in every delivery's error.
     ['http://hookuser:hookpass@hooks.example.com/in', 'must not hold a user name or password'],
     ['https://token@hooks.example.com/in', 'must not hold a user name or password'],

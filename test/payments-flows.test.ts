@@ -229,9 +229,11 @@ describe('card data never at rest in plain text', () => {
     const em = app.orm.em.fork();
     const tables = await em.execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
     for (const { tablename } of tables) {
-      const dump = JSON.stringify(await em.execute(`select * from "${tablename}"`));
-      expect(dump, tablename).not.toContain(pan);
-      expect(dump, tablename).not.toContain(`"${cvv}"`);
+      const rows = await em.execute<Record<string, unknown>[]>(`select * from "${tablename}"`);
+      expect(JSON.stringify(rows), tablename).not.toContain(pan);
+      // The CVV as any value but a row's own ids (bigint ids are strings in JSON: the 987th audit entry is "987").
+      const values = rows.map((row) => Object.fromEntries(Object.entries(row).filter(([column]) => column !== 'id' && !column.endsWith('_id'))));
+      expect(JSON.stringify(values), tablename).not.toContain(`"${cvv}"`);
     }
     expect(app.logs.text()).not.toContain(pan);
     expect(app.logs.lines.length).toBeGreaterThan(0);

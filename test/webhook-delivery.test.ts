@@ -230,10 +230,10 @@ describe('signed webhook delivery', () => {
 
   it("fails at once, not retried for a day, when the endpoint's secret is no base64 `standardwebhooks` can read; provisioning refuses one", async () => {
     const unusable = `whsec_AAAA=AAA${'A'.repeat(28)}`;
-    const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: 'http://127.0.0.1:9/hooks' }] });
+    const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: 'http://127.0.0.1:65535/hooks' }] });
     const refusal = (() => {
       try {
-        parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'T', clientId: tenant.clientId, webhookEndpoints: [{ slug: 'main', url: 'http://127.0.0.1:9/hooks', secret: unusable }] }] });
+        parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'T', clientId: tenant.clientId, webhookEndpoints: [{ slug: 'main', url: 'http://127.0.0.1:65535/hooks', secret: unusable }] }] });
         return undefined;
       } catch (error) {
         return (error as Error).message;
@@ -349,8 +349,8 @@ describe('an event recorded twice', () => {
   it('keeps one delivery per endpoint under the same webhook-id when the event has a key (a retried activity)', async () => {
     const tenant = await createTestTenant(app, {
       webhookEndpoints: [
-        { slug: 'a', url: 'http://127.0.0.1:9/a', secret: generateWebhookSecret() },
-        { slug: 'b', url: 'http://127.0.0.1:9/b', secret: generateWebhookSecret() },
+        { slug: 'a', url: 'http://127.0.0.1:65535/a', secret: generateWebhookSecret() },
+        { slug: 'b', url: 'http://127.0.0.1:65535/b', secret: generateWebhookSecret() },
       ],
     });
     const event = { type: 'transaction.completed', timestamp: '2026-11-22T10:00:00.000Z', data: { submitOrderId: 7 } } as const;

@@ -121,10 +121,28 @@ describe('writing a lead', () => {
       'pending_data_b64',
     ],
     ['a scan nested 20,000 levels deep', `{"email":"a@example.com","session_id":"s1","scans":[{"page":"/x","n":${nestedJson(20_000)}}]}`, 'scans[0]'],
+    // Parsed, it would be another number (…67000), kept and answered changed.
+    ['a scan integer beyond 2^53', '{"email":"a@example.com","session_id":"s1","scans":[{"page":"/x","n":12345678901234567890}]}', 'scans[0].n'],
+    ['a pending-data integer beyond 2^53', { email: 'a@example.com', session_id: 's1', pending_data_b64: Buffer.from('{"order":{"ref":12345678901234567890}}').toString('base64') }, 'pending_data_b64.order.ref'],
   ])('refuses %s with 422 naming it', async (_name, body, field) => {
     const refused = await postLead(base(), body, secret());
     expect(refused.status).toBe(422);
     expect(refused.body.error!.details).toEqual([expect.stringMatching(new RegExp(`^${field.replace(/[[\]]/g, '\\$&')}: `))]);
+  });
+
+  it('answers a list of scans too long with one problem, not one per item: the answer stays smaller than the request', async () => {
+    const body = `{"email":"a@example.com","session_id":"${newSessionId()}","scans":[${Array(120_000).fill('1').join(',')}]}`;
+    const refused = await postLead(base(), body, browser());
+    expect(refused.status).toBe(422);
+    expect(refused.body.error!.details).toEqual(['scans: at most 500 items']);
+  });
+
+  it('tells at most 50 problems, then how many more', async () => {
+    const body = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`nickname${i}`, 'x']));
+    const refused = await postLead(base(), { email: 'a@example.com', session_id: newSessionId(), ...body }, secret());
+    expect(refused.status).toBe(422);
+    expect(refused.body.error!.details).toHaveLength(51);
+    expect(refused.body.error!.details.at(-1)).toBe('… and 30 more');
   });
 
   it('answers 400 invalid_json to a body that is not JSON', async () => {
@@ -234,6 +252,14 @@ describe('reading leads', () => {
     expect(asBearer.status).toBe(403);
     expect(asBearer.body.error!.code).toBe('forbidden');
     expect((await getLeads(base(), {}, bearer(`pk_test_${'x'.repeat(40)}`))).status).toBe(401);
+  });
+
+  it('answers a filter named like a property every object has (constructor, toString, __proto__) 400, as any unknown one', async () => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__', 'valueOf']) {
+      const refused = await getLeads(base(), { [name]: 'x' }, secret());
+      expect(refused.status, name).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: 'validation_failed', details: [`${name}: unknown query parameter`] });
+    }
   });
 
   it('answers a NUL byte in the query string 400 naming the parameter, and 401 first when the key is missing', async () => {

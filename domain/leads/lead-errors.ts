@@ -5,11 +5,18 @@ import { DomainError } from '../errors.ts';
  * characters`), so a client fixes them all at once. A validation DomainError for transports that show one message.
  */
 export class LeadValidationError extends DomainError {
-  constructor(readonly problems: readonly string[]) {
-    super('validation', problems.length === 1 ? problems[0]! : `${problems.length} invalid fields: ${problems.join('; ')}`, { field: problems[0]?.split(':')[0] });
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    // At most this many are told, then how many more: a request cannot make its answer larger than itself.
+    const told = problems.length > MAX_PROBLEMS_TOLD ? [...problems.slice(0, MAX_PROBLEMS_TOLD), `… and ${problems.length - MAX_PROBLEMS_TOLD} more`] : problems;
+    super('validation', problems.length === 1 ? problems[0]! : `${problems.length} invalid fields: ${told.join('; ')}`, { field: problems[0]?.split(':')[0] });
+    this.problems = told;
     this.name = 'LeadValidationError';
   }
 }
+
+const MAX_PROBLEMS_TOLD = 50;
 
 /**
  * A lead query string with invalid parameters (`limit=101`, an unknown filter): the request itself is malformed,

@@ -50,7 +50,11 @@ function scansOf(value: unknown, problems: Problems): LeadScan[] | undefined {
     problems.push('scans: must be an array of objects with a page');
     return undefined;
   }
-  if (value.length > LEAD_LIMITS.scans) problems.push(`scans: at most ${LEAD_LIMITS.scans} items`);
+  if (value.length > LEAD_LIMITS.scans) {
+    // Said once: the items of a list too long are not checked one by one (an answer would outgrow the request).
+    problems.push(`scans: at most ${LEAD_LIMITS.scans} items`);
+    return undefined;
+  }
   value.forEach((scan: unknown, index) => {
     if (typeof scan !== 'object' || scan === null || Array.isArray(scan)) problems.push(`scans[${index}]: must be an object`);
     else if (typeof (scan as { page?: unknown }).page !== 'string') problems.push(`scans[${index}].page: must be a string`);
@@ -102,7 +106,30 @@ function storableJson(value: unknown, name: string, problems: Problems): boolean
     problems.push(`${hostile.path}: ${HOSTILE_VALUE_PROBLEM[hostile.kind]}`);
     return false;
   }
+  const inexact = firstInexactInteger(value, name);
+  if (inexact !== undefined) {
+    problems.push(`${inexact}: an integer beyond ±${Number.MAX_SAFE_INTEGER} cannot be kept exactly; send it as text`);
+    return false;
+  }
   return true;
+}
+
+/**
+ * The path of the first integer beyond ±2^53 in free-form JSON (its depth already bounded): it parsed to a nearby
+ * number, not the one sent, and would be kept and answered changed (`12345678901234567890` as `…67000`).
+ */
+function firstInexactInteger(value: unknown, path: string): string | undefined {
+  if (typeof value === 'number') return Number.isInteger(value) && !Number.isSafeInteger(value) ? path : undefined;
+  const entries: [string, unknown][] = Array.isArray(value)
+    ? value.map((item, index) => [`${path}[${index}]`, item])
+    : value !== null && typeof value === 'object'
+      ? Object.entries(value).map(([key, item]) => [`${path}.${key}`, item])
+      : [];
+  for (const [itemPath, item] of entries) {
+    const found = firstInexactInteger(item, itemPath);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**

@@ -45,7 +45,8 @@ export function parseLeadQuery(query: Record<string, unknown>): { filter: LeadFi
       else limit = value;
       continue;
     }
-    if (!(name in FILTER_NAMES)) {
+    // Own names only: `constructor` or `toString` are no filter, though `in` finds them on every object.
+    if (!Object.hasOwn(FILTER_NAMES, name)) {
       problems.push(`${name}: unknown query parameter`);
       continue;
     }

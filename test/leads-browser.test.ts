@@ -58,7 +58,7 @@ async function storedLead(sessionId: string) {
 
 /** What the snippet puts on `window` (this project type-checks without the DOM library). */
 interface ShopWindow {
-  ServiceLeads: { sessionId(): string; identify(fields: Record<string, string>): Promise<{ id: string; status: string }>; ready: Promise<unknown> };
+  ServiceLeads: { sessionId(): string; identify(fields: Record<string, string>): Promise<{ id: string; status: string }>; ready: Promise<unknown>; reset(): string };
 }
 
 it('records the lead of a checkout from an allowed origin and updates it as the customer moves on', async () => {
@@ -90,5 +90,23 @@ it('is blocked by CORS on a page of another origin, and nothing is stored', asyn
   );
   expect(outcome).toMatch(/^TypeError: Failed to fetch/);
   expect(await storedLead(sessionId)).toBeUndefined();
+  await page.close();
+});
+
+it('starts a lead of its own for the next checkout in the tab once reset after a payment, and cuts a page path too long to keep', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${shops[0]!.origin}/cart`);
+  const first = await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.sessionId());
+  await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.identify({ email: 'first@example.com' }));
+  // The checkout paid: the page resets the snippet, and the next checkout of this tab is another lead.
+  const second = await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.reset());
+  expect(second).not.toBe(first);
+  await page.goto(`${shops[0]!.origin}/${'p'.repeat(3000)}`);
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.sessionId())).toBe(second);
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.identify({ email: 'second@example.com' }))).toMatchObject({ status: 'lead' });
+  const lead = await storedLead(second);
+  expect(lead).toMatchObject({ email: 'second@example.com' });
+  expect(lead!.scans.map((scan: { page: string }) => scan.page.length)).toEqual([2048]);
+  expect(await storedLead(first)).toMatchObject({ email: 'first@example.com' });
   await page.close();
 });

@@ -8,6 +8,8 @@
  *   ServiceLeads.identify({ email, first_name, ... })   saves contact fields and writes the lead (a Promise)
  *   ServiceLeads.scan(page)             records another page (defaults to the current path)
  *   ServiceLeads.ready                  the write of this page's scan (resolves to the lead, or null before an e-mail)
+ *   ServiceLeads.reset()                after the payment: the next checkout in this tab is a lead of its own (a new
+ *                                       session id, no scans or contact fields); answers the new session id
  */
 (function () {
   'use strict';
@@ -39,6 +41,12 @@
   state.contact = state.contact || {};
   save(state);
 
+  function reset() {
+    state = { session_id: newSessionId(), scans: [], contact: {} };
+    save(state);
+    return state.session_id;
+  }
+
   function post() {
     if (!state.contact.email) return Promise.resolve(null); // a lead needs an e-mail; scans wait until then
     var body = { session_id: state.session_id, scans: state.scans };
@@ -56,9 +64,10 @@
   }
 
   var MAX_SCANS = 500; // the gateway keeps at most 500 scans per lead: the oldest give way
+  var MAX_PAGE = 2048; // and a scan's page of at most 2,048 characters: a longer path is cut, never refused for good
 
   function scan(page) {
-    state.scans.push({ page: page || location.pathname, at: new Date().toISOString() });
+    state.scans.push({ page: (page || location.pathname).slice(0, MAX_PAGE), at: new Date().toISOString() });
     if (state.scans.length > MAX_SCANS) state.scans.splice(0, state.scans.length - MAX_SCANS);
     save(state);
     return post();
@@ -72,6 +81,7 @@
       return post();
     },
     scan: scan,
+    reset: reset,
     // This page's scan updates an identified lead; a failure must never break the checkout page.
     ready: scan().catch(function () { return null; }),
   };

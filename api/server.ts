@@ -142,6 +142,6 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     deliveryStarter: deps.deliveryStarter,
     subscriptionController: deps.subscriptionController,
   };
-  await mountGraphQL(app, options.schema ?? (await buildGatewaySchema()), services);
+  await mountGraphQL(app, options.schema ?? (await buildGatewaySchema()), services, { allowedOrigins: config.graphqlAllowedOrigins });
   return app;
 }

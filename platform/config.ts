@@ -34,6 +34,17 @@ const url = (description: string) => Type.Optional(Type.String({ format: 'uri', 
 /** An IPv4 or IPv6 address, with an optional CIDR prefix length. */
 const ADDRESS_OR_RANGE = String.raw`(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)(?:/\d{1,3})?`;
 
+/** An http(s) origin as written: scheme, host and optional port, nothing after them. */
+const ORIGIN = String.raw`https?://[^/\s?#,]+`;
+/** An origin as browsers send it (lower case, no default port); as written when it does not parse. */
+function originOf(written: string): string {
+  try {
+    return new URL(written).origin;
+  } catch {
+    return written;
+  }
+}
+
 export const SETTINGS = {
   host: setting('HOST', Type.String({ default: '127.0.0.1', description: 'Interface the gateway listens on.' })),
   port: setting('PORT', port(3000, 'Port of the gateway (REST routes and /graphql).')),
@@ -48,6 +59,17 @@ export const SETTINGS = {
       }),
     ),
     { decode: (value: string) => value.split(',').map((entry) => entry.trim()), expected: 'must be IP addresses or CIDR ranges, comma-separated' },
+  ),
+  graphqlAllowedOrigins: setting(
+    'GRAPHQL_ALLOWED_ORIGINS',
+    Type.Optional(
+      Type.String({
+        pattern: `^\\s*${ORIGIN}\\s*(?:,\\s*${ORIGIN}\\s*)*$`,
+        description:
+          'Origins of the admin UIs that may call /graphql from a browser, comma-separated (`https://admin.example,http://localhost:5173`): their CORS preflight is answered and their answers carry `Access-Control-Allow-Origin`. Unset: none (GraphQL is called from servers, or from pages of the gateway\'s own origin).',
+      }),
+    ),
+    { decode: (value: string) => value.split(',').map((entry) => originOf(entry.trim())), expected: 'must be http(s) origins (scheme, host and port only), comma-separated' },
   ),
   logLevel: setting('LOG_LEVEL', Type.Unsafe<string>({ type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'pino log level.' })),
   databaseUrl: setting('DATABASE_URL', url('PostgreSQL connection URL. Unset: `npm start` runs an embedded PostgreSQL under DATA_DIR.')),

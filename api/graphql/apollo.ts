@@ -13,12 +13,18 @@ import { requestGuardPlugin } from './request-guard.plugin.ts';
 import { sendGraphQLTransportError } from './transport-errors.ts';
 import { unexpectedErrorsPlugin } from './unexpected-errors.plugin.ts';
 import { anonymousSuggestionsPlugin } from './anonymous-suggestions.plugin.ts';
+import { registerGraphQLCors } from './cors.ts';
 
 /**
  * Serves Apollo Server at /graphql through Fastify's router (GET and POST), so GraphQL shares the
  * gateway's logging, body limits and request ids.
  */
-export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, services: GatewayServices): Promise<ApolloServer<GraphQLContext>> {
+export async function mountGraphQL(
+  app: FastifyInstance,
+  schema: GraphQLSchema,
+  services: GatewayServices,
+  options: { allowedOrigins?: readonly string[] } = {},
+): Promise<ApolloServer<GraphQLContext>> {
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     formatError: formatGraphQLError,
@@ -68,6 +74,7 @@ export async function mountGraphQL(app: FastifyInstance, schema: GraphQLSchema, 
   // Its own scope: what Fastify refuses before Apollo runs (JSON, size, media type) answers in GraphQL's shape.
   app.register(async (scope) => {
     scope.setErrorHandler((error, request, reply) => sendGraphQLTransportError(request, reply, error));
+    registerGraphQLCors(scope, options.allowedOrigins ?? []);
     scope.route({ method: ['GET', 'POST'], url: '/graphql', handler });
   });
   app.addHook('onClose', () => apollo.stop());

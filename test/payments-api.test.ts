@@ -190,6 +190,19 @@ describe('POST /payments', () => {
       { currency: 'EUR', approved_amount: '60.00', reserved_amount: '0.00' },
       { currency: 'USD', approved_amount: '60.00', reserved_amount: '0.00' },
     ]);
+
+    // Where both currencies have room, each payment is reserved and counted on its own currency's row, to the cent.
+    const roomy = await createMerchantTenant(app, { products: [oneOffProduct('payments-api', '0.00')], merchantAccounts: [merchantAccount('CUR-2', { monthlyCap: 100, currencies: both })] });
+    for (const currency of ['EUR', 'USD']) expect((await pay(paymentBody('4242424242424242', { amount: 3000, currency }), {}, roomy)).body.status).toBe('succeeded');
+    expect(
+      await app.orm.em.fork().execute(
+        `select v.currency, v.approved_amount, v.reserved_amount from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.mid = ? order by v.currency`,
+        [roomy.mids['CUR-2']],
+      ),
+    ).toEqual([
+      { currency: 'EUR', approved_amount: '30.00', reserved_amount: '0.00' },
+      { currency: 'USD', approved_amount: '30.00', reserved_amount: '0.00' },
+    ]);
   });
 
   it('forces a merchant account given as mid', async () => {

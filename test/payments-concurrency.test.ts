@@ -8,7 +8,7 @@ import { releaseApprovedVolume, releaseMonthlyVolume, reserveMonthlyVolume } fro
 import { closeSubmitOrder, reserveOrderId } from '../data/queries/orders.ts';
 import { recordAttempt } from '../data/queries/transactions.ts';
 import { openOrm } from '../data/orm.ts';
-import { poolExecutor } from '../data/sql-executor.ts';
+import { poolExecutor, type SqlExecutor } from '../data/sql-executor.ts';
 import { attemptReference, type MerchantCandidate } from '../domain/payments/attempts.ts';
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
 import { insertSubscriptionOfSubmitOrder } from '../data/queries/subscriptions.ts';
@@ -198,8 +198,8 @@ describe('a run of a payment step that outlived its time limit', () => {
     return { tenant, activities, submitOrderId, email, request };
   }
 
-  const record = (submitOrderId: number, account: MerchantCandidate, outcome: 'approved' | 'declined' | 'unknown', amount = '25.00') =>
-    recordAttempt(poolExecutor(app.orm), {
+  const record = (submitOrderId: number, account: MerchantCandidate, outcome: 'approved' | 'declined' | 'unknown', amount = '25.00', sql: SqlExecutor = poolExecutor(app.orm)) =>
+    recordAttempt(sql, {
       submitOrderId, reference: attemptReference(submitOrderId, 1), attemptNumber: 1, merchantAccount: account,
       processorTransactionId: outcome === 'unknown' ? null : `px-${submitOrderId}`,
       statusId: outcome === 'approved' ? 2636 : outcome === 'declined' ? 4302 : 4285, status: outcome, approved: outcome === 'approved',
@@ -271,7 +271,19 @@ describe('a run of a payment step that outlived its time limit', () => {
   it('ends approved and counts the amount once when eight runs record one attempt at once, approvals and unknown answers mixed', async () => {
     const { tenant, activities, submitOrderId, request } = await openOrderOnTwoAccounts();
     const { account } = await activities.reserveMerchantAccount(request);
-    await all(8, (index) => record(submitOrderId, account!, index % 2 === 0 ? 'unknown' : 'approved'));
+    // The first run's record holds the attempt's row until it commits; the seven others, approvals and unknown answers
+    // mixed, meet it there (run one after another, they would never see each other's rows half-written).
+    const held = app.orm.em.fork();
+    await held.begin();
+    try {
+      await record(submitOrderId, account!, 'unknown', '25.00', held);
+      const others = all(7, (index) => record(submitOrderId, account!, index % 2 === 0 ? 'approved' : 'unknown'));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await held.commit();
+      await others;
+    } finally {
+      if (held.isInTransaction()) await held.rollback();
+    }
     const [row] = await app.orm.em.fork().execute(`select success, refundable, status_id from transactions where order_id = ?`, [submitOrderId]);
     expect(row).toEqual({ success: true, refundable: true, status_id: 2636 });
     expect((await volumesOf(tenant.id)).find((volume) => volume.mid === account!.mid)).toMatchObject({ approved: '25.00', reserved: '0.00' });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { openOrm } from '../data/orm.ts';
 import { reserveRefund } from '../data/queries/refunds.ts';
@@ -128,6 +129,37 @@ describe('POST /payments/{id}/refund', () => {
         expect(held!.held).toBe('50.00');
       }
     } finally {
+      await wide.close();
+    }
+  });
+
+  it('keeps one refund per Idempotency-Key when eight partial refunds of it meet at its claim', async () => {
+    // Partial: each finds room for its own amount, so only the key's unique claim keeps them one refund.
+    const wide = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 12 });
+    const held = wide.em.fork();
+    try {
+      const payment = await pay(paymentBody('4242424242424242', { amount: 5000 }));
+      const orderId = Number(payment.body.id.slice('pay_'.length));
+      const idempotencyKey = `meet-${randomUUID()}`;
+      // The charge's row is held while they arrive: each looks its key up (none yet) and waits there.
+      await held.begin();
+      await held.execute(`select id from transactions where order_id = ? and kind = 'authorization' for update`, [orderId]);
+      const reserving = Promise.all(Array.from({ length: 8 }, () => reserveRefund(wide.em.fork(), { tenantId: tenant.id, orderId, amount: '5.00', idempotencyKey })));
+      await vi.waitFor(async () => {
+        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%for no key update of t%'`,
+        );
+        expect(row!.n).toBe(8);
+      }, { timeout: 15_000, interval: 50 });
+      await held.commit();
+      const results = await reserving;
+      expect(results.filter((result) => result.kind === 'reserved')).toHaveLength(1);
+      const ids = new Set(results.map((result) => (result.kind === 'reserved' || result.kind === 'duplicate' ? result.refund.id : result.kind)));
+      expect(ids.size).toBe(1);
+      const [original] = await app.orm.em.fork().execute<{ reserved: string }[]>(`select refund_reserved_amount as reserved from transactions where order_id = ? and kind = 'authorization'`, [orderId]);
+      expect(original!.reserved).toBe('5.00');
+    } finally {
+      if (held.isInTransaction()) await held.rollback();
       await wide.close();
     }
   });

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { openOrm } from '../data/orm.ts';
+import { markLeadPaidIfUnpaid } from '../data/queries/leads.ts';
 import { createLeadActivities, createPaidLeadMarker } from '../activities/leads/lead-paid.activities.ts';
 import type { PaidLead } from '../domain/payments/payment-outcome.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
@@ -120,6 +122,39 @@ describe('marking a lead paid', () => {
     expect(ids.size).toBe(1);
     const [row] = await app.orm.em.fork().getConnection().execute<{ count: number }[]>(`select count(*)::int as count from webhook_deliveries where id = ?`, [[...ids][0]!]);
     expect(row?.count).toBe(1);
+  });
+
+  it('keeps its first payment when five more payments of the session mark it while the first has not committed', async () => {
+    const sessionId = newSessionId();
+    expect((await postLead(app.baseUrl, { email: 'first@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
+    const payments: PaidLead[] = [];
+    for (let i = 0; i < 6; i++) payments.push(await pay(sessionId));
+    const [first, ...later] = payments as [PaidLead, ...PaidLead[]];
+    const wide = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 8 });
+    const held = wide.em.fork();
+    await held.begin();
+    try {
+      // The first payment's marking holds the lead's row until it commits; the later ones wait for it there.
+      const match = { tenantId: first.tenantId, productId: first.productId, merchantAccountId: first.merchantAccountId, sessionId };
+      const payment = { transactionId: first.transactionId, orderId: first.orderId, amount: first.amount, currency: first.currency, subscriptionId: null, paidAt: new Date(first.paidAt) };
+      expect(await markLeadPaidIfUnpaid(held, match, payment)).toMatchObject({ status: 'paid' });
+      // On a pool of their own, wide enough for all of them to wait at the row (the harness pool of 5 would queue them).
+      const markPaidLead = createPaidLeadMarker({ orm: wide });
+      const others = Promise.all(later.map((payment) => markPaidLead(payment)));
+      await vi.waitFor(async () => {
+        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'update customer_leads l%'`,
+        );
+        expect(row!.n).toBe(later.length);
+      }, { timeout: 15_000, interval: 50 });
+      await held.commit();
+      expect(await others).toEqual(later.map(() => []));
+    } finally {
+      if (held.isInTransaction()) await held.rollback();
+      await wide.close();
+    }
+    const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(lead).toMatchObject({ status: 'paid', transaction_id: first.transactionId, order_id: first.orderId });
   });
 
   it("without waiting for the row (a payment's first step): six payments of one session marking at once, one wins, the others refused or too late", async () => {

@@ -34,8 +34,8 @@ const url = (description: string) => Type.Optional(Type.String({ format: 'uri', 
 /** An IPv4 or IPv6 address, with an optional CIDR prefix length. */
 const ADDRESS_OR_RANGE = String.raw`(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)(?:/\d{1,3})?`;
 
-/** An http(s) origin as written: scheme, host and optional port, nothing after them. */
-const ORIGIN = String.raw`https?://[^/\s?#,]+`;
+/** An http(s) origin as written: scheme, host name or address and optional port; no user, wildcard or path. */
+const ORIGIN = String.raw`https?://(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?`;
 /** An origin as browsers send it (lower case, no default port); as written when it does not parse. */
 function originOf(written: string): string {
   try {

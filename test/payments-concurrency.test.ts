@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { asyncLocalStorage, type Context } from '@temporalio/activity';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createAuthorizationActivities } from '../activities/payments/authorization.activities.ts';
 import { createPaymentOrderActivities } from '../activities/payments/payment-order.activities.ts';
 import { recordVoid } from '../data/queries/authorization-holds.ts';
@@ -208,6 +208,16 @@ describe('a run of a payment step that outlived its time limit', () => {
       final: outcome !== 'unknown',
     });
 
+  /** Until `count` statements whose text is like `pattern` wait on a lock (those of other suites can only add to it). */
+  const waitUntilWaiting = (count: number, pattern: string) =>
+    vi.waitFor(async () => {
+      const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike ?`,
+        [pattern],
+      );
+      expect(row!.n).toBeGreaterThanOrEqual(count);
+    }, { timeout: 15_000, interval: 50 });
+
   const volumesOf = (tenantId: number) =>
     app.orm.em.fork().execute<{ mid: string; approved: string; reserved: string }[]>(
       `select m.mid, v.approved_amount::text as approved, v.reserved_amount::text as reserved
@@ -273,16 +283,19 @@ describe('a run of a payment step that outlived its time limit', () => {
     const { account } = await activities.reserveMerchantAccount(request);
     // The first run's record holds the attempt's row until it commits; the seven others, approvals and unknown answers
     // mixed, meet it there (run one after another, they would never see each other's rows half-written).
+    const wide = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 8 });
     const held = app.orm.em.fork();
     await held.begin();
     try {
       await record(submitOrderId, account!, 'unknown', '25.00', held);
-      const others = all(7, (index) => record(submitOrderId, account!, index % 2 === 0 ? 'approved' : 'unknown'));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // On a pool of their own, wide enough for all seven to wait at the row (the harness pool of 5 would queue them).
+      const others = all(7, (index) => record(submitOrderId, account!, index % 2 === 0 ? 'approved' : 'unknown', '25.00', poolExecutor(wide)));
+      await waitUntilWaiting(7, '%routines.record_attempt%');
       await held.commit();
       await others;
     } finally {
       if (held.isInTransaction()) await held.rollback();
+      await wide.close();
     }
     const [row] = await app.orm.em.fork().execute(`select success, refundable, status_id from transactions where order_id = ?`, [submitOrderId]);
     expect(row).toEqual({ success: true, refundable: true, status_id: 2636 });

@@ -66,8 +66,14 @@
   var MAX_SCANS = 500; // the gateway keeps at most 500 scans per lead: the oldest give way
   var MAX_PAGE = 2048; // and a scan's page of at most 2,048 characters: a longer path is cut, never refused for good
 
+  function cut(text, length) {
+    var kept = text.slice(0, length);
+    // Never half an emoji: a lone surrogate would be refused, and kept in the tab it would refuse every later write.
+    return /[\ud800-\udbff]$/.test(kept) ? kept.slice(0, -1) : kept;
+  }
+
   function scan(page) {
-    state.scans.push({ page: (page || location.pathname).slice(0, MAX_PAGE), at: new Date().toISOString() });
+    state.scans.push({ page: cut(page || location.pathname, MAX_PAGE), at: new Date().toISOString() });
     if (state.scans.length > MAX_SCANS) state.scans.splice(0, state.scans.length - MAX_SCANS);
     save(state);
     return post();

@@ -3,6 +3,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { Tenant } from '../../schema/entities/index.ts';
 import { auditFor } from '../provisioning/tenant-scope.ts';
 import { syncSenderDomains } from '../provisioning/sender-domains.ts';
+import { lockTenantsToProvision } from '../../data/queries/provisioning.ts';
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const MAX_DOMAINS = 100;
@@ -26,6 +27,9 @@ export async function replaceSenderDomains(em: EntityManager, input: { tenantId:
   return em.transactional(async (tx) => {
     const tenant = await tx.findOne(Tenant, { id: input.tenantId });
     if (!tenant) throw new DomainError('not_found', `No tenant ${input.tenantId}`, { field: 'tenantId' });
+    // Provisioning's lock first, as provisioning takes it before the tenant's row and its sender-domain lock: one order
+    // of locks, so a replace and a provisioning of the tenant wait for each other instead of deadlocking.
+    await lockTenantsToProvision(tx, [tenant.slug]);
     await syncSenderDomains({ em: tx, tenant, audit: auditFor(tx, tenant, input.actor) }, domains);
     await tx.flush();
     return { tenantId: tenant.id, tenantKey: tenant.emailTenantKey, domains: domains.sort() };

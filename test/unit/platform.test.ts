@@ -22,6 +22,17 @@ describe('configuration', () => {
     ]);
   });
 
+  it('takes the GraphQL origins as browsers send them, and refuses a wildcard, a user or a path', () => {
+    expect(loadConfig({ GRAPHQL_ALLOWED_ORIGINS: 'https://Admin.example:443, http://localhost:5173,http://[::1]:8080' }).graphqlAllowedOrigins).toEqual([
+      'https://admin.example',
+      'http://localhost:5173',
+      'http://[::1]:8080',
+    ]);
+    for (const value of ['https://*', 'https://*.example', 'https://user@admin.example', 'https://admin.example/', '*']) {
+      expect(() => loadConfig({ GRAPHQL_ALLOWED_ORIGINS: value }), value).toThrow(/GRAPHQL_ALLOWED_ORIGINS/);
+    }
+  });
+
   it('applies defaults', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 3000, rateLimitPerMinute: 100, webhookRetrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000], webhookTimeoutMs: 15000 });

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { openOrm } from '../data/orm.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
@@ -338,7 +339,7 @@ describe('client-side card encryption', () => {
     return rotated.jwk;
   }
 
-  it('leaves one active key after eight rotations at once, each of them answered', async () => {
+  it('leaves one active key after eight rotations meeting at once, each of them answered', async () => {
     const owner = await createPaymentTenant(app);
     const rotate = async () => {
       const response = await fetch(`${app.baseUrl}/graphql`, {
@@ -348,8 +349,28 @@ describe('client-side card encryption', () => {
       });
       return ((await response.json()) as any).data?.rotateCardEncryptionKey?.kid as string | undefined;
     };
-    const kids = await Promise.all(Array.from({ length: 8 }, rotate));
-    expect(new Set(kids).size).toBe(8);
+    const first = await rotate();
+    // The active key's row is held while the eight arrive, so they meet at the rotation rather than one after another.
+    const side = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 2 });
+    const held = side.em.fork();
+    let kids: (string | undefined)[];
+    await held.begin();
+    try {
+      await held.execute(`select id from card_encryption_keys where tenant_id = ? and active for update`, [owner.id]);
+      const rotating = Promise.all(Array.from({ length: 8 }, rotate));
+      await vi.waitFor(async () => {
+        const [row] = await side.em.fork().execute<{ n: number }[]>(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%card%encryption%keys%'`,
+        );
+        expect(row!.n).toBeGreaterThanOrEqual(2);
+      }, { timeout: 15_000, interval: 50 });
+      await held.commit();
+      kids = [first, ...(await rotating)];
+    } finally {
+      if (held.isInTransaction()) await held.rollback();
+      await side.close();
+    }
+    expect(new Set(kids).size).toBe(9);
     expect(kids.every((kid) => kid?.startsWith('ck_'))).toBe(true);
     const active = await app.orm.em.fork().execute<{ id: string }[]>(`select id from card_encryption_keys where tenant_id = ? and active`, [owner.id]);
     expect(active).toHaveLength(1);

@@ -6,6 +6,7 @@ import { createTestTenant, type TestTenant } from './support/tenants.ts';
 import { undocumentedParts } from './support/openapi-answers.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
+import { updateMerchantAccountAtVersion } from '../data/queries/merchant-account-admin.ts';
 
 let app: TestApp;
 let acme: TestTenant;
@@ -384,6 +385,24 @@ describe('PUT /api/admin/merchantaccounts/{id}', () => {
     const updated = await put(acme, childAccount.id, { rowVersion: childAccount.rowVersion, notes: 'Managed by parent' });
     expect(updated.status).toBe(200);
     expect((await list(child)).body.returnVal[0].notes).toBe('Managed by parent');
+  });
+
+  it("scopes the versioned update statement itself to the tenant's companies, not only the read before it", async () => {
+    // The service reads the account within the tenant first, so a foreign id never reaches the update today; the update
+    // must still refuse it on its own, or a future caller that skips the read could change another company's account.
+    const foreign = (await list(other)).body.returnVal[0];
+    const row = await storedRow(foreign.id);
+    const notes = new Map([['notes', 'Hijacked by statement']] as const);
+    const em = app.orm.em.fork();
+    expect(await updateMerchantAccountAtVersion(em, { tenantId: acme.id, id: foreign.id, rowVersion: foreign.rowVersion }, notes)).toBe(false);
+    expect(await storedRow(foreign.id)).toEqual(row);
+
+    // A child company may not reach its parent's account through the statement either; the parent reaches its child's.
+    const parentAccount = await accountOf(acme, 'ACME-2-');
+    expect(await updateMerchantAccountAtVersion(em, { tenantId: child.id, id: parentAccount.id, rowVersion: parentAccount.rowVersion }, notes)).toBe(false);
+    const childAccount = await accountOf(acme, 'CHILD-1-');
+    expect(await updateMerchantAccountAtVersion(em, { tenantId: acme.id, id: childAccount.id, rowVersion: childAccount.rowVersion }, new Map([['notes', 'Parent via statement']] as const))).toBe(true);
+    expect((await list(child)).body.returnVal[0].notes).toBe('Parent via statement');
   });
 });
 

@@ -4,7 +4,8 @@ import { startTestApp, type TestApp } from './support/harness.ts';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
 import { temporalEmailDispatcher } from '../adapters/temporal/email-dispatcher.ts';
 import type { EmailDispatcher } from '../domain/email/email-dispatcher.ts';
-import { insertQueuedEmails } from '../data/queries/emails.ts';
+import { insertQueuedEmails, recordDeliveryOutcomes } from '../data/queries/emails.ts';
+import { createEmailDeliveryActivities } from '../activities/email/email-delivery.activities.ts';
 import { startGatewayWith } from './support/email-gateway.ts';
 import { ApplicationFailure } from '@temporalio/common';
 import { acceptEmails } from '../services/email/accept-emails.ts';
@@ -422,6 +423,37 @@ describe('when the outcome of a sent e-mail cannot be recorded at once', () => {
   });
 });
 
+describe('a delivery step that meets an e-mail already settled (a retried activity, an answer lost after its commit)', () => {
+  it('neither sends it again nor lets a late outcome change its status, attempts or history', async () => {
+    const to = newRecipient('settled');
+    const answer = await postEmail(app, '/api/email', generic({ to }));
+    const id = answer.body.data.id as string;
+    const before = await settledEmail(app, tenant.apiKey, id);
+    expect(before).toMatchObject({ status: 'sent', attemptCount: 1 });
+    expect(sink.attempts(to)).toBe(1);
+
+    // The delivery activity run again for it, as a retry after its first run wrote would.
+    const mailer = mailerFromConfig(app.config);
+    try {
+      const { deliverEmails } = createEmailDeliveryActivities({ orm: app.orm, logger: app.logger, mailer, renderEmail: emailRendererFromConfig() });
+      expect(await deliverEmails({ deliveryId: `retry-${id}`, emails: [{ id }], lastAttempt: true })).toEqual({ sent: 0, failed: 0, deferred: [] });
+    } finally {
+      mailer.close();
+    }
+    // An outcome whose first recording committed but whose answer was lost, recorded again and differently.
+    await recordDeliveryOutcomes(app.orm.em.fork(), [{ id, kind: 'failed', reason: 'late outcome' }]);
+
+    expect(sink.attempts(to)).toBe(1);
+    const after = await readEmail(app, tenant.apiKey, id);
+    expect({ status: after.status, attemptCount: after.attemptCount, failureReason: after.failureReason, events: after.events }).toEqual({
+      status: 'sent',
+      attemptCount: 1,
+      failureReason: before.failureReason,
+      events: before.events,
+    });
+  });
+});
+
 describe('when delivery cannot be confirmed started', () => {
   it('answers 503 Server error, keeps the e-mail and the key, and a retry with the same key starts the same delivery: sent once', async () => {
     const to = newRecipient('outage');
@@ -772,9 +804,18 @@ describe('batch errors', () => {
   });
 
   it('403 naming emails[i].from for the one item with an unauthorized sender domain; nothing is queued', async () => {
-    const answer = await postEmail(app, '/api/email/batch', batchOf((index) => (index === 1 ? 'a@unknown.example' : `a@${tenant.domain}`)));
+    // A tenant of its own, so "nothing queued" is a count of all its e-mails, not of ones this test can name.
+    const own = await createEmailTenant(app);
+    const body = { ...batchOf((index) => (index === 1 ? 'a@unknown.example' : `a@${own.domain}`)), tenant_key: own.tenantKey };
+    const answer = await postEmail(app, '/api/email/batch', body);
     expect(answer.status).toBe(403);
     expect(answer.body).toEqual({ success: false, error: "Domain 'unknown.example' is not authorized for this tenant", details: { 'emails[1].from': 'sender domain not authorized' } });
+
+    const [row] = await app.orm.em.fork().execute<{ count: string }[]>(`select count(*) from emails where tenant_id = ?`, [own.id]);
+    expect(row?.count).toBe('0');
+    // Longer than the retry schedule's first wait: a delivery started anyway would have reached the sink by now.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    for (const { to } of body.emails) expect(sink.attempts(to)).toBe(0);
   });
 
   it('409 for a batch key reused with another body', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { findTenantSubscription, listRebills, nextBillingPeriodOf } from '../data/queries/rebills.ts';
+import { cancelSubscription, findTenantSubscription, listRebills, nextBillingPeriodOf } from '../data/queries/rebills.ts';
+import { createSubscriptionActivities } from '../activities/subscriptions/subscription.activities.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { subscriptionProgressQuery } from '../workflows/contract/subscription-signals.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
@@ -638,6 +639,57 @@ describe('a salvaged checkout decline paid on its retry', () => {
     const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
     expect(lead).toMatchObject({ status: 'paid', transaction_id: paidLate.gateway_transaction_id, order_id: salvaged!.orderId, amount: '9.99' });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+});
+
+describe("a rebill's preparation, asked again or late (the activity called as a retry or a stale step would)", () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+    await app.startWorker();
+  });
+  afterAll(() => app?.close());
+
+  /** A subscription on the hourly plan (its workflow bills nothing during the test) whose card is kept. */
+  async function hourlySubscription(tenant: MerchantTenant): Promise<number> {
+    const id = await subscribe(app, tenant, 'hourly');
+    await vi.waitFor(async () => {
+      const [row] = await app.orm.em.fork().execute<{ sealed_card: string | null }[]>(`select sealed_card from subscriptions where id = ?`, [id]);
+      expect(row!.sealed_card).not.toBeNull();
+    }, { timeout: 10_000, interval: 50 });
+    return id;
+  }
+
+  it('charges a period and attempt under one order however often and however concurrently it is prepared; a dunning retry gets its own', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await hourlySubscription(tenant);
+    const { prepareRebill } = createSubscriptionActivities({ orm: app.orm, cardVault: app.cardVault });
+    const orderOf = async (attempt: number) => {
+      const plan = await prepareRebill({ subscriptionId: id, period: 1, attempt });
+      expect(plan.kind).toBe('charge');
+      return plan.kind === 'charge' ? plan.orderId : undefined;
+    };
+
+    const first = await orderOf(0);
+    const repeats = await Promise.all(Array.from({ length: 6 }, () => orderOf(0)));
+    expect(repeats).toEqual(Array(6).fill(first));
+    const retry = await orderOf(1);
+    expect(retry).not.toBe(first);
+    expect((await rebillsOf(app, id)).map((r) => [r.period, r.attempt, r.orderId])).toEqual([
+      [1, 0, first],
+      [1, 1, retry],
+    ]);
+  });
+
+  it("charges nothing for a subscription cancelled while its workflow did not hear of it, and ends with the cancel's own reason", async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await hourlySubscription(tenant);
+    // Cancelled in the database only: the signal that would tell the billing workflow never arrived.
+    expect(await cancelSubscription(app.orm.em.fork(), { subscriptionId: id, reason: 'cancelled_by_merchant' })).toBe(true);
+
+    const { prepareRebill } = createSubscriptionActivities({ orm: app.orm, cardVault: app.cardVault });
+    expect(await prepareRebill({ subscriptionId: id, period: 1, attempt: 0 })).toEqual({ kind: 'none', reason: 'cancelled', cancelReason: 'cancelled_by_merchant' });
+    expect(await rebillsOf(app, id)).toEqual([]);
   });
 });
 

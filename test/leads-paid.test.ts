@@ -11,6 +11,7 @@ import { startTestApp, type TestApp } from './support/harness.ts';
 import { bearer, createLeadTenant, getLeads, newSessionId, postLead, type LeadTenant } from './support/leads.ts';
 import { merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
+import { waitForLockWaiters } from './support/lock-waiters.ts';
 
 /**
  * The paid marking itself (activity `markLeadPaid`), driven by real payments: the payment workflow calls it after
@@ -141,12 +142,7 @@ describe('marking a lead paid', () => {
       // On a pool of their own, wide enough for all of them to wait at the row (the harness pool of 5 would queue them).
       const markPaidLead = createPaidLeadMarker({ orm: wide });
       const others = Promise.all(later.map((payment) => markPaidLead(payment)));
-      await vi.waitFor(async () => {
-        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
-          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'update customer_leads l%'`,
-        );
-        expect(row!.n).toBe(later.length);
-      }, { timeout: 15_000, interval: 50 });
+      await waitForLockWaiters(app.orm, 'update customer_leads l%', { count: later.length, exactly: true });
       await held.commit();
       expect(await others).toEqual(later.map(() => []));
     } finally {

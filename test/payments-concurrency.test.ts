@@ -14,6 +14,7 @@ import { processorsFromConfig } from '../worker/processors-from-config.ts';
 import { insertSubscriptionOfSubmitOrder } from '../data/queries/subscriptions.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createMerchantTenant, createPaymentTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
+import { waitForLockWaiters } from './support/lock-waiters.ts';
 
 /**
  * Money under concurrency (docs/invariants.md): many submits at once must not pass a MID's monthly cap,
@@ -208,16 +209,6 @@ describe('a run of a payment step that outlived its time limit', () => {
       final: outcome !== 'unknown',
     });
 
-  /** Until `count` statements whose text is like `pattern` wait on a lock (those of other suites can only add to it). */
-  const waitUntilWaiting = (count: number, pattern: string) =>
-    vi.waitFor(async () => {
-      const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
-        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike ?`,
-        [pattern],
-      );
-      expect(row!.n).toBeGreaterThanOrEqual(count);
-    }, { timeout: 15_000, interval: 50 });
-
   const volumesOf = (tenantId: number) =>
     app.orm.em.fork().execute<{ mid: string; approved: string; reserved: string }[]>(
       `select m.mid, v.approved_amount::text as approved, v.reserved_amount::text as reserved
@@ -291,7 +282,7 @@ describe('a run of a payment step that outlived its time limit', () => {
       await record(submitOrderId, account!, 'unknown', '25.00', held);
       // On a pool of their own, wide enough for all seven to wait at the row (the harness pool of 5 would queue them).
       const others = all(7, (index) => record(submitOrderId, account!, index % 2 === 0 ? 'approved' : 'unknown', '25.00', poolExecutor(wide)));
-      await waitUntilWaiting(7, '%routines.record_attempt%');
+      await waitForLockWaiters(app.orm, '%routines.record_attempt%', { count: 7 });
       await held.commit();
       await others;
     } finally {

@@ -4,6 +4,7 @@ import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createPaymentTenant, localActivitiesOf, post, submitBody, type PaymentTenant } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
+import { waitForLockWaiters } from './support/lock-waiters.ts';
 
 /**
  * A gateway that hosts a worker (GATEWAY_WORKER=on, the product's default) starts payments eagerly and takes
@@ -159,10 +160,7 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
     await locker.begin();
     await locker.execute(`select id from customers where tenant_id = ? and email = ? for update`, [blocked.id, email]);
     const first = post(narrow, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email }));
-    await vi.waitFor(
-      async () => expect(await narrow.orm.em.fork().execute(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%insert into customers%'`)).toHaveLength(1),
-      { timeout: 5_000, interval: 50 },
-    );
+    await waitForLockWaiters(narrow.orm, '%insert into customers%', { count: 1, exactly: true, timeoutMs: 5_000 });
     return {
       first,
       async release() {

@@ -9,6 +9,7 @@ import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, card, createMerchantTenant, createPaymentTenant, merchantAccount, oneOffProduct, post, submitBody, type PaymentTenant } from './support/payments.ts';
 import { historyText } from './support/workflow-history.ts';
+import { waitForLockWaiters } from './support/lock-waiters.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -364,12 +365,7 @@ describe('client-side card encryption', () => {
     try {
       await held.execute(`select id from card_encryption_keys where tenant_id = ? and active for update`, [owner.id]);
       const rotating = Promise.all(Array.from({ length: 8 }, rotate));
-      await vi.waitFor(async () => {
-        const [row] = await side.em.fork().execute<{ n: number }[]>(
-          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%card%encryption%keys%'`,
-        );
-        expect(row!.n).toBeGreaterThanOrEqual(2);
-      }, { timeout: 15_000, interval: 50 });
+      await waitForLockWaiters(side, '%card%encryption%keys%', { count: 2 });
       await held.commit();
       kids = [first, ...(await rotating)];
     } finally {

@@ -9,6 +9,7 @@ import { hashSecret } from '../domain/crypto/secret-box.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
+import { waitForLockWaiters } from './support/lock-waiters.ts';
 
 let app: TestApp;
 
@@ -157,12 +158,7 @@ describe('provisioning', () => {
       // The admin's update holds the row (not committed yet) while provisioning reads the account and then updates it.
       await admin.execute(`update merchant_accounts set title = 'Renamed by an admin', row_version = row_version + 1 where mid = ?`, [mid]);
       provisioning = run(changed).catch((error: unknown) => error);
-      await vi.waitFor(async () => {
-        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
-          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'update "merchant_accounts"%'`,
-        );
-        expect(row!.n).toBeGreaterThan(0);
-      }, { timeout: 10_000, interval: 50 });
+      await waitForLockWaiters(app.orm, 'update "merchant_accounts"%', { count: 1, timeoutMs: 10_000 });
       await admin.commit();
     } finally {
       if (admin.isInTransaction()) await admin.rollback();

@@ -15,6 +15,7 @@ import { undocumentedParts } from './support/openapi-answers.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startProcessorFront } from './support/processor-front.ts';
 import { historyText } from './support/workflow-history.ts';
+import { waitForLockWaiters } from './support/lock-waiters.ts';
 
 /** Plans billing every second or two: periods and dunning delays are data of the plan, never constants. */
 function planProduct(slug: string, recurringAmount: string, extra: Record<string, unknown> = {}) {
@@ -444,12 +445,7 @@ describe('signals racing the billing steps', () => {
     await app.orm.em.fork().transactional(async (tx) => {
       await tx.execute(`select id from subscriptions where id = ? for update`, [id]);
       if (options.untilRebillWaits) {
-        await vi.waitFor(async () => {
-          const [row] = await app.orm.em
-            .fork()
-            .execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'insert into rebills%'`);
-          expect(row!.n).toBeGreaterThan(0);
-        }, { timeout: 15_000, interval: 50 });
+        await waitForLockWaiters(app.orm, 'insert into rebills%', { count: 1 });
       }
       await during();
     });
@@ -462,10 +458,7 @@ describe('signals racing the billing steps', () => {
       // Its account's volume row for the month, or (an account with none yet) the account itself, which the new row's key checks.
       await tx.execute(`select id from merchant_accounts where tenant_id = ? for update`, [tenant.id]);
       await tx.execute(`select v.merchant_account_id from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ? for update of v`, [tenant.id]);
-      await vi.waitFor(async () => {
-        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%routines.reserve_volume%'`);
-        expect(row!.n).toBeGreaterThan(0);
-      }, { timeout: 15_000, interval: 50 });
+      await waitForLockWaiters(app.orm, '%routines.reserve_volume%', { count: 1 });
       cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
       await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
     });
@@ -501,12 +494,7 @@ describe('signals racing the billing steps', () => {
     await app.orm.em.fork().transactional(async (tx) => {
       // The rebill's blocklist check waits on the table; meanwhile the merchant cancels and the card is blocklisted.
       await tx.execute(`lock table blocklist_entries in access exclusive mode`);
-      await vi.waitFor(async () => {
-        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
-          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike 'select exists (select 1 from blocklist_entries b%'`,
-        );
-        expect(row!.n).toBeGreaterThan(0);
-      }, { timeout: 15_000, interval: 50 });
+      await waitForLockWaiters(app.orm, 'select exists (select 1 from blocklist_entries b%', { count: 1 });
       cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
       await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
       await tx.execute(`insert into blocklist_entries (tenant_id, kind, value, created_at) values (?, 'card', ?, now())`, [tenant.id, app.cardVault.fingerprint('4242424242424242')]);

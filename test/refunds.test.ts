@@ -10,6 +10,7 @@ import type { MerchantTenant } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { undocumentedParts } from './support/openapi-answers.ts';
+import { waitForLockWaiters } from './support/lock-waiters.ts';
 
 let app: TestApp;
 let tenant: MerchantTenant;
@@ -145,12 +146,7 @@ describe('POST /payments/{id}/refund', () => {
       await held.begin();
       await held.execute(`select id from transactions where order_id = ? and kind = 'authorization' for update`, [orderId]);
       const reserving = Promise.all(Array.from({ length: 8 }, () => reserveRefund(wide.em.fork(), { tenantId: tenant.id, orderId, amount: '5.00', idempotencyKey })));
-      await vi.waitFor(async () => {
-        const [row] = await app.orm.em.fork().execute<{ n: number }[]>(
-          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query ilike '%for no key update of t%'`,
-        );
-        expect(row!.n).toBe(8);
-      }, { timeout: 15_000, interval: 50 });
+      await waitForLockWaiters(app.orm, '%for no key update of t%', { count: 8, exactly: true });
       await held.commit();
       const results = await reserving;
       expect(results.filter((result) => result.kind === 'reserved')).toHaveLength(1);

@@ -116,6 +116,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
       threeDSecureTimeoutSeconds: config.threeDSecureTimeoutSeconds,
       webhookSchedule: config.webhookRetrySchedule,
       webhookTimeoutMs: config.webhookTimeoutMs,
+      unknownOutcomeGiveUpSeconds: config.unknownOutcomeGiveUpSeconds,
     },
   });
   paymentsApiRoutes(api, {
@@ -129,6 +130,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
       threeDSecureTimeoutSeconds: config.threeDSecureTimeoutSeconds,
       webhookSchedule: config.webhookRetrySchedule,
       webhookTimeoutMs: config.webhookTimeoutMs,
+      unknownOutcomeGiveUpSeconds: config.unknownOutcomeGiveUpSeconds,
       authorizationVoidAfterSeconds: config.authorizationVoidAfterSeconds,
     },
   });

@@ -199,6 +199,16 @@ export const SETTINGS = {
     'THREE_DS_TIMEOUT_SECONDS',
     Type.Integer({ minimum: 1, maximum: 86_400, default: 900, description: 'How long a Pending 3-D Secure payment waits for completion before it is voided and failed.' }),
   ),
+  unknownOutcomeGiveUpSeconds: setting(
+    'UNKNOWN_OUTCOME_GIVE_UP_SECONDS',
+    Type.Integer({
+      minimum: 1,
+      maximum: 31 * 86_400,
+      default: 7 * 86_400,
+      description:
+        'How long a payment whose authorization answer was lost asks the processor what became of it before it ends failed for an operator to check; a rebill left so pauses its subscription instead of charging the period again.',
+    }),
+  ),
   authorizationVoidAfterSeconds: setting(
     'AUTHORIZATION_VOID_AFTER_SECONDS',
     Type.Integer({ minimum: 1, maximum: 31 * 86_400, default: 7 * 86_400, description: 'How long an authorization made with `capture: false` (`POST /payments`) waits for its capture before a durable timer voids it.' }),

@@ -33,6 +33,8 @@ async function subscriptionTenant(app: TestApp, webhookUrl?: string, secret?: st
     planProduct('slow', '4.99', { intervalSeconds: 60 }),
     // An hour's: a test may take its time within the first.
     planProduct('hourly', '4.99', { intervalSeconds: 3600 }),
+    // .98: the sandbox answers after the processor timeout, so every rebill's answer is lost.
+    planProduct('lost', '4.98'),
     // A free trial keeping the card on file: nothing charged at checkout.
     oneOffProduct('free-trial', '0.00', 'USD', { subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 60, trialSeconds: 0 } }),
     // Checkout at 9.12 (the sandbox declines .12 with 3512 Insufficient Funds) is salvaged into grace; rebills are 4.99.
@@ -678,6 +680,51 @@ describe("a rebill's preparation, asked again or late (the activity called as a 
     const { prepareRebill } = createSubscriptionActivities({ orm: app.orm, cardVault: app.cardVault });
     expect(await prepareRebill({ subscriptionId: id, period: 1, attempt: 0 })).toEqual({ kind: 'none', reason: 'cancelled', cancelReason: 'cancelled_by_merchant' });
     expect(await rebillsOf(app, id)).toEqual([]);
+  });
+});
+
+describe('a rebill whose answer was lost and whose processor cannot be asked about it', () => {
+  let app: TestApp;
+  let front: Awaited<ReturnType<typeof startProcessorFront>>;
+  beforeAll(async () => {
+    // The processor refuses every status inquiry (401), as one refusing our credentials for good would; the payment
+    // gives up asking after a second (a week in production), at its second inquiry 10 seconds after the first.
+    front = await startProcessorFront(inject('sandboxProcessorUrl'), { refusedInquiries: Number.MAX_SAFE_INTEGER });
+    app = await startTestApp({ SANDBOX_PROCESSOR_URL: front.url, UNKNOWN_OUTCOME_GIVE_UP_SECONDS: '1' });
+    await app.startWorker();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await front?.close();
+  });
+
+  it('pauses billing for the merchant instead of charging the period again under a new order (the lost charge may have been approved)', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      const id = await subscribe(app, tenant, 'lost');
+      const typesTold = () => receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> }).filter((p) => p.type.startsWith('subscription.'));
+      await vi.waitFor(() => expect(typesTold().map((p) => p.type)).toContain('subscription.paused'), { timeout: 45_000, interval: 200 });
+
+      // The period's one rebill: its order was sent once, and the processor did approve it.
+      const [rebill, ...others] = await rebillsOf(app, id);
+      expect(others).toEqual([]);
+      expect(rebill).toMatchObject({ period: 1, attempt: 0, state: 'processing' });
+      const [sent] = await app.orm.em.fork().execute<{ reference: string; status_id: number }[]>(`select reference, status_id from transactions where order_id = ?`, [rebill!.orderId]);
+      expect(sent!.status_id).toBe(4285);
+      expect(await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${sent!.reference}`)).json()).toMatchObject({ status: 'approved' });
+
+      const failed = typesTold().find((p) => p.type === 'subscription.payment_failed');
+      expect(failed!.data).toMatchObject({ subscriptionId: id, period: 1, orderId: rebill!.orderId, retryAt: null, outcomeUnknown: true });
+      expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ status: 'active', paused: true });
+      // Longer than the plan's retry delays: nothing more is charged while paused.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(await rebillsOf(app, id)).toHaveLength(1);
+      expect(typesTold().map((p) => p.type)).toEqual(['subscription.payment_failed', 'subscription.paused']);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

@@ -138,6 +138,19 @@ export async function openRebill(em: EntityManager, rebill: { subscriptionId: nu
 }
 
 /**
+ * Whether a rebill's order holds an authorization whose outcome was never learnt: its answer was lost and the
+ * processor could not be asked about it until the payment gave up (recorded as a timeout, never completed). The
+ * processor may have approved it.
+ */
+export async function rebillOutcomeIsUnknown(em: EntityManager, orderId: number): Promise<boolean> {
+  const [row] = await em.execute<{ unknown: boolean }[]>(
+    `select exists (select 1 from transactions where order_id = ? and kind = 'authorization' and status_id = 4285 and completed_at is null) as unknown`,
+    [orderId],
+  );
+  return row!.unknown;
+}
+
+/**
  * A rebill's outcome: paid moves the subscription to the next period (`billed_periods` only grows, so a replay
  * changes nothing); declined puts it in grace until `graceUntil`. A cancelled subscription is left as it is.
  */

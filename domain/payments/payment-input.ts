@@ -53,6 +53,11 @@ export interface PaymentSettings {
   readonly threeDSecureTimeoutSeconds: number;
   readonly webhookSchedule: readonly number[];
   readonly webhookTimeoutMs: number;
+  /**
+   * How long a lost authorization answer is asked about before the payment ends failed with its outcome unknown
+   * (absent, as in payments and subscriptions started before it was a setting: a week).
+   */
+  readonly unknownOutcomeGiveUpSeconds?: number;
   /** How long an authorization made with `capture: false` waits for a capture before it is voided (absent: never authorize only). */
   readonly authorizationVoidAfterSeconds?: number;
 }

@@ -146,8 +146,11 @@ const ATTEMPT_NOT_RECORDED_ENDS = 'attempt-not-recorded-ends-the-payment';
 /** Between two inquiries of a lost answer the processor could not be asked about: from 10 seconds, doubling, to an hour. */
 const FIRST_INQUIRY_WAIT_SECONDS = 10;
 const LONGEST_INQUIRY_WAIT_SECONDS = 3600;
-/** An inquiry failing this long is given up (logged for an operator), as a held authorization is: a card network's hold. */
-const INQUIRIES_GIVE_UP_AFTER_MS = 7 * 24 * 3600 * 1000;
+/**
+ * An inquiry failing this long is given up (logged for an operator), as a held authorization is: a card network's
+ * hold. The setting `unknownOutcomeGiveUpSeconds` overrides it; payments started before it was one have none.
+ */
+const INQUIRIES_GIVE_UP_AFTER_SECONDS = 7 * 24 * 3600;
 /** Time an authorization activity may take beyond the processor timeout (database write, scheduling). */
 const AUTHORIZATION_MARGIN_MS = 5_000;
 /** How long a held authorization waits for its capture when the settings name no period (a processor's usual hold). */
@@ -651,8 +654,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
         // Asking again cannot help an answer the database refuses for good: the payment ends failed, voiding it.
         if (!isActivityFailure(error) || (unrecordedAttemptOf(error) && patched(ATTEMPT_NOT_RECORDED_ENDS)) || !patched(INQUIRE_UNTIL_KNOWN)) throw error;
         const reference = { submitOrderId: input.submitOrderId, attemptNumber: context.attemptNumber, reason: reasonOf(error) };
-        if (Date.now() - since >= INQUIRIES_GIVE_UP_AFTER_MS) {
-          log.error('Authorization outcome still unknown after a week of inquiries; the payment ends failed for an operator to check', reference);
+        if (Date.now() - since >= (input.settings.unknownOutcomeGiveUpSeconds ?? INQUIRIES_GIVE_UP_AFTER_SECONDS) * 1000) {
+          log.error('Authorization outcome still unknown after the inquiries allowed; the payment ends failed for an operator to check', reference);
           throw error;
         }
         const waitSeconds = Math.min(FIRST_INQUIRY_WAIT_SECONDS * 2 ** round, LONGEST_INQUIRY_WAIT_SECONDS);

@@ -30,7 +30,7 @@ import type { SubscriptionEventType } from '../../domain/webhooks/events.ts';
  * Database steps: short, idempotent, retried for minutes by Temporal; a step still failing then is tried again by
  * the workflow itself after a durable sleep (`persist`), for as long as it takes.
  */
-const { prepareRebill, recordRebill, endSubscription, markSubscriptionPaused, recordSubscriptionEvent } = proxyActivities<Activities>({
+const { prepareRebill, recordRebill, rebillOutcomeUnknown, endSubscription, markSubscriptionPaused, recordSubscriptionEvent } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '10 minutes',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
@@ -62,6 +62,12 @@ const WAITS_ROLL_OVER = 'subscription-waits-roll-over';
  * at the date recorded and told (`nextBillingAt`, `retryAt`).
  */
 const BILLING_DATES_AS_RECORDED = 'billing-dates-as-recorded';
+/**
+ * Runs before this patch charged a period again under a new order when its rebill's payment gave up asking what
+ * became of an authorization whose answer was lost (it may have been approved); they replay so. From it on, billing
+ * pauses there for the merchant.
+ */
+const UNKNOWN_OUTCOMES_PAUSE = 'unknown-rebill-outcomes-pause';
 /** Runs before this patch dunned by the earlier code sets (`nextDunningStep(…, 'before')`); they replay so. */
 const DUNNING_CODES = 'dunning-codes-stops-and-outages';
 /**
@@ -192,6 +198,18 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: true, statusId: result.statusId, nextBillingAt, graceUntil: null }));
     await notify('subscription.renewed', `renewed-${input.period}`, { ...event, nextBillingAt });
     return next({ ...input, period: input.period + 1, retries: 0, notProcessed: undefined, waitSeconds });
+  }
+  // A rebill whose authorization answer was lost, and whose processor could not be asked about it until the payment
+  // gave up, may have been charged: charging the period again under a new order could charge the card twice. Billing
+  // pauses instead, told as a failed payment whose outcome is unknown, until the merchant, having asked the processor,
+  // resumes it (the period is then charged under a new order) or cancels it.
+  if (rebillNotProcessed(result) && patched(UNKNOWN_OUTCOMES_PAUSE) && (await persist('rebillOutcomeUnknown', () => rebillOutcomeUnknown({ orderId: rebill.orderId })))) {
+    log.error('Rebill outcome unknown: billing paused until the merchant resumes it', { subscriptionId: input.subscriptionId, period: input.period, orderId: rebill.orderId });
+    await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null, outcomeUnknown: true });
+    paused = true;
+    // Not the customer's decline: it takes nothing from the dunning schedule.
+    const notProcessed = { since: input.notProcessed?.since ?? new Date(now).toISOString(), count: (input.notProcessed?.count ?? 0) + 1 };
+    return next({ ...input, retries: input.retries + 1, notProcessed, waitSeconds: 0 });
   }
   // A rebill the gateway could not process (no merchant account with room for it, a step of ours failing for good) is
   // not the customer's decline: it is tried again on the plan's "other" delays, repeating the last, without using the

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished, vi } from 'vitest';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { startHoldingFront } from './support/processor-hold.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -18,8 +19,8 @@ const submit = (body: unknown) => post(app, `/api/${tenant.productId}`, tenant.a
 const complete = (body: unknown) => post(app, `/api/${tenant.productId}/3ds`, tenant.apiKey, body);
 
 /** Plays the cardholder: follows the gateway's redirect to the challenge page and answers it. */
-async function answerChallenge(threeDSecureId: string, outcome: 'authenticate' | 'fail') {
-  const redirect = await fetch(`${app.baseUrl}/3ds/${threeDSecureId}`, { redirect: 'manual' });
+async function answerChallenge(threeDSecureId: string, outcome: 'authenticate' | 'fail', gateway: TestApp = app) {
+  const redirect = await fetch(`${gateway.baseUrl}/3ds/${threeDSecureId}`, { redirect: 'manual' });
   expect(redirect.status).toBe(302);
   const answer = await fetch(redirect.headers.get('location')!, {
     method: 'POST',
@@ -181,5 +182,57 @@ describe("a plan's checkout abandoned at its 3-D Secure challenge", () => {
     expect(retries.filter((retry) => retry.body.info === 'AlreadySubscribed')).toHaveLength(3);
     expect(await subscriptionsOf(abandoned.email)).toEqual([{ state: 'active' }]);
     expect((await paymentState(pending.body.submitOrderId)).order).toEqual({ state: 'expired' });
+  });
+
+  it('lets a completion the processor is still answering decide before a new submit of the e-mail: it subscribes, the new submit is AlreadySubscribed', async () => {
+    // The processor's answer to the completion is held for seconds: a gateway of its own behind a holding front, with a
+    // processor timeout longer than the hold (the suite's 1 s would end the call as timed out, not in flight).
+    const front = await startHoldingFront(inject('sandboxProcessorUrl'));
+    const gateway = await startTestApp({ SANDBOX_PROCESSOR_URL: front.url, PROCESSOR_TIMEOUT_MS: '30000' }, { hostWorker: true });
+    onTestFinished(async () => {
+      await gateway.close();
+      await front.close();
+    });
+    await gateway.startWorker();
+    const shop = await createPaymentTenant(gateway);
+    const body = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
+    const pending = await post(gateway, `/api/${shop.planProductId}`, shop.apiKey, body);
+    expect(pending.body.info).toBe('Pending');
+    await answerChallenge(pending.body.threeDSecureId, 'authenticate', gateway);
+
+    const answer = front.holdNext(/\/3ds-complete$/);
+    const completion = post(gateway, `/api/${shop.planProductId}/3ds`, shop.apiKey, { threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+    // The processor approved the completion; the gateway does not know yet. Now the customer submits again, another card.
+    await answer.arrived;
+    const retry = post(gateway, `/api/${shop.planProductId}`, shop.apiKey, submitBody('4242424242424242', { email: body.email }));
+    // Released only once the payment took the new submit's supersede: its acceptance is written with the workflow task
+    // that ran it, which also ran what the payment does about it (waiting for the completion, or expiring at once).
+    const payment = gateway.temporal.client.workflow.getHandle(workflowIds.payment(shop.id, pending.body.submitOrderId));
+    await vi.waitFor(
+      async () => {
+        const events = (await payment.fetchHistory()).events ?? [];
+        expect(events.some((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'supersedeChallenge')).toBe(true);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    answer.release();
+
+    const [completed, again] = await Promise.all([completion, retry]);
+    expect(completed.status).toBe(200);
+    expect(completed.body).toMatchObject({ info: 'Success', chargeSuccess: true, subscribeSuccess: true, statusId: 2636, submitOrderId: pending.body.submitOrderId });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ info: 'AlreadySubscribed', subscriptionId: 0 });
+
+    const em = gateway.orm.em.fork();
+    const subscriptions = await em.execute(
+      `select s.id, s.state, o.parent_order_id from subscriptions s join orders o on o.id = s.order_id where s.tenant_id = ? and lower(s.email) = lower(?)`,
+      [shop.id, body.email],
+    );
+    expect(subscriptions).toEqual([{ id: completed.body.subscriptionId, state: 'active', parent_order_id: pending.body.submitOrderId }]);
+    // One charge: the completed one, standing at the processor (not voided by an expiry), and no other card charged.
+    const charges = await em.execute<{ order_id: number; reference: string }[]>(`select order_id, reference from transactions where tenant_id = ? and success`, [shop.id]);
+    expect(charges).toEqual([{ order_id: pending.body.submitOrderId, reference: expect.any(String) }]);
+    expect(await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${charges[0]!.reference}`)).json()).toMatchObject({ status: 'approved' });
+    expect(await authorizationsFor(pending.body.submitOrderId)).toBe(1);
   });
 });

@@ -84,7 +84,7 @@ const FILTERS: Record<string, PaymentListFilter> = {
   'a page after a cursor': { beforeOrderId: 30000 },
   status: { states: ['declined', 'failed'] },
   'e-mail': { email: 'C77@example.com' },
-  'amount range': { amountFrom: '10.00', amountTo: '20.00' },
+  'amount range': { amountFrom: 1000, amountTo: 2000 },
   MID: { mid: 'MID-3' },
   'creation range': { createdFrom: new Date(Date.now() - 86_400_000), createdBeforeSeconds: Date.now() / 1000 },
 };

@@ -205,6 +205,39 @@ describe('POST /payments', () => {
     ]);
   });
 
+  it("takes amounts in the currency's own minor units: 500 JPY is 500 yen, 1230 KWD is 1.230 dinars, and refunds and lists so", async () => {
+    const currencies = ['USD', 'JPY', 'KWD'].map((currency) => ({ currency, gatewayCredentials: { apiKey: `sandbox-${currency.toLowerCase()}` } }));
+    const shop = await createMerchantTenant(app, { products: [oneOffProduct('payments-api', '0.00')], merchantAccounts: [merchantAccount('MINOR-1', { currencies })] });
+    const payIn = (currency: string, amount: number) => pay(paymentBody('4242424242424242', { amount, currency }), {}, shop);
+    const chargedOf = async (id: string) =>
+      app.orm.em.fork().execute(`select amount, currency from transactions where order_id = ? and success and kind = 'authorization'`, [orderOf(id)]);
+
+    const yen = await payIn('JPY', 500);
+    expect(yen.body).toMatchObject({ status: 'succeeded', amount: 500, currency: 'JPY', amount_refundable: 500 });
+    expect(await chargedOf(yen.body.id)).toEqual([{ amount: '500.00', currency: 'JPY' }]);
+    const dinars = await payIn('KWD', 1230);
+    expect(dinars.body).toMatchObject({ status: 'succeeded', amount: 1230, currency: 'KWD' });
+    expect(await chargedOf(dinars.body.id)).toEqual([{ amount: '1.23', currency: 'KWD' }]);
+    expectDocumented('/payments', 'post', 200, dinars.body);
+    // The gateway charges hundredths: a thousandth of a dinar it cannot charge is refused, not rounded.
+    const odd = await payIn('KWD', 1234);
+    expect(odd.status).toBe(400);
+    expect(odd.body.error).toMatchObject({ type: 'invalid_request_error', param: 'amount', message: 'amount in KWD must end in 0: the gateway charges whole hundredths (1230 for 1.230 KWD)' });
+
+    const refund = await call(app, 'POST', `/payments/${yen.body.id}/refund`, shop.apiKey, { amount: 200 });
+    expect(refund.body).toMatchObject({ object: 'refund', amount: 200, currency: 'JPY', status: 'succeeded' });
+    expect((await get(`/payments/${yen.body.id}`, shop)).body).toMatchObject({ amount: 500, amount_refunded: 200, amount_refundable: 300 });
+    const tooMuch = await call(app, 'POST', `/payments/${yen.body.id}/refund`, shop.apiKey, { amount: 301 });
+    expect(tooMuch.body.error.message).toBe('Credit Exceeds Original Amount: at most 300 can still be refunded');
+
+    // A list bound is in each payment's own minor units: 700 takes 5.00 USD and 500 yen, not 1.230 dinars.
+    const dollars = await payIn('USD', 500);
+    const listed = await get('/payments?amount[lte]=700', shop);
+    expect(listed.body.data.map((p: { id: string }) => p.id)).toEqual([dollars.body.id, yen.body.id]);
+    const [above] = [(await get('/payments?amount[gte]=1000', shop)).body.data.map((p: { id: string }) => p.id)];
+    expect(above).toEqual([dinars.body.id]);
+  });
+
   it('forces a merchant account given as mid', async () => {
     const forced = await pay(paymentBody('4242424242424242', { mid: tenant.mids['PA-2'] }));
     expect(forced.body).toMatchObject({ status: 'succeeded', mid: tenant.mids['PA-2'] });

@@ -29,9 +29,9 @@ export function paymentJson(payment: PaymentRecord, publicUrl: string): Payment 
   const status = STATUS_OF_STATE[payment.state];
   const attempt = payment.attempt;
   const charged = status === 'succeeded' && attempt?.success === true;
-  const refunded = charged ? toMinorUnits(attempt.refundedAmount) : 0;
-  const held = charged ? toMinorUnits(attempt.refundReservedAmount) : 0;
-  const amount = toMinorUnits(payment.amount);
+  const refunded = charged ? toMinorUnits(attempt.refundedAmount, payment.currency) : 0;
+  const held = charged ? toMinorUnits(attempt.refundReservedAmount, payment.currency) : 0;
+  const amount = toMinorUnits(payment.amount, payment.currency);
   return {
     id: paymentId(payment.orderId),
     object: 'payment',
@@ -70,7 +70,7 @@ export function refundJson(refund: RefundRecord): Refund {
     object: 'refund',
     created: seconds(refund.createdAt),
     payment: paymentId(refund.orderId),
-    amount: toMinorUnits(refund.amount),
+    amount: toMinorUnits(refund.amount, refund.currency),
     currency: refund.currency,
     status: refund.state,
     status_id: refund.statusId,

@@ -6,7 +6,6 @@ import { listRefundsOfOrder } from '../../data/queries/refunds.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import { PaymentApiError, resourceMissing } from '../../domain/payments-api/errors.ts';
 import { orderIdOf } from '../../domain/payments-api/ids.ts';
-import { fromMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import type { RefundRunner } from '../../domain/payments-api/refund-outcome.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
@@ -140,8 +139,8 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
             createdFrom: query['created[gte]'] === undefined ? undefined : new Date(query['created[gte]'] * 1000),
             // Up to the end of that second: times are kept to the microsecond, `created` shows whole seconds.
             createdBeforeSeconds: query['created[lte]'] === undefined ? undefined : query['created[lte]'] + 1,
-            amountFrom: query['amount[gte]'] === undefined ? undefined : minorFilter(query['amount[gte]'], 'amount[gte]'),
-            amountTo: query['amount[lte]'] === undefined ? undefined : minorFilter(query['amount[lte]'], 'amount[lte]'),
+            amountFrom: query['amount[gte]'],
+            amountTo: query['amount[lte]'],
             email: query.email,
             mid: query.mid,
             beforeOrderId: query.starting_after === undefined ? undefined : orderIdOf(query.starting_after),
@@ -233,7 +232,3 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
   });
 }
 
-/** An amount filter in minor units as the stored decimal (0 allowed for a lower bound). */
-function minorFilter(value: number, field: string): string {
-  return value === 0 ? '0.00' : fromMinorUnits(value, field);
-}

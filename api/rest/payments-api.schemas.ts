@@ -6,7 +6,7 @@ const MinorAmount = (description: string) => Type.Integer({ minimum: 1, maximum:
 
 export const CreatePaymentBody = Type.Object(
   {
-    amount: MinorAmount('Amount to charge in minor units (1999 is 19.99)'),
+    amount: MinorAmount("Amount to charge in the currency's minor units: 1999 is 19.99 USD, 500 is 500 JPY (no minor unit), 1230 is 1.230 KWD (three decimals: must end in 0, the gateway charges hundredths)"),
     currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code, upper case', examples: ['USD'] }),
     card: Type.Object(
       {
@@ -76,7 +76,7 @@ export const Payment = Type.Object(
   },
   {
     $id: 'Payment',
-    description: 'A card payment (Stripe-style): amounts in minor units, one status',
+    description: "A card payment (Stripe-style): amounts in the currency's minor units (JPY and other zero-decimal currencies in whole units), one status",
     examples: [
       {
         id: 'pay_1042', object: 'payment', created: 1795000000, status: 'succeeded', amount: 1999, currency: 'USD', amount_refunded: 500, amount_refundable: 1499, refunded: false,
@@ -106,8 +106,8 @@ export const PaymentListQuery = Type.Object(
     status: Type.Optional(Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)))),
     'created[gte]': Type.Optional(Type.Integer({ minimum: 0, maximum: LATEST_UNIX_SECOND, description: 'Created at or after (Unix seconds)' })),
     'created[lte]': Type.Optional(Type.Integer({ minimum: 0, maximum: LATEST_UNIX_SECOND, description: 'Created at or before (Unix seconds)' })),
-    'amount[gte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Minor units' })),
-    'amount[lte]': Type.Optional(Type.Integer({ minimum: 0, description: 'Minor units' })),
+    'amount[gte]': Type.Optional(Type.Integer({ minimum: 0, description: "Minor units, compared in each payment's own currency (500 takes 5.00 USD and 500 JPY)" })),
+    'amount[lte]': Type.Optional(Type.Integer({ minimum: 0, description: "Minor units, compared in each payment's own currency" })),
     email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
     mid: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),
@@ -119,7 +119,7 @@ export type PaymentListQuery = Static<typeof PaymentListQuery>;
 
 export const RefundBody = Type.Object(
   {
-    amount: Type.Optional(MinorAmount('Minor units to refund; default what is left of the captured amount')),
+    amount: Type.Optional(MinorAmount("The payment currency's minor units to refund; default what is left of the captured amount")),
     reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   },
   { additionalProperties: false },

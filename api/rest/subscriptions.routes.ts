@@ -47,7 +47,7 @@ function subscriptionJson(s: SubscriptionView): Static<typeof SubscriptionObject
     paused: s.pausedAt !== null,
     product: s.productId,
     email: s.email,
-    amount: toMinorUnits(s.recurringAmount),
+    amount: toMinorUnits(s.recurringAmount, s.currency),
     currency: s.currency,
     billed_periods: s.billedPeriods,
     next_billing: seconds(s.nextBillingAt),

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { normalizeEmail } from '../../domain/payments/card.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
+import { THREE_DECIMAL_CURRENCIES, ZERO_DECIMAL_CURRENCIES } from '../../domain/payments-api/minor-units.ts';
 
 /** The product the generic `/payments` API books a payment under when the caller names none. */
 export const PAYMENTS_API_PRODUCT_SLUG = 'payments-api';
@@ -58,8 +59,9 @@ export interface PaymentListFilter {
   /** Exclusive, in Unix seconds: created before this instant (a number, so the day after year 9999's last one still is one). */
   readonly createdBeforeSeconds?: number;
   /** Decimal strings. */
-  readonly amountFrom?: string;
-  readonly amountTo?: string;
+  /** Bounds in each payment's own minor units (500 is 500 JPY, 5.00 USD, 0.500 KWD). */
+  readonly amountFrom?: number;
+  readonly amountTo?: number;
   readonly email?: string;
   readonly mid?: string;
   /** Only payments older than this one (cursor). */
@@ -117,8 +119,11 @@ export async function listPayments(em: EntityManager, tenantId: number, filter: 
   }
   if (filter.createdFrom) (where.push(`o.created_at >= ?`), params.push(filter.createdFrom));
   if (filter.createdBeforeSeconds !== undefined) (where.push(`o.created_at < to_timestamp(?)`), params.push(filter.createdBeforeSeconds));
-  if (filter.amountFrom) (where.push(`o.amount >= ?`), params.push(filter.amountFrom));
-  if (filter.amountTo) (where.push(`o.amount <= ?`), params.push(filter.amountTo));
+  // Minor units are the currency's own (a list may hold several): each payment's amount is compared in its units.
+  const inMinorUnits = `o.amount * (case when o.currency = any(cast(? as text[])) then 1 when o.currency = any(cast(? as text[])) then 1000 else 100 end)`;
+  const currencyDigits = [`{${ZERO_DECIMAL_CURRENCIES.join(',')}}`, `{${THREE_DECIMAL_CURRENCIES.join(',')}}`];
+  if (filter.amountFrom !== undefined) (where.push(`${inMinorUnits} >= cast(? as numeric)`), params.push(...currencyDigits, String(filter.amountFrom)));
+  if (filter.amountTo !== undefined) (where.push(`${inMinorUnits} <= cast(? as numeric)`), params.push(...currencyDigits, String(filter.amountTo)));
   // Customers are stored with their e-mail as the submit keeps it (`normalizeEmail`), compared so: the unique
   // (tenant, email) index finds them, and PostgreSQL's `lower()` would disagree with JavaScript's on a final `Σ`.
   if (filter.email) (where.push(`c.tenant_id = o.tenant_id and c.email = ?`), params.push(normalizeEmail(filter.email)));

@@ -1,20 +1,69 @@
 import { validationError } from '../errors.ts';
 
 /**
- * The generic `/payments` API speaks in minor units (integers: 1999 is 19.99), the rest of the gateway in
- * two-decimal strings. Both conversions work on text, never floats. Every currency is stored with two decimals
- * (the processors take two-decimal strings), so one minor unit is always a hundredth.
+ * The generic `/payments` API speaks in minor units, as Stripe's does: integers in the currency's smallest unit (1999
+ * USD is 19.99, 500 JPY is 500 yen, 1230 KWD is 1.230 dinars). The rest of the gateway keeps amounts as two-decimal
+ * strings (`numeric(14,2)`, and the processors take two-decimal strings), so the conversions work on text, never
+ * floats, and a currency's own decimals decide how many hundredths one minor unit is.
  */
-export const MAX_MINOR_AMOUNT = 99_999_999_999_99;
 
-export function fromMinorUnits(amount: number, field = 'amount'): string {
-  if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_MINOR_AMOUNT) throw validationError(field, `${field} must be a positive integer in minor units (1999 for 19.99)`);
-  const digits = String(amount).padStart(3, '0');
-  return `${digits.slice(0, -2)}.${digits.slice(-2)}`;
+/** ISO 4217 currencies without a minor unit (Stripe's zero-decimal list): an amount is whole units. */
+export const ZERO_DECIMAL_CURRENCIES: readonly string[] = ['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];
+/**
+ * ISO 4217 currencies with three decimals. The gateway charges hundredths, so their minor-unit amounts must end in
+ * 0, as Stripe asks of card payments in them.
+ */
+export const THREE_DECIMAL_CURRENCIES: readonly string[] = ['BHD', 'JOD', 'KWD', 'OMR', 'TND'];
+
+const ZERO_DECIMAL = new Set(ZERO_DECIMAL_CURRENCIES);
+const THREE_DECIMAL = new Set(THREE_DECIMAL_CURRENCIES);
+
+/** Decimals of the currency's minor unit: 0, 3, or (every other currency) 2. */
+export function currencyDecimals(currency: string): 0 | 2 | 3 {
+  return ZERO_DECIMAL.has(currency) ? 0 : THREE_DECIMAL.has(currency) ? 3 : 2;
 }
 
-export function toMinorUnits(amount: string): number {
+/** The largest amount kept, in major units (99,999,999,999.99: the API's bound for every currency). */
+const MAX_MAJOR_DIGITS = 11;
+/** The largest minor-unit amount of a two-decimal currency. */
+export const MAX_MINOR_AMOUNT = 99_999_999_999_99;
+
+/** A positive amount in the currency's minor units as the stored two-decimal string; 400 naming `field` otherwise. */
+export function fromMinorUnits(amount: number, currency: string, field = 'amount'): string {
+  const decimals = currencyDecimals(currency);
+  const example = decimals === 0 ? `500 for 500 ${currency}` : decimals === 3 ? `1230 for 1.230 ${currency}` : `1999 for 19.99 ${currency}`;
+  if (!Number.isSafeInteger(amount) || amount < 1) throw validationError(field, `${field} must be a positive integer in minor units (${example})`);
+  if (decimals === 3 && amount % 10 !== 0) throw validationError(field, `${field} in ${currency} must end in 0: the gateway charges whole hundredths (${example})`);
+  const hundredths = decimals === 0 ? BigInt(amount) * 100n : decimals === 3 ? BigInt(amount) / 10n : BigInt(amount);
+  const major = hundredths / 100n;
+  if (String(major).length > MAX_MAJOR_DIGITS) throw validationError(field, `${field} must be at most 99999999999.99 ${currency} in minor units (${example})`);
+  return `${major}.${String(hundredths % 100n).padStart(2, '0')}`;
+}
+
+/**
+ * A stored two-decimal amount in the currency's minor units. Exact for every amount the gateway takes (a price in a
+ * zero-decimal currency is whole: provisioning refuses one that is not).
+ */
+export function toMinorUnits(amount: string, currency: string): number {
   const match = /^(\d+)\.(\d{2})$/.exec(amount);
   if (!match) throw new Error(`Not a two-decimal amount: ${amount}`);
-  return Number(BigInt(match[1]!) * 100n + BigInt(match[2]!));
+  const hundredths = BigInt(match[1]!) * 100n + BigInt(match[2]!);
+  switch (currencyDecimals(currency)) {
+    case 0:
+      if (hundredths % 100n !== 0n) throw new Error(`${amount} ${currency} is not a whole amount of a currency without a minor unit`);
+      return Number(hundredths / 100n);
+    case 3:
+      return Number(hundredths * 10n);
+    case 2:
+      return Number(hundredths);
+  }
+}
+
+/**
+ * Why a two-decimal amount (a product's price, a plan's recurring amount) cannot be charged in the currency, or
+ * undefined: a currency without a minor unit takes whole amounts only.
+ */
+export function amountProblemIn(amount: string, currency: string): string | undefined {
+  if (currencyDecimals(currency) !== 0 || /\.00$|^\d+$/.test(amount)) return undefined;
+  return `must be a whole amount in ${currency} (it has no minor unit)`;
 }

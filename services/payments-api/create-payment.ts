@@ -39,7 +39,7 @@ export interface CreatePaymentDeps extends CardPaymentDeps {
 export async function createPayment(deps: CreatePaymentDeps, input: { tenantId: number; body: CreatePaymentInput; idempotencyKey?: string }): Promise<number> {
   const body = input.body;
   refuseCardNumbersInText({ 'card.name': body.card.name });
-  const amount = fromMinorUnits(body.amount);
+  const amount = fromMinorUnits(body.amount, body.currency);
   const product = await productOf(deps, input.tenantId, body.product);
   const result = await runCardPayment(deps, {
     tenantId: input.tenantId,

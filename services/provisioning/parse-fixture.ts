@@ -1,5 +1,6 @@
 import { compile, createStrictAjv, describeSchemaError } from '../../domain/validation/json-schema.ts';
 import { DomainError } from '../../domain/errors.ts';
+import { amountProblemIn } from '../../domain/payments-api/minor-units.ts';
 import { ProvisioningFixture } from './fixture.schema.ts';
 
 const validate = compile(createStrictAjv(), ProvisioningFixture);
@@ -10,12 +11,20 @@ export function parseFixture(value: unknown): ProvisioningFixture {
     const first = validate.errors?.[0];
     throw new DomainError('validation', `Invalid fixture: ${first ? describeSchemaError(first, 'fixture') : 'unknown error'}`);
   }
-  value.tenants.forEach((tenant, t) =>
+  value.tenants.forEach((tenant, t) => {
     tenant.webhookEndpoints?.forEach((endpoint, e) => {
       const problem = endpointUrlProblem(endpoint.url);
       if (problem) throw new DomainError('validation', `Invalid fixture: tenants[${t}].webhookEndpoints[${e}].url ${problem}`);
-    }),
-  );
+    });
+    // A price the currency cannot be charged in: 19.99 JPY (the yen has no minor unit).
+    tenant.products?.forEach((product, p) => {
+      const amounts = { price: product.price, 'subscriptionPlan.recurringAmount': product.subscriptionPlan?.recurringAmount };
+      for (const [field, amount] of Object.entries(amounts)) {
+        const problem = amount === undefined ? undefined : amountProblemIn(String(amount), product.currency);
+        if (problem) throw new DomainError('validation', `Invalid fixture: tenants[${t}].products[${p}].${field} ${problem}`);
+      }
+    });
+  });
   return value;
 }
 

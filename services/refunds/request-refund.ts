@@ -27,7 +27,7 @@ export async function requestRefund(
   const orderId = orderIdOf(input.paymentId);
   const payment = orderId === undefined ? undefined : await findPayment(deps.em, input.tenantId, orderId);
   if (!payment || orderId === undefined) throw resourceMissing('payment', input.paymentId);
-  const amount = input.amount === undefined ? undefined : fromMinorUnits(input.amount);
+  const amount = input.amount === undefined ? undefined : fromMinorUnits(input.amount, payment.currency);
 
   const reservation = await reserveRefund(deps.em, { tenantId: input.tenantId, orderId, amount, reason: input.reason, idempotencyKey: input.idempotencyKey });
   switch (reservation.kind) {
@@ -37,7 +37,7 @@ export async function requestRefund(
       throw new PaymentApiError(
         'invalid_request_error',
         'credit_exceeds_original_amount',
-        `Credit Exceeds Original Amount: at most ${toMinorUnits(reservation.available)} can still be refunded`,
+        `Credit Exceeds Original Amount: at most ${toMinorUnits(reservation.available, payment.currency)} can still be refunded`,
         { param: 'amount', statusId: StatusId.CREDIT_EXCEEDS_ORIGINAL_AMOUNT },
       );
     case 'duplicate': {

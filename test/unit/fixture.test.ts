@@ -33,3 +33,20 @@ describe("a provisioning fixture's webhook endpoints", () => {
     expect(parseFixture(withEndpoint({ eventTypes: [...WEBHOOK_EVENT_TYPES] })).tenants[0]!.webhookEndpoints![0]!.eventTypes).toEqual([...WEBHOOK_EVENT_TYPES]);
   });
 });
+
+describe("a provisioning fixture's product prices", () => {
+  const withProduct = (product: Record<string, unknown>) => ({
+    tenants: [{ slug: 'acme', name: 'Acme', clientId: 'acme', products: [{ slug: 'box', name: 'Box', price: '500.00', currency: 'JPY', ...product }] }],
+  });
+
+  it('refuses a price or recurring amount a currency without a minor unit cannot be charged, naming the field', () => {
+    expect(() => parseFixture(withProduct({ price: '19.99' }))).toThrow('Invalid fixture: tenants[0].products[0].price must be a whole amount in JPY (it has no minor unit)');
+    const plan = { recurringAmount: '4.99', intervalDays: 30 };
+    expect(() => parseFixture(withProduct({ subscriptionPlan: plan }))).toThrow('Invalid fixture: tenants[0].products[0].subscriptionPlan.recurringAmount must be a whole amount in JPY');
+  });
+
+  it('takes whole yen, and cents in a currency that has them', () => {
+    expect(parseFixture(withProduct({ subscriptionPlan: { recurringAmount: '500.00', intervalDays: 30 } })).tenants[0]!.products![0]!.price).toBe('500.00');
+    expect(parseFixture(withProduct({ price: '19.99', currency: 'USD' })).tenants[0]!.products![0]!.price).toBe('19.99');
+  });
+});

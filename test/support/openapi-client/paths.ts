@@ -343,7 +343,7 @@ export interface components {
         status_id?: number;
       };
     };
-    /** @description A card payment (Stripe-style): amounts in minor units, one status */
+    /** @description A card payment (Stripe-style): amounts in the currency's minor units (JPY and other zero-decimal currencies in whole units), one status */
     Payment: {
       /** @description `pay_` + the submit order id */
       id: string;
@@ -1802,9 +1802,9 @@ export interface operations {
         "created[gte]"?: number;
         /** @description Created at or before (Unix seconds) */
         "created[lte]"?: number;
-        /** @description Minor units */
+        /** @description Minor units, compared in each payment's own currency (500 takes 5.00 USD and 500 JPY) */
         "amount[gte]"?: number;
-        /** @description Minor units */
+        /** @description Minor units, compared in each payment's own currency */
         "amount[lte]"?: number;
         email?: string;
         mid?: string;
@@ -1874,7 +1874,7 @@ export interface operations {
          * }
          */
         "application/json": {
-          /** @description Amount to charge in minor units (1999 is 19.99) */
+          /** @description Amount to charge in the currency's minor units: 1999 is 19.99 USD, 500 is 500 JPY (no minor unit), 1230 is 1.230 KWD (three decimals: must end in 0, the gateway charges hundredths) */
           amount: number;
           /** @description ISO 4217 code, upper case */
           currency: string;
@@ -1914,7 +1914,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A card payment (Stripe-style): amounts in minor units, one status */
+      /** @description A card payment (Stripe-style): amounts in the currency's minor units (JPY and other zero-decimal currencies in whole units), one status */
       200: {
         content: {
           "application/json": components["schemas"]["Payment"];
@@ -1994,7 +1994,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A card payment (Stripe-style): amounts in minor units, one status */
+      /** @description A card payment (Stripe-style): amounts in the currency's minor units (JPY and other zero-decimal currencies in whole units), one status */
       200: {
         content: {
           "application/json": components["schemas"]["Payment"];
@@ -2059,7 +2059,7 @@ export interface operations {
          * }
          */
         "application/json": {
-          /** @description Minor units to refund; default what is left of the captured amount */
+          /** @description The payment currency's minor units to refund; default what is left of the captured amount */
           amount?: number;
           reason?: string;
         };
@@ -2155,7 +2155,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A card payment (Stripe-style): amounts in minor units, one status */
+      /** @description A card payment (Stripe-style): amounts in the currency's minor units (JPY and other zero-decimal currencies in whole units), one status */
       200: {
         content: {
           "application/json": components["schemas"]["Payment"];
@@ -2238,7 +2238,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description A card payment (Stripe-style): amounts in minor units, one status */
+      /** @description A card payment (Stripe-style): amounts in the currency's minor units (JPY and other zero-decimal currencies in whole units), one status */
       200: {
         content: {
           "application/json": components["schemas"]["Payment"];

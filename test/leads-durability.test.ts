@@ -44,7 +44,7 @@ it('a worker killed after the transaction is recorded and before the lead is mar
     expect(submitted.body).toMatchObject({ info: 'Success', chargeSuccess: true });
     transactionId = submitted.body.transactionId;
     // The marking waits on the lead row.
-    await waitForLockWaiters(app.orm, '%update customer_leads%', { count: 1, exactly: true, timeoutMs: 30_000 });
+    await waitForLockWaiters(app.orm, '%update customer_leads%', { count: 1, timeoutMs: 30_000 });
     first.kill('SIGKILL');
   });
   const lead = async () => (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data[0];

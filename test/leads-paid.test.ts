@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openOrm } from '../data/orm.ts';
 import { markLeadPaidIfUnpaid } from '../data/queries/leads.ts';
 import { createLeadActivities, createPaidLeadMarker } from '../activities/leads/lead-paid.activities.ts';

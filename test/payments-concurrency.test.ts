@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { asyncLocalStorage, type Context } from '@temporalio/activity';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createAuthorizationActivities } from '../activities/payments/authorization.activities.ts';
 import { createPaymentOrderActivities } from '../activities/payments/payment-order.activities.ts';
 import { recordVoid } from '../data/queries/authorization-holds.ts';

@@ -5,6 +5,7 @@ import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createMerchantTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
 import { call } from './support/payments-api.ts';
 import { startProcessorFront } from './support/processor-front.ts';
+import { rebillMayHaveCharged } from '../data/queries/rebills.ts';
 
 let app: TestApp;
 let front: Awaited<ReturnType<typeof startProcessorFront>>;
@@ -177,6 +178,12 @@ describe('an approval recorded before a later step fails for good', () => {
       expect(Number(volume!.approved)).toBe(0);
       const [order] = await em.execute<{ state: string }[]>(`select state from orders where id = ?`, [orderId]);
       expect(order!.state).toBe('failed');
+
+      // Were this a rebill, billing could charge its period again: the approval is voided. Without its void (one the
+      // processor refused, say) the failed order may have charged the card, and billing must pause instead.
+      expect(await rebillMayHaveCharged(em, orderId)).toBe(false);
+      await em.execute(`delete from transactions where order_id = ? and kind = 'void'`, [orderId]);
+      expect(await rebillMayHaveCharged(em, orderId)).toBe(true);
     } finally {
       await em.execute(`drop trigger if exists ${name} on orders`);
       await em.execute(`drop function if exists ${name}()`);

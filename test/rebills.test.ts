@@ -698,14 +698,17 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
     await front?.close();
   });
 
-  it('pauses billing for the merchant instead of charging the period again under a new order (the lost charge may have been approved)', async () => {
+  it('pauses billing for the merchant instead of charging the period again under a new order (the lost charge may have been approved); a resume charges it anew', async () => {
     const secret = generateWebhookSecret();
     const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
     try {
       const tenant = await subscriptionTenant(app, receiver.url, secret);
       const id = await subscribe(app, tenant, 'lost');
-      const typesTold = () => receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> }).filter((p) => p.type.startsWith('subscription.'));
-      await vi.waitFor(() => expect(typesTold().map((p) => p.type)).toContain('subscription.paused'), { timeout: 45_000, interval: 200 });
+      // Each webhook is a delivery of its own: they may arrive in any order.
+      const told = () => receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> }).filter((p) => p.type.startsWith('subscription.'));
+      const typesTold = () => told().map((p) => p.type).sort();
+      const waitUntilTold = (types: string[]) => vi.waitFor(() => expect(typesTold()).toEqual(types), { timeout: 45_000, interval: 200 });
+      await waitUntilTold(['subscription.paused', 'subscription.payment_failed']);
 
       // The period's one rebill: its order was sent once, and the processor did approve it.
       const [rebill, ...others] = await rebillsOf(app, id);
@@ -715,13 +718,23 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
       expect(sent!.status_id).toBe(4285);
       expect(await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${sent!.reference}`)).json()).toMatchObject({ status: 'approved' });
 
-      const failed = typesTold().find((p) => p.type === 'subscription.payment_failed');
-      expect(failed!.data).toMatchObject({ subscriptionId: id, period: 1, orderId: rebill!.orderId, retryAt: null, outcomeUnknown: true });
+      const failed = told().find((p) => p.type === 'subscription.payment_failed');
+      expect(failed!.data).toMatchObject({ subscriptionId: id, period: 1, orderId: rebill!.orderId, retryAt: null, chargeUncertain: true });
       expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ status: 'active', paused: true });
       // Longer than the plan's retry delays: nothing more is charged while paused.
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect(await rebillsOf(app, id)).toHaveLength(1);
-      expect(typesTold().map((p) => p.type)).toEqual(['subscription.payment_failed', 'subscription.paused']);
+      expect(typesTold()).toEqual(['subscription.paused', 'subscription.payment_failed']);
+
+      // The merchant asked the processor and resumes: the period is charged again, under a new order (here lost again).
+      expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(200);
+      await waitUntilTold(['subscription.paused', 'subscription.paused', 'subscription.payment_failed', 'subscription.payment_failed', 'subscription.resumed']);
+      const rebills = await rebillsOf(app, id);
+      expect(rebills.map((r) => [r.period, r.attempt])).toEqual([
+        [1, 0],
+        [1, 1],
+      ]);
+      expect(rebills[1]!.orderId).not.toBe(rebill!.orderId);
     } finally {
       await receiver.close();
     }

@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { cancelSubscription, findRebillSubject, openRebill, rebillOutcomeIsUnknown, recordRebillOutcome, setSubscriptionPaused, storeRebillCard } from '../../data/queries/rebills.ts';
+import { cancelSubscription, findRebillSubject, openRebill, rebillMayHaveCharged as orderMayHaveCharged, recordRebillOutcome, setSubscriptionPaused, storeRebillCard } from '../../data/queries/rebills.ts';
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
@@ -94,9 +94,9 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
     );
   }
 
-  /** Whether the rebill's charge may have been made though its payment could not tell (its answer lost for good). */
-  async function rebillOutcomeUnknown(input: { orderId: number }): Promise<boolean> {
-    return rebillOutcomeIsUnknown(fork(), input.orderId);
+  /** Whether a failed rebill's charge may have been made all the same (its answer lost for good, or its approval not voided). */
+  async function rebillMayHaveCharged(input: { orderId: number }): Promise<boolean> {
+    return orderMayHaveCharged(fork(), input.orderId);
   }
 
   async function endSubscription(input: { subscriptionId: number; reason: string }): Promise<void> {
@@ -112,5 +112,5 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
     return recordWebhookDeliveries(fork(), { tenantId: input.tenantId, event: { type: input.type, timestamp: input.occurredAt, data: input.data }, eventKey: input.eventKey });
   }
 
-  return withPermanentFailures({ keepCardForRebills, loadSubscription, prepareRebill, recordRebill, rebillOutcomeUnknown, endSubscription, markSubscriptionPaused, recordSubscriptionEvent });
+  return withPermanentFailures({ keepCardForRebills, loadSubscription, prepareRebill, recordRebill, rebillMayHaveCharged, endSubscription, markSubscriptionPaused, recordSubscriptionEvent });
 }

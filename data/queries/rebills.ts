@@ -138,16 +138,21 @@ export async function openRebill(em: EntityManager, rebill: { subscriptionId: nu
 }
 
 /**
- * Whether a rebill's order holds an authorization whose outcome was never learnt: its answer was lost and the
- * processor could not be asked about it until the payment gave up (recorded as a timeout, never completed). The
- * processor may have approved it.
+ * Whether a failed rebill's order may have charged the card all the same: an authorization whose outcome was never
+ * learnt (its answer lost, and the processor could not be asked about it until the payment gave up: recorded as a
+ * timeout, never completed), or an approval the failed payment could not void (no successful void refers to it).
  */
-export async function rebillOutcomeIsUnknown(em: EntityManager, orderId: number): Promise<boolean> {
-  const [row] = await em.execute<{ unknown: boolean }[]>(
-    `select exists (select 1 from transactions where order_id = ? and kind = 'authorization' and status_id = 4285 and completed_at is null) as unknown`,
+export async function rebillMayHaveCharged(em: EntityManager, orderId: number): Promise<boolean> {
+  const [row] = await em.execute<{ charged: boolean }[]>(
+    `select exists (
+       select 1 from transactions t
+        where t.order_id = ? and t.kind = 'authorization'
+          and ((t.status_id = 4285 and t.completed_at is null)
+               or (t.success and not exists (select 1 from transactions v where v.original_transaction_id = t.id and v.kind = 'void' and v.success)))
+     ) as charged`,
     [orderId],
   );
-  return row!.unknown;
+  return row!.charged;
 }
 
 /**

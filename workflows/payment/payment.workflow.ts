@@ -151,6 +151,11 @@ const LONGEST_INQUIRY_WAIT_SECONDS = 3600;
  * hold. The setting `unknownOutcomeGiveUpSeconds` overrides it; payments started before it was one have none.
  */
 const INQUIRIES_GIVE_UP_AFTER_SECONDS = 7 * 24 * 3600;
+/**
+ * Inquiries run by a worker of before this patch gave up after a week whatever the payment's settings said; their
+ * histories replay so (a setting below a week, read on replay, would give up where they slept).
+ */
+const INQUIRY_GIVE_UP_SETTING = 'inquiry-give-up-setting';
 /** Time an authorization activity may take beyond the processor timeout (database write, scheduling). */
 const AUTHORIZATION_MARGIN_MS = 5_000;
 /** How long a held authorization waits for its capture when the settings name no period (a processor's usual hold). */
@@ -654,7 +659,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
         // Asking again cannot help an answer the database refuses for good: the payment ends failed, voiding it.
         if (!isActivityFailure(error) || (unrecordedAttemptOf(error) && patched(ATTEMPT_NOT_RECORDED_ENDS)) || !patched(INQUIRE_UNTIL_KNOWN)) throw error;
         const reference = { submitOrderId: input.submitOrderId, attemptNumber: context.attemptNumber, reason: reasonOf(error) };
-        if (Date.now() - since >= (input.settings.unknownOutcomeGiveUpSeconds ?? INQUIRIES_GIVE_UP_AFTER_SECONDS) * 1000) {
+        const giveUpAfterSeconds = (patched(INQUIRY_GIVE_UP_SETTING) ? input.settings.unknownOutcomeGiveUpSeconds : undefined) ?? INQUIRIES_GIVE_UP_AFTER_SECONDS;
+        if (Date.now() - since >= giveUpAfterSeconds * 1000) {
           log.error('Authorization outcome still unknown after the inquiries allowed; the payment ends failed for an operator to check', reference);
           throw error;
         }

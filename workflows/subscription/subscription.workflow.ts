@@ -30,7 +30,7 @@ import type { SubscriptionEventType } from '../../domain/webhooks/events.ts';
  * Database steps: short, idempotent, retried for minutes by Temporal; a step still failing then is tried again by
  * the workflow itself after a durable sleep (`persist`), for as long as it takes.
  */
-const { prepareRebill, recordRebill, rebillOutcomeUnknown, endSubscription, markSubscriptionPaused, recordSubscriptionEvent } = proxyActivities<Activities>({
+const { prepareRebill, recordRebill, rebillMayHaveCharged, endSubscription, markSubscriptionPaused, recordSubscriptionEvent } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '10 minutes',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
@@ -63,11 +63,11 @@ const WAITS_ROLL_OVER = 'subscription-waits-roll-over';
  */
 const BILLING_DATES_AS_RECORDED = 'billing-dates-as-recorded';
 /**
- * Runs before this patch charged a period again under a new order when its rebill's payment gave up asking what
- * became of an authorization whose answer was lost (it may have been approved); they replay so. From it on, billing
- * pauses there for the merchant.
+ * Runs before this patch charged a period again under a new order when its rebill's payment failed though the card
+ * may have been charged (an answer lost for good, an approval not voided); they replay so. From it on, billing pauses
+ * there for the merchant.
  */
-const UNKNOWN_OUTCOMES_PAUSE = 'unknown-rebill-outcomes-pause';
+const UNCERTAIN_CHARGES_PAUSE = 'uncertain-rebill-charges-pause';
 /** Runs before this patch dunned by the earlier code sets (`nextDunningStep(…, 'before')`); they replay so. */
 const DUNNING_CODES = 'dunning-codes-stops-and-outages';
 /**
@@ -199,13 +199,14 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     await notify('subscription.renewed', `renewed-${input.period}`, { ...event, nextBillingAt });
     return next({ ...input, period: input.period + 1, retries: 0, notProcessed: undefined, waitSeconds });
   }
-  // A rebill whose authorization answer was lost, and whose processor could not be asked about it until the payment
-  // gave up, may have been charged: charging the period again under a new order could charge the card twice. Billing
-  // pauses instead, told as a failed payment whose outcome is unknown, until the merchant, having asked the processor,
-  // resumes it (the period is then charged under a new order) or cancels it.
-  if (rebillNotProcessed(result) && patched(UNKNOWN_OUTCOMES_PAUSE) && (await persist('rebillOutcomeUnknown', () => rebillOutcomeUnknown({ orderId: rebill.orderId })))) {
-    log.error('Rebill outcome unknown: billing paused until the merchant resumes it', { subscriptionId: input.subscriptionId, period: input.period, orderId: rebill.orderId });
-    await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null, outcomeUnknown: true });
+  // A failed rebill may have charged the card all the same: its authorization answer was lost and the processor could
+  // not be asked about it until the payment gave up, or its approval could not be voided. Charging the period again
+  // under a new order could charge it twice, so billing pauses instead, told as a failed payment whose charge is
+  // uncertain, until the merchant, having asked the processor about the order, resumes (the period is then charged
+  // under a new order) or cancels.
+  if (rebillNotProcessed(result) && patched(UNCERTAIN_CHARGES_PAUSE) && (await persist('rebillMayHaveCharged', () => rebillMayHaveCharged({ orderId: rebill.orderId })))) {
+    log.error('Rebill failed but may have charged the card: billing paused until the merchant resumes it', { subscriptionId: input.subscriptionId, period: input.period, orderId: rebill.orderId });
+    await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null, chargeUncertain: true });
     paused = true;
     // Not the customer's decline: it takes nothing from the dunning schedule.
     const notProcessed = { since: input.notProcessed?.since ?? new Date(now).toISOString(), count: (input.notProcessed?.count ?? 0) + 1 };

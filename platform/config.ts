@@ -206,7 +206,7 @@ export const SETTINGS = {
       maximum: 31 * 86_400,
       default: 7 * 86_400,
       description:
-        'How long a payment whose authorization answer was lost asks the processor what became of it before it ends failed for an operator to check; a rebill left so pauses its subscription instead of charging the period again.',
+        'How long a payment whose authorization answer was lost asks the processor what became of it before it ends failed for an operator to check; a rebill left so pauses its subscription instead of charging the period again. Lower it only in tests: a payment that gives up ends failed without a void, though the card may have been charged.',
     }),
   ),
   authorizationVoidAfterSeconds: setting(

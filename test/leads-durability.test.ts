@@ -5,7 +5,7 @@ import { startTestApp, type TestApp } from './support/harness.ts';
 import { bearer, createLeadTenant, getLeads, newSessionId, postLead } from './support/leads.ts';
 import { merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
-import { waitForLockWaiters } from './support/lock-waiters.ts';
+import { backendPidOf, waitForLockWaiters } from './support/lock-waiters.ts';
 
 /**
  * A lead whose row is held when its payment settles is marked by the payment's step after the answer. A worker that
@@ -43,8 +43,8 @@ it('a worker killed after the transaction is recorded and before the lead is mar
     const submitted = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
     expect(submitted.body).toMatchObject({ info: 'Success', chargeSuccess: true });
     transactionId = submitted.body.transactionId;
-    // The marking waits on the lead row.
-    await waitForLockWaiters(app.orm, '%update customer_leads%', { count: 1, timeoutMs: 30_000 });
+    // The marking waits on the lead row (this test's hold: another suite's markings do not count).
+    await waitForLockWaiters(app.orm, '%update customer_leads%', { count: 1, exactly: true, blockedBy: await backendPidOf(blocker), timeoutMs: 30_000 });
     first.kill('SIGKILL');
   });
   const lead = async () => (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data[0];

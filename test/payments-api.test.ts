@@ -224,6 +224,9 @@ describe('POST /payments', () => {
     expect(odd.status).toBe(400);
     expect(odd.body.error).toMatchObject({ type: 'invalid_request_error', param: 'amount', message: 'amount in KWD must end in 0: the gateway charges whole hundredths (1230 for 1.230 KWD)' });
 
+    const dinarRefund = await call(app, 'POST', `/payments/${dinars.body.id}/refund`, shop.apiKey, { amount: 230 });
+    expect(dinarRefund.body).toMatchObject({ object: 'refund', amount: 230, currency: 'KWD', status: 'succeeded' });
+    expect((await get(`/payments/${dinars.body.id}`, shop)).body).toMatchObject({ amount: 1230, amount_refunded: 230, amount_refundable: 1000 });
     const refund = await call(app, 'POST', `/payments/${yen.body.id}/refund`, shop.apiKey, { amount: 200 });
     expect(refund.body).toMatchObject({ object: 'refund', amount: 200, currency: 'JPY', status: 'succeeded' });
     expect((await get(`/payments/${yen.body.id}`, shop)).body).toMatchObject({ amount: 500, amount_refunded: 200, amount_refundable: 300 });
@@ -234,8 +237,22 @@ describe('POST /payments', () => {
     const dollars = await payIn('USD', 500);
     const listed = await get('/payments?amount[lte]=700', shop);
     expect(listed.body.data.map((p: { id: string }) => p.id)).toEqual([dollars.body.id, yen.body.id]);
-    const [above] = [(await get('/payments?amount[gte]=1000', shop)).body.data.map((p: { id: string }) => p.id)];
+    const above = (await get('/payments?amount[gte]=1000', shop)).body.data.map((p: { id: string }) => p.id);
     expect(above).toEqual([dinars.body.id]);
+
+    // A plan in yen: the subscription's amount is whole yen too.
+    const planned = await createMerchantTenant(app, {
+      products: [oneOffProduct('yen-plan', '500.00', 'JPY', { subscriptionPlan: { recurringAmount: '300.00', intervalDays: 30, intervalSeconds: 3600, trialSeconds: 0 } })],
+      merchantAccounts: [merchantAccount('MINOR-2', { currencies })],
+    });
+    const checkout = await fetch(`${app.baseUrl}/api/${planned.products['yen-plan']}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: planned.apiKey },
+      body: JSON.stringify(submitBody('4242424242424242')),
+    });
+    const subscribed = (await checkout.json()) as { subscribeSuccess: boolean; subscriptionId: number };
+    expect(subscribed.subscribeSuccess).toBe(true);
+    expect((await get(`/subscriptions/${subscribed.subscriptionId}`, planned)).body).toMatchObject({ amount: 300, currency: 'JPY' });
   });
 
   it('forces a merchant account given as mid', async () => {

@@ -4,7 +4,7 @@ import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createPaymentTenant, localActivitiesOf, post, submitBody, type PaymentTenant } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
-import { waitForLockWaiters } from './support/lock-waiters.ts';
+import { backendPidOf, waitForLockWaiters } from './support/lock-waiters.ts';
 
 /**
  * A gateway that hosts a worker (GATEWAY_WORKER=on, the product's default) starts payments eagerly and takes
@@ -160,7 +160,8 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
     await locker.begin();
     await locker.execute(`select id from customers where tenant_id = ? and email = ? for update`, [blocked.id, email]);
     const first = post(narrow, `/api/${blocked.productId}`, blocked.apiKey, submitBody('4242424242424242', { email }));
-    await waitForLockWaiters(narrow.orm, '%insert into customers%', { count: 1, timeoutMs: 5_000 });
+    // This test's hold only: another suite's submits waiting on their customers do not count.
+    await waitForLockWaiters(narrow.orm, '%insert into customers%', { count: 1, exactly: true, blockedBy: await backendPidOf(locker), timeoutMs: 5_000 });
     return {
       first,
       async release() {

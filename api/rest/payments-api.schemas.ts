@@ -2,7 +2,12 @@ import { Type, type Static } from '@sinclair/typebox';
 
 /** Schemas of the generic `/payments` API: they validate requests and write the OpenAPI document. */
 
-const MinorAmount = (description: string) => Type.Integer({ minimum: 1, maximum: 9_999_999_999_999, description, examples: [1999] });
+/**
+ * The largest amount of any currency in minor units: 99,999,999,999.990 of a three-decimal one. Each currency's own
+ * bound (99,999,999,999.99 of its major unit) is checked with its decimals, naming it.
+ */
+const LARGEST_MINOR_AMOUNT = 99_999_999_999_990;
+const MinorAmount = (description: string) => Type.Integer({ minimum: 1, maximum: LARGEST_MINOR_AMOUNT, description, examples: [1999] });
 
 export const CreatePaymentBody = Type.Object(
   {
@@ -106,8 +111,8 @@ export const PaymentListQuery = Type.Object(
     status: Type.Optional(Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)))),
     'created[gte]': Type.Optional(Type.Integer({ minimum: 0, maximum: LATEST_UNIX_SECOND, description: 'Created at or after (Unix seconds)' })),
     'created[lte]': Type.Optional(Type.Integer({ minimum: 0, maximum: LATEST_UNIX_SECOND, description: 'Created at or before (Unix seconds)' })),
-    'amount[gte]': Type.Optional(Type.Integer({ minimum: 0, description: "Minor units, compared in each payment's own currency (500 takes 5.00 USD and 500 JPY)" })),
-    'amount[lte]': Type.Optional(Type.Integer({ minimum: 0, description: "Minor units, compared in each payment's own currency" })),
+    'amount[gte]': Type.Optional(Type.Integer({ minimum: 0, maximum: LARGEST_MINOR_AMOUNT, description: "Minor units, compared in each payment's own currency (500 takes 5.00 USD and 500 JPY)" })),
+    'amount[lte]': Type.Optional(Type.Integer({ minimum: 0, maximum: LARGEST_MINOR_AMOUNT, description: "Minor units, compared in each payment's own currency" })),
     email: Type.Optional(Type.String({ minLength: 1, maxLength: 320 })),
     mid: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10 })),

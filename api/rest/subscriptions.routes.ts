@@ -25,7 +25,7 @@ export const SubscriptionObject = Type.Object(
     paused: Type.Boolean(),
     product: Type.Integer(),
     email: Type.String(),
-    amount: Type.Integer({ description: 'Recurring amount in minor units' }),
+    amount: Type.Integer({ description: "Recurring amount in the currency's minor units (500 JPY is 500 yen)" }),
     currency: Type.String(),
     billed_periods: Type.Integer({ description: 'Periods paid after the first payment' }),
     next_billing: Type.Integer({ description: 'Unix seconds of the next charge (or dunning retry)' }),

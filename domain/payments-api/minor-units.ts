@@ -23,10 +23,8 @@ export function currencyDecimals(currency: string): 0 | 2 | 3 {
   return ZERO_DECIMAL.has(currency) ? 0 : THREE_DECIMAL.has(currency) ? 3 : 2;
 }
 
-/** The largest amount kept, in major units (99,999,999,999.99: the API's bound for every currency). */
+/** The largest amount taken, in major units: 99,999,999,999.99 of any currency (whole units of one without cents). */
 const MAX_MAJOR_DIGITS = 11;
-/** The largest minor-unit amount of a two-decimal currency. */
-export const MAX_MINOR_AMOUNT = 99_999_999_999_99;
 
 /** A positive amount in the currency's minor units as the stored two-decimal string; 400 naming `field` otherwise. */
 export function fromMinorUnits(amount: number, currency: string, field = 'amount'): string {
@@ -36,13 +34,17 @@ export function fromMinorUnits(amount: number, currency: string, field = 'amount
   if (decimals === 3 && amount % 10 !== 0) throw validationError(field, `${field} in ${currency} must end in 0: the gateway charges whole hundredths (${example})`);
   const hundredths = decimals === 0 ? BigInt(amount) * 100n : decimals === 3 ? BigInt(amount) / 10n : BigInt(amount);
   const major = hundredths / 100n;
-  if (String(major).length > MAX_MAJOR_DIGITS) throw validationError(field, `${field} must be at most 99999999999.99 ${currency} in minor units (${example})`);
+  if (String(major).length > MAX_MAJOR_DIGITS) {
+    throw validationError(field, `${field} must be at most ${decimals === 0 ? '99999999999' : '99999999999.99'} ${currency} in minor units (${example})`);
+  }
   return `${major}.${String(hundredths % 100n).padStart(2, '0')}`;
 }
 
 /**
- * A stored two-decimal amount in the currency's minor units. Exact for every amount the gateway takes (a price in a
- * zero-decimal currency is whole: provisioning refuses one that is not).
+ * A stored two-decimal amount in the currency's minor units, exact for every amount the gateway now takes. A stored
+ * amount with cents in a currency without a minor unit (a price provisioned before prices in one had to be whole,
+ * or a `/payments` amount read as hundredths before minor units were the currency's own) has no exact answer: it is
+ * shown rounded half up to the whole unit, never refused (an answer about money already charged must not fail).
  */
 export function toMinorUnits(amount: string, currency: string): number {
   const match = /^(\d+)\.(\d{2})$/.exec(amount);
@@ -50,8 +52,7 @@ export function toMinorUnits(amount: string, currency: string): number {
   const hundredths = BigInt(match[1]!) * 100n + BigInt(match[2]!);
   switch (currencyDecimals(currency)) {
     case 0:
-      if (hundredths % 100n !== 0n) throw new Error(`${amount} ${currency} is not a whole amount of a currency without a minor unit`);
-      return Number(hundredths / 100n);
+      return Number((hundredths + 50n) / 100n);
     case 3:
       return Number(hundredths * 10n);
     case 2:
@@ -64,6 +65,6 @@ export function toMinorUnits(amount: string, currency: string): number {
  * undefined: a currency without a minor unit takes whole amounts only.
  */
 export function amountProblemIn(amount: string, currency: string): string | undefined {
-  if (currencyDecimals(currency) !== 0 || /\.00$|^\d+$/.test(amount)) return undefined;
+  if (currencyDecimals(currency) !== 0 || /^\d+(\.0*)?$/.test(amount)) return undefined;
   return `must be a whole amount in ${currency} (it has no minor unit)`;
 }

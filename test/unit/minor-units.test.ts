@@ -41,7 +41,7 @@ describe('minor units of the /payments API', () => {
     expect(() => fromMinorUnits(1234, 'KWD')).toThrow('amount in KWD must end in 0: the gateway charges whole hundredths (1230 for 1.230 KWD)');
     expect(() => fromMinorUnits(0, 'JPY', 'amount')).toThrow('amount must be a positive integer in minor units (500 for 500 JPY)');
     expect(() => fromMinorUnits(1.5, 'USD')).toThrow('amount must be a positive integer in minor units (1999 for 19.99 USD)');
-    expect(() => fromMinorUnits(100_000_000_000, 'JPY')).toThrow('amount must be at most 99999999999.99 JPY');
+    expect(() => fromMinorUnits(100_000_000_000, 'JPY')).toThrow('amount must be at most 99999999999 JPY');
     expect(fromMinorUnits(99_999_999_999, 'JPY')).toBe('99999999999.00');
     expect(() => fromMinorUnits(99_999_999_999_99 + 1, 'USD')).toThrow('at most');
   });
@@ -52,5 +52,14 @@ describe('minor units of the /payments API', () => {
     expect(amountProblemIn('500', 'JPY')).toBeUndefined();
     expect(amountProblemIn('19.99', 'USD')).toBeUndefined();
     expect(amountProblemIn('1.23', 'KWD')).toBeUndefined();
+  });
+});
+
+describe('amounts stored before minor units were the currency\'s own', () => {
+  it('shows a zero-decimal amount with cents rounded half up to the whole unit, never failing the answer', () => {
+    expect(toMinorUnits('19.99', 'JPY')).toBe(20);
+    expect(toMinorUnits('19.49', 'JPY')).toBe(19);
+    expect(toMinorUnits('19.50', 'JPY')).toBe(20);
+    expect(amountProblemIn('500.0', 'JPY')).toBeUndefined();
   });
 });

@@ -430,7 +430,7 @@ export interface components {
       paused: boolean;
       product: number;
       email: string;
-      /** @description Recurring amount in minor units */
+      /** @description Recurring amount in the currency's minor units (500 JPY is 500 yen) */
       amount: number;
       currency: string;
       /** @description Periods paid after the first payment */

@@ -1,12 +1,9 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { retentionWorkflow } from '../workflows/maintenance/retention.workflow.ts';
 import type { UnstartedRefundSettings, unstartedRefundsWorkflow } from '../workflows/maintenance/unstarted-refunds.workflow.ts';
-import type { stalledBillingWorkflow } from '../workflows/maintenance/stalled-billing.workflow.ts';
-import type { PaymentSettings } from '../domain/payments/payment-input.ts';
 
 export const RETENTION_SCHEDULE_ID = 'maintenance/retention';
 export const UNSTARTED_REFUNDS_SCHEDULE_ID = 'maintenance/unstarted-refunds';
-export const STALLED_BILLING_SCHEDULE_ID = 'maintenance/stalled-billing';
 
 /**
  * Creates a maintenance schedule unless it exists. Every worker calls this at start, so several starting at once
@@ -69,29 +66,6 @@ export async function ensureUnstartedRefundsSchedule(
         workflowExecutionTimeout: '10 minutes',
       },
       policies: { ...MAINTENANCE_POLICIES, catchupWindow: '5 minutes' },
-    }),
-  );
-}
-
-/**
- * The hourly sweep for subscriptions whose billing workflow stopped. Its arguments are the payment settings of the
- * configuration the first worker started with (the restarted billing charges with them), as for the refunds sweep.
- */
-export async function ensureStalledBillingSchedule(client: Client, options: { taskQueue: string; settings: PaymentSettings; scheduleId?: string }): Promise<void> {
-  const scheduleId = options.scheduleId ?? STALLED_BILLING_SCHEDULE_ID;
-  await ensureSchedule(client, () =>
-    client.schedule.create<typeof stalledBillingWorkflow>({
-      scheduleId,
-      spec: { intervals: [{ every: '1 hour' }] },
-      action: {
-        type: 'startWorkflow',
-        workflowType: 'stalledBillingWorkflow',
-        args: [options.settings],
-        taskQueue: options.taskQueue,
-        workflowId: scheduleId,
-        workflowExecutionTimeout: '30 minutes',
-      },
-      policies: { ...MAINTENANCE_POLICIES, catchupWindow: '1 hour' },
     }),
   );
 }

@@ -5,6 +5,5 @@ export { subscriptionWorkflow } from './subscription/subscription.workflow.ts';
 export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery.workflow.ts';
 export { retentionWorkflow } from './maintenance/retention.workflow.ts';
 export { unstartedRefundsWorkflow } from './maintenance/unstarted-refunds.workflow.ts';
-export { stalledBillingWorkflow } from './maintenance/stalled-billing.workflow.ts';
 export { emailDeliveryWorkflow } from './email/email-delivery.workflow.ts';
 export { floorWorkflow } from './floor/floor.workflow.ts';

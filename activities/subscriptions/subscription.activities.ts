@@ -1,5 +1,5 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { cancelSubscription, findRebillSubject, listOverdueBilling, openRebill, rebillMayHaveCharged as orderMayHaveCharged, recordRebillOutcome, setSubscriptionPaused, storeRebillCard } from '../../data/queries/rebills.ts';
+import { cancelSubscription, findRebillSubject, openRebill, rebillMayHaveCharged as orderMayHaveCharged, recordRebillOutcome, setSubscriptionPaused, storeRebillCard } from '../../data/queries/rebills.ts';
 import type { CardVault, SealedCard } from '../../domain/crypto/card-vault.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { CardSummary } from '../../domain/payments/payment-input.ts';
@@ -7,7 +7,6 @@ import { issuerPrefixOf, shownCardDigits } from '../../domain/payments/pre-valid
 import { isBlocklisted } from '../../data/queries/screening.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
-import { billingRestartOf } from '../../domain/subscriptions/billing-restart.ts';
 import type { SubscriptionEventType } from '../../domain/webhooks/events.ts';
 
 export interface SubscriptionActivityDeps {
@@ -35,24 +34,6 @@ export type RebillPlan =
    * billing ran, was given), has no card, or its card or e-mail was blocklisted since the checkout.
    */
   | { readonly kind: 'none'; readonly reason: 'cancelled' | 'no_card' | 'blocked'; readonly cancelReason?: string };
-
-/** A subscription whose billing starts again at `period`'s try `retries`. */
-export interface BillingToRestart {
-  readonly tenantId: number;
-  readonly subscriptionId: number;
-  readonly plan: SubscriptionPlan;
-  readonly period: number;
-  readonly retries: number;
-}
-export interface BillingForOperator {
-  readonly tenantId: number;
-  readonly subscriptionId: number;
-  readonly reason: string;
-}
-export interface OverdueBillingPlan {
-  readonly restart: readonly BillingToRestart[];
-  readonly forOperator: readonly BillingForOperator[];
-}
 
 /** The subscription's side of recurring billing: its stored card, each rebill's order, outcomes and webhooks. */
 export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
@@ -118,22 +99,6 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
     return orderMayHaveCharged(fork(), input.orderId);
   }
 
-  /**
-   * Subscriptions whose billing is long overdue: how each one's billing starts again (the period and try its next
-   * charge is), or why an operator must settle it first.
-   */
-  async function findOverdueBilling(input: { overdueSeconds: number; limit: number }): Promise<OverdueBillingPlan> {
-    const plan: { restart: BillingToRestart[]; forOperator: BillingForOperator[] } = { restart: [], forOperator: [] };
-    for (const overdue of await listOverdueBilling(fork(), input)) {
-      const { tenantId, subscriptionId } = overdue;
-      const restart = billingRestartOf(overdue.period, overdue.rebills);
-      if (!overdue.plan) plan.forOperator.push({ tenantId, subscriptionId, reason: 'its product has no subscription plan' });
-      else if (restart.kind === 'operator') plan.forOperator.push({ tenantId, subscriptionId, reason: restart.reason });
-      else plan.restart.push({ tenantId, subscriptionId, plan: overdue.plan, period: overdue.period, retries: restart.retries });
-    }
-    return plan;
-  }
-
   async function endSubscription(input: { subscriptionId: number; reason: string }): Promise<void> {
     await cancelSubscription(fork(), input);
   }
@@ -147,5 +112,5 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
     return recordWebhookDeliveries(fork(), { tenantId: input.tenantId, event: { type: input.type, timestamp: input.occurredAt, data: input.data }, eventKey: input.eventKey });
   }
 
-  return withPermanentFailures({ keepCardForRebills, loadSubscription, prepareRebill, recordRebill, rebillMayHaveCharged, findOverdueBilling, endSubscription, markSubscriptionPaused, recordSubscriptionEvent });
+  return withPermanentFailures({ keepCardForRebills, loadSubscription, prepareRebill, recordRebill, rebillMayHaveCharged, endSubscription, markSubscriptionPaused, recordSubscriptionEvent });
 }

@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
-import type { PeriodRebill } from '../../domain/subscriptions/billing-restart.ts';
 
 /**
  * What a rebill needs: the subscription's product, plan, price, customer and sealed card (never a CVV). The currency is
@@ -237,42 +236,4 @@ export async function nextBillingPeriodOf(em: EntityManager, subscriptionId: num
     [subscriptionId],
   );
   return row?.period ?? 1;
-}
-
-/** A subscription whose billing is overdue and not paused (its billing workflow stopped, or is stalled on a step). */
-export interface OverdueBilling {
-  readonly tenantId: number;
-  readonly subscriptionId: number;
-  readonly plan: SubscriptionPlan | null;
-  /** The period its next charge pays, and that period's rebills so far. */
-  readonly period: number;
-  readonly rebills: readonly PeriodRebill[];
-}
-
-/** Live subscriptions not paused whose next charge fell due more than `overdueSeconds` ago, longest overdue first. */
-export async function listOverdueBilling(em: EntityManager, input: { overdueSeconds: number; limit: number }): Promise<OverdueBilling[]> {
-  const rows = await em.execute<{ id: number; tenant_id: number; subscription_plan: SubscriptionPlan | null }[]>(
-    `select s.id, s.tenant_id, p.subscription_plan
-       from subscriptions s join products p on p.id = s.product_id
-      where s.state in ('active', 'grace') and s.paused_at is null and s.next_billing_at < now() - make_interval(secs => ?)
-      order by s.next_billing_at
-      limit ?`,
-    [input.overdueSeconds, input.limit],
-  );
-  const overdue: OverdueBilling[] = [];
-  for (const row of rows) {
-    const period = await nextBillingPeriodOf(em, row.id);
-    const rebills = await em.execute<{ attempt: number; state: PeriodRebill['state']; order_opened: boolean }[]>(
-      `select r.attempt, r.state, exists (select 1 from orders o where o.id = r.order_id) as order_opened from rebills r where r.subscription_id = ? and r.period = ?`,
-      [row.id, period],
-    );
-    overdue.push({
-      tenantId: row.tenant_id,
-      subscriptionId: row.id,
-      plan: row.subscription_plan,
-      period,
-      rebills: rebills.map((r) => ({ attempt: r.attempt, state: r.state, orderOpened: r.order_opened })),
-    });
-  }
-  return overdue;
 }

@@ -110,11 +110,6 @@ const SubscriptionSchema = defineEntity({
       name: 'subscriptions_one_live_per_email',
       expression: `create unique index "subscriptions_one_live_per_email" on "subscriptions" ("tenant_id", "product_id", lower("email")) where "state" in ('pending', 'active', 'grace')`,
     },
-    {
-      // The billing due and not paused, oldest first: what the stalled-billing sweep reads.
-      name: 'subscriptions_billing_due_index',
-      expression: `create index "subscriptions_billing_due_index" on "subscriptions" ("next_billing_at") where "state" in ('active', 'grace') and "paused_at" is null`,
-    },
   ],
 });
 export class Subscription extends SubscriptionSchema.class {}

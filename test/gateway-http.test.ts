@@ -180,6 +180,15 @@ describe('tenant isolation in GraphQL', () => {
     };
     const own = await ask(a.apiKey, '{ webhookEndpoints { slug url } }');
     expect(own.data.webhookEndpoints).toEqual([{ slug: 'a', url: 'https://a.example/hooks' }]);
+    // An endpoint stored before provisioning checked URLs, holding one no URL parser takes: listed as stored, never
+    // an error that hides the tenant's other endpoints.
+    await app.orm.em.fork().execute(
+      `insert into webhook_endpoints (id, tenant_id, slug, url, secret_ciphertext, event_types, created_at, updated_at)
+       select gen_random_uuid(), tenant_id, 'typo', 'https://hooks.example.com:80800/typo', secret_ciphertext, event_types, now(), now() from webhook_endpoints where tenant_id = ?`,
+      [a.id],
+    );
+    const listed = await ask(a.apiKey, '{ webhookEndpoints { slug url } }');
+    expect(listed).toEqual({ data: { webhookEndpoints: [{ slug: 'a', url: 'https://a.example/hooks' }, { slug: 'typo', url: 'https://hooks.example.com:80800/typo' }] } });
     const other = await ask(a.apiKey, `{ webhookDeliveries(tenantId: ${b.id}) { id } }`);
     expect(other.errors[0].extensions.code).toBe('FORBIDDEN');
     const test = await ask(a.apiKey, `mutation { sendTestWebhook(endpointId: "${b.result.webhookEndpoints[0]!.id}") }`);

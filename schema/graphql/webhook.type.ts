@@ -1,5 +1,5 @@
 import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
-import { DateTimeResolver, URLResolver, UUIDResolver } from 'graphql-scalars';
+import { DateTimeResolver, UUIDResolver } from 'graphql-scalars';
 import { Max, Min } from 'class-validator';
 
 @ObjectType('WebhookAttempt', { description: 'One HTTP attempt of a webhook delivery' })
@@ -53,7 +53,9 @@ export class WebhookEndpointType {
   @Field(() => String)
   slug!: string;
 
-  @Field(() => URLResolver)
+  @Field(() => String, {
+    description: 'The URL as provisioned. Plain text, not the URL scalar: an endpoint stored before URLs were checked may hold one no parser takes, and it must not fail the whole list',
+  })
   url!: string;
 
   @Field(() => [String], { description: 'Event types delivered; empty means all' })

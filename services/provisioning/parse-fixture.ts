@@ -31,8 +31,7 @@ export function parseFixture(value: unknown): ProvisioningFixture {
 /**
  * Why a webhook endpoint's URL cannot be delivered to, if it cannot. The schema's `uri` format is laxer than the URL
  * parser deliveries use (a port of 80800 passes it), and `fetch` refuses a URL with credentials in it (they would
- * also be shown in every delivery's error): each would fail every delivery, and the first also every GraphQL read of
- * the tenant's endpoints (its URL scalar refuses it).
+ * also be shown in every delivery's error): each would fail every delivery.
  */
 function endpointUrlProblem(url: string): string | undefined {
   let parsed: URL;

@@ -31,6 +31,14 @@ describe('workflows that met a failure before the patches', () => {
     ).resolves.toBeUndefined();
   });
 
+  it('a subscription whose rebill the gateway could not process, before `uncertain-rebill-charges-pause`, replays', async () => {
+    // Recorded with that patch's branch taken out (the code of before): no merchant account had room for the rebill,
+    // which was recorded, told and tried again after a continue-as-new, as the code of before did.
+    await expect(
+      Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/rebill-not-processed-before-patch'), 'subscription/replay-not-processed'),
+    ).resolves.toBeUndefined();
+  });
+
   it('a subscription whose billing step failed replays', async () => {
     await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/step-failed-before-patch'), 'subscription/replay-step-failed')).resolves.toBeUndefined();
   });

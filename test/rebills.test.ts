@@ -209,10 +209,11 @@ describe('recurring rebills (in-process worker)', () => {
     expect((await call(app, 'GET', '/subscriptions/2147483648', tenant.apiKey)).body.error).toMatchObject({ code: 'resource_missing', message: "No such subscription: '2147483648'" });
     const foreign = await graphql(app.baseUrl, other.apiKey, 'mutation($id: Int!) { pauseSubscription(id: $id) { id } }', { id });
     expect(foreign.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
-    const paused = await graphql(app.baseUrl, tenant.apiKey, 'mutation($id: Int!) { pauseSubscription(id: $id) { id state paused billedPeriods } }', { id });
-    expect(paused.data?.pauseSubscription).toMatchObject({ id, state: 'active', paused: true });
+    const paused = await graphql(app.baseUrl, tenant.apiKey, 'mutation($id: Int!) { pauseSubscription(id: $id) { id state paused pauseReason billedPeriods } }', { id });
+    // Paused on request: no reason of the gateway's own.
+    expect(paused.data?.pauseSubscription).toMatchObject({ id, state: 'active', paused: true, pauseReason: null });
     const read = await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey);
-    expect(read.body).toMatchObject({ object: 'subscription', status: 'active', paused: true, amount: 499, currency: 'USD' });
+    expect(read.body).toMatchObject({ object: 'subscription', status: 'active', paused: true, pause_reason: null, amount: 499, currency: 'USD' });
     expect(await undocumentedParts(app.baseUrl, '/subscriptions/{id}', 'get', 200, read.body)).toEqual([]);
     const before = (await rebillsOf(app, id)).length;
     await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -720,7 +721,9 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
 
       const failed = told().find((p) => p.type === 'subscription.payment_failed');
       expect(failed!.data).toMatchObject({ subscriptionId: id, period: 1, orderId: rebill!.orderId, retryAt: null, chargeUncertain: true });
-      expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ status: 'active', paused: true });
+      // The subscription says why it is paused, in the API and in the pause's webhook.
+      expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ status: 'active', paused: true, pause_reason: 'charge_uncertain' });
+      expect(told().find((p) => p.type === 'subscription.paused')!.data).toMatchObject({ subscriptionId: id, reason: 'charge_uncertain' });
       // Longer than the plan's retry delays: nothing more is charged while paused.
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect(await rebillsOf(app, id)).toHaveLength(1);
@@ -735,6 +738,9 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
         [1, 1],
       ]);
       expect(rebills[1]!.orderId).not.toBe(rebill!.orderId);
+      // Resumed, the reason went with the pause; the second hold gives it again.
+      expect(told().filter((p) => p.type === 'subscription.resumed')).toHaveLength(1);
+      expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ paused: true, pause_reason: 'charge_uncertain' });
     } finally {
       await receiver.close();
     }

@@ -7,6 +7,7 @@ import { issuerPrefixOf, shownCardDigits } from '../../domain/payments/pre-valid
 import { isBlocklisted } from '../../data/queries/screening.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
+import type { PauseReason } from '../../domain/subscriptions/pause-reason.ts';
 import type { SubscriptionEventType } from '../../domain/webhooks/events.ts';
 
 export interface SubscriptionActivityDeps {
@@ -103,7 +104,7 @@ export function createSubscriptionActivities(deps: SubscriptionActivityDeps) {
     await cancelSubscription(fork(), input);
   }
 
-  async function markSubscriptionPaused(input: { subscriptionId: number; paused: boolean }): Promise<void> {
+  async function markSubscriptionPaused(input: { subscriptionId: number; paused: boolean; reason?: PauseReason }): Promise<void> {
     await setSubscriptionPaused(fork(), input);
   }
 

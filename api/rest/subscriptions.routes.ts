@@ -23,6 +23,9 @@ export const SubscriptionObject = Type.Object(
       description: '`grace` while a declined rebill waits for its dunning retry',
     }),
     paused: Type.Boolean(),
+    pause_reason: Type.Union([Type.Literal('charge_uncertain'), Type.Null()], {
+      description: 'Why the gateway paused billing: `charge_uncertain` (a failed rebill may have charged the card: ask the processor about its order, then resume or cancel); null when not paused or paused on request',
+    }),
     product: Type.Integer(),
     email: Type.String(),
     amount: Type.Integer({ description: "Recurring amount in the currency's minor units (500 JPY is 500 yen)" }),
@@ -45,6 +48,7 @@ function subscriptionJson(s: SubscriptionView): Static<typeof SubscriptionObject
     object: 'subscription',
     status: s.state as 'active',
     paused: s.pausedAt !== null,
+    pause_reason: s.pausedAt !== null ? s.pauseReason : null,
     product: s.productId,
     email: s.email,
     amount: toMinorUnits(s.recurringAmount, s.currency),

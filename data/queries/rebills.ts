@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
+import type { PauseReason } from '../../domain/subscriptions/pause-reason.ts';
 
 /**
  * What a rebill needs: the subscription's product, plan, price, customer and sealed card (never a CVV). The currency is
@@ -84,6 +85,7 @@ export interface SubscriptionView {
   readonly nextBillingAt: Date;
   readonly graceUntil: Date | null;
   readonly pausedAt: Date | null;
+  readonly pauseReason: PauseReason | null;
   readonly cancelledAt: Date | null;
   readonly cancelReason: string | null;
   readonly createdAt: Date;
@@ -91,7 +93,7 @@ export interface SubscriptionView {
 
 export async function findTenantSubscription(em: EntityManager, tenantId: number, subscriptionId: number): Promise<SubscriptionView | undefined> {
   const [row] = await em.execute<Record<string, unknown>[]>(
-    `select s.id, s.product_id, s.email, s.state, s.recurring_amount, o.currency, s.billed_periods, s.next_billing_at, s.grace_until, s.paused_at, s.cancelled_at, s.cancel_reason, s.created_at
+    `select s.id, s.product_id, s.email, s.state, s.recurring_amount, o.currency, s.billed_periods, s.next_billing_at, s.grace_until, s.paused_at, s.pause_reason, s.cancelled_at, s.cancel_reason, s.created_at
        from subscriptions s join orders o on o.id = s.order_id where s.id = ? and s.tenant_id = ?`,
     [subscriptionId, tenantId],
   );
@@ -108,6 +110,7 @@ export async function findTenantSubscription(em: EntityManager, tenantId: number
     nextBillingAt: new Date(row.next_billing_at as string),
     graceUntil: date(row.grace_until),
     pausedAt: date(row.paused_at),
+    pauseReason: (row.pause_reason as PauseReason | null) ?? null,
     cancelledAt: date(row.cancelled_at),
     cancelReason: (row.cancel_reason as string | null) ?? null,
     createdAt: new Date(row.created_at as string),
@@ -190,7 +193,7 @@ export async function cancelSubscription(em: EntityManager, cancellation: { subs
   const ended = await em.execute<{ id: number }[]>(
     // An ended subscription is never charged again, so the card kept for its rebills goes with it (PCI DSS: no card
     // data past its purpose); a rebill already in flight carries its own sealed copy in its payment's input.
-    `update subscriptions set state = 'cancelled', cancelled_at = now(), cancel_reason = ?, paused_at = null, sealed_card = null
+    `update subscriptions set state = 'cancelled', cancelled_at = now(), cancel_reason = ?, paused_at = null, pause_reason = null, sealed_card = null
       where id = ? and state <> 'cancelled' returning id`,
     [cancellation.reason, cancellation.subscriptionId],
   );
@@ -201,13 +204,15 @@ export async function cancelSubscription(em: EntityManager, cancellation: { subs
   return ended.length > 0;
 }
 
-export async function setSubscriptionPaused(em: EntityManager, change: { subscriptionId: number; paused: boolean }): Promise<void> {
-  await em.execute(
-    change.paused
-      ? `update subscriptions set paused_at = coalesce(paused_at, now()) where id = ? and state <> 'cancelled'`
-      : `update subscriptions set paused_at = null where id = ?`,
-    [change.subscriptionId],
-  );
+export async function setSubscriptionPaused(em: EntityManager, change: { subscriptionId: number; paused: boolean; reason?: PauseReason }): Promise<void> {
+  if (change.paused) {
+    await em.execute(`update subscriptions set paused_at = coalesce(paused_at, now()), pause_reason = coalesce(pause_reason, ?) where id = ? and state <> 'cancelled'`, [
+      change.reason ?? null,
+      change.subscriptionId,
+    ]);
+  } else {
+    await em.execute(`update subscriptions set paused_at = null, pause_reason = null where id = ?`, [change.subscriptionId]);
+  }
 }
 
 /** The rebills of a subscription (tests and support look-ups), in order. */

@@ -100,6 +100,8 @@ const SubscriptionSchema = defineEntity({
     /** Billing periods paid after the first charge. */
     billedPeriods: p.integer().default(0),
     pausedAt: p.datetime().nullable(),
+    /** Why the gateway paused billing (`charge_uncertain`); null for a pause the merchant asked for. */
+    pauseReason: p.string().length(40).nullable(),
     cancelledAt: p.datetime().nullable(),
     cancelReason: p.string().length(100).nullable(),
   },

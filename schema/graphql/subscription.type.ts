@@ -19,6 +19,12 @@ export class SubscriptionType {
   @Field(() => Boolean)
   paused!: boolean;
 
+  @Field(() => String, {
+    nullable: true,
+    description: 'Why the gateway paused billing: `charge_uncertain` (a failed rebill may have charged the card: ask the processor about its order, then resume or cancel); null when not paused or paused on request',
+  })
+  pauseReason!: string | null;
+
   @Field(() => String, { description: 'Recurring amount, decimal string in `currency`' })
   recurringAmount!: string;
 

@@ -15,6 +15,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { PauseReason } from '../../domain/subscriptions/pause-reason.ts';
 import type { Activities } from '../../activities/index.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
@@ -103,6 +104,8 @@ export interface SubscriptionWorkflowInput {
   readonly pauses?: number;
   /** Paused, and that pause already recorded and told (a wait continued as new while paused). */
   readonly pauseTold?: boolean;
+  /** Paused by the gateway itself, and why (a pause the merchant asked for has none): recorded and told with the pause. */
+  readonly pauseReason?: PauseReason;
   /** When the charge falls due (a wait continued as new keeps its due time exactly); else `waitSeconds` from the run's start. */
   readonly dueAt?: string;
 }
@@ -136,6 +139,7 @@ export interface SubscriptionEnd {
  */
 export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {
   let paused = input.paused;
+  let pauseReason = input.pauseReason;
   let cancelReason: string | undefined;
   setHandler(cancelSubscriptionSignal, ({ reason }) => void (cancelReason ??= reason ?? 'cancelled_by_merchant'));
   setHandler(pauseSubscriptionSignal, () => void (paused = true));
@@ -210,7 +214,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     paused = true;
     // Not the customer's decline: it takes nothing from the dunning schedule.
     const notProcessed = { since: input.notProcessed?.since ?? new Date(now).toISOString(), count: (input.notProcessed?.count ?? 0) + 1 };
-    return next({ ...input, retries: input.retries + 1, notProcessed, waitSeconds: 0 });
+    return next({ ...input, retries: input.retries + 1, notProcessed, waitSeconds: 0 }, { pauseReason: 'charge_uncertain' });
   }
   // A rebill the gateway could not process (no merchant account with room for it, a step of ours failing for good) is
   // not the customer's decline: it is tried again on the plan's "other" delays, repeating the last, without using the
@@ -255,8 +259,9 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
         const pause = () => (pauses === 1 ? `${input.period}-${input.retries}` : `${input.period}-${input.retries}-${pauses}`);
         if (!pauseTold) {
           pauses += 1;
-          await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true }));
-          await notify('subscription.paused', `paused-${pause()}`, {});
+          const reason = pauseReason ? { reason: pauseReason } : {};
+          await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true, ...reason }));
+          await notify('subscription.paused', `paused-${pause()}`, reason);
           pauseTold = true;
         }
         await condition(() => !paused || cancelReason !== undefined || grownLong());
@@ -267,6 +272,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
         await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false }));
         await notify('subscription.resumed', `resumed-${pause()}`, {});
         pauseTold = false;
+        pauseReason = undefined;
         continue;
       }
       if (Date.now() >= dueAt) return undefined;
@@ -282,20 +288,20 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (cancelReason !== undefined) return end(cancelReason);
     log.info('Subscription wait continues as new: its history grew long', { subscriptionId: input.subscriptionId, period: input.period, events: workflowInfo().historyLength });
     const waitSeconds = Math.max(0, (dueAt - Date.now()) / 1000);
-    return continueAsNew<typeof subscriptionWorkflow>({ ...input, waitSeconds, dueAt: new Date(dueAt).toISOString(), paused, pauses, pauseTold: paused && pauseTold });
+    return continueAsNew<typeof subscriptionWorkflow>({ ...input, waitSeconds, dueAt: new Date(dueAt).toISOString(), paused, pauses, pauseTold: paused && pauseTold, pauseReason: paused ? pauseReason : undefined });
   }
 
   /**
    * The next period or retry in a fresh run, due `waitSeconds` after the charge's end (`now`): the date recorded and
    * told. A cancel that arrived during the charge is honoured first.
    */
-  async function next(nextInput: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {
+  async function next(nextInput: SubscriptionWorkflowInput, options: { pauseReason?: PauseReason } = {}): Promise<SubscriptionEnd> {
     await condition(allHandlersFinished);
     // Cancelled during a charge that paid its period: the period told is the one its next charge would have paid.
     if (cancelReason !== undefined) return end(cancelReason, nextInput.period);
     const dueAt = patched(BILLING_DATES_AS_RECORDED) ? new Date(now + nextInput.waitSeconds * 1000).toISOString() : undefined;
     // A new wait: its pauses are counted (and told) afresh.
-    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, dueAt });
+    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, pauseReason: options.pauseReason, dueAt });
   }
 
   /** Ends the subscription; `period` is the one left unpaid (this run's, unless its charge just paid it). */

@@ -13,6 +13,7 @@ const toType = (s: SubscriptionView): SubscriptionType => ({
   email: s.email,
   state: s.state,
   paused: s.pausedAt !== null,
+  pauseReason: s.pausedAt !== null ? s.pauseReason : null,
   recurringAmount: s.recurringAmount,
   currency: s.currency,
   billedPeriods: s.billedPeriods,

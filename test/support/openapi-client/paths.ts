@@ -428,6 +428,8 @@ export interface components {
       /** @description `grace` while a declined rebill waits for its dunning retry */
       status: "pending" | "active" | "grace" | "cancelled";
       paused: boolean;
+      /** @description Why the gateway paused billing: `charge_uncertain` (a failed rebill may have charged the card: ask the processor about its order, then resume or cancel); null when not paused or paused on request */
+      pause_reason: "charge_uncertain" | null;
       product: number;
       email: string;
       /** @description Recurring amount in the currency's minor units (500 JPY is 500 yen) */

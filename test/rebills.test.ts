@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { cancelSubscription, findTenantSubscription, listRebills, nextBillingPeriodOf } from '../data/queries/rebills.ts';
+import { cancelSubscription, findTenantSubscription, listRebills, nextBillingPeriodOf, setSubscriptionPaused } from '../data/queries/rebills.ts';
 import { createSubscriptionActivities } from '../activities/subscriptions/subscription.activities.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { subscriptionProgressQuery } from '../workflows/contract/subscription-signals.ts';
@@ -670,6 +670,22 @@ describe("a rebill's preparation, asked again or late (the activity called as a 
       [1, 0, first],
       [1, 1, retry],
     ]);
+  });
+
+  it('keeps a pause reason with its pause only: cleared on resume, never handed to a later pause on request', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await hourlySubscription(tenant);
+    const reasonOf = async () => (await findTenantSubscription(app.orm.em.fork(), tenant.id, id))?.pauseReason;
+    await setSubscriptionPaused(app.orm.em.fork(), { subscriptionId: id, paused: true, reason: 'charge_uncertain' });
+    expect(await reasonOf()).toBe('charge_uncertain');
+    // The merchant pausing too keeps the gateway's reason: the uncertain charge still needs looking at.
+    await setSubscriptionPaused(app.orm.em.fork(), { subscriptionId: id, paused: true });
+    expect(await reasonOf()).toBe('charge_uncertain');
+    await setSubscriptionPaused(app.orm.em.fork(), { subscriptionId: id, paused: false });
+    expect(await reasonOf()).toBeNull();
+    await setSubscriptionPaused(app.orm.em.fork(), { subscriptionId: id, paused: true });
+    expect(await reasonOf()).toBeNull();
+    expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ paused: true, pause_reason: null });
   });
 
   it("charges nothing for a subscription cancelled while its workflow did not hear of it, and ends with the cancel's own reason", async () => {

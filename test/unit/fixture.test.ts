@@ -14,7 +14,7 @@ describe("a provisioning fixture's webhook endpoints", () => {
   });
 
   it.each([
-    // Ajv's `uri` format takes these; the URL parser that deliveries (and the GraphQL URL scalar) use does not.
+    // Ajv's `uri` format takes these; the URL parser that deliveries use does not.
     ['https://hooks.example.com:80800/typo', 'is not a URL a delivery can reach'],
     ['https://hooks.example.com:65536/', 'is not a URL a delivery can reach'],
     ['http://1.2.3.4.5/', 'is not a URL a delivery can reach'],

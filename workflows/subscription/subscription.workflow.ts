@@ -139,7 +139,8 @@ export interface SubscriptionEnd {
  */
 export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {
   let paused = input.paused;
-  let pauseReason = input.pauseReason;
+  // A reason belongs to the pause it came with: a run that starts unpaused has none, whatever its input carried.
+  let pauseReason = input.paused ? input.pauseReason : undefined;
   let cancelReason: string | undefined;
   setHandler(cancelSubscriptionSignal, ({ reason }) => void (cancelReason ??= reason ?? 'cancelled_by_merchant'));
   setHandler(pauseSubscriptionSignal, () => void (paused = true));
@@ -301,7 +302,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (cancelReason !== undefined) return end(cancelReason, nextInput.period);
     const dueAt = patched(BILLING_DATES_AS_RECORDED) ? new Date(now + nextInput.waitSeconds * 1000).toISOString() : undefined;
     // A new wait: its pauses are counted (and told) afresh.
-    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, pauseReason: options.pauseReason, dueAt });
+    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, pauseReason: paused ? options.pauseReason : undefined, dueAt });
   }
 
   /** Ends the subscription; `period` is the one left unpaid (this run's, unless its charge just paid it). */

@@ -139,8 +139,9 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
   let narrow: TestApp;
   let narrowTenant: PaymentTenant;
   beforeAll(async () => {
-    // One payment's first step at a time; a caller waits four seconds at most.
-    narrow = await startTestApp({ GATEWAY_PAYMENTS_AT_ONCE: '1', SUBMIT_ANSWER_TIMEOUT_MS: '4000' }, { hostWorker: true });
+    // One payment's first step at a time; a caller waits eight seconds at most (room for a payment on a busy machine:
+    // with four, the second submit below had three seconds for its whole payment and sometimes ran out under CI load).
+    narrow = await startTestApp({ GATEWAY_PAYMENTS_AT_ONCE: '1', SUBMIT_ANSWER_TIMEOUT_MS: '8000' }, { hostWorker: true });
     narrowTenant = await createPaymentTenant(narrow);
   });
   afterAll(() => narrow?.close());
@@ -180,8 +181,8 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
     try {
       const answered: string[] = [];
       void line.first.then(() => answered.push('first'));
-      // Three seconds into the first one's wait: its place frees at its caller's 503, with three of this one's four left.
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // Six seconds into the first one's wait: its place frees at its caller's 503, with six of this one's eight left.
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
       const second = await post(narrow, `/api/${narrowTenant.productId}`, narrowTenant.apiKey, submitBody('4242424242424242'));
       answered.push('second');
       expect((await line.first).status).toBe(503);
@@ -196,7 +197,7 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
     const line = await holdTheLine();
     try {
       const email = `too-late-${crypto.randomUUID()}@example.com`;
-      // Half a second into the first one's wait: its place frees with about half a second of this one's four left.
+      // Half a second into the first one's wait: its place frees with about half a second of this one's eight left.
       await new Promise((resolve) => setTimeout(resolve, 500));
       const second = await post(narrow, `/api/${narrowTenant.productId}`, narrowTenant.apiKey, submitBody('4242424242424242', { email }));
       expect((await line.first).status).toBe(503);

@@ -39,6 +39,22 @@ describe('workflows that met a failure before the patches', () => {
     ).resolves.toBeUndefined();
   });
 
+  it('a subscription whose rebill payment was terminated, before `unfinished-rebill-payments-pause`, replays (its billing failed)', async () => {
+    // Recorded with that patch's branch taken out: an operator terminated the rebill's payment while it asked about a
+    // lost answer, and the subscription's workflow failed with it, as the code of before did.
+    await expect(
+      Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/rebill-payment-terminated-before-patch'), 'subscription/replay-terminated'),
+    ).resolves.toBeUndefined();
+  });
+
+  it('a subscription whose failed rebill said its charge was uncertain, before `payments-tell-uncertain-charges`, replays', async () => {
+    // Recorded with that patch's branch taken out (a worker of before driving the subscription while a new one ran its
+    // payment): the payment's end said `chargeUncertain`, the database had no row of it, and billing tried it again later.
+    await expect(
+      Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/payment-told-uncertain-before-patch'), 'subscription/replay-told-uncertain'),
+    ).resolves.toBeUndefined();
+  });
+
   it('a subscription whose billing step failed replays', async () => {
     await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/step-failed-before-patch'), 'subscription/replay-step-failed')).resolves.toBeUndefined();
   });

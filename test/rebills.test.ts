@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { cancelSubscription, findTenantSubscription, listRebills, nextBillingPeriodOf, setSubscriptionPaused } from '../data/queries/rebills.ts';
 import { createSubscriptionActivities } from '../activities/subscriptions/subscription.activities.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
+import { attemptReference } from '../domain/payments/attempts.ts';
 import { subscriptionProgressQuery } from '../workflows/contract/subscription-signals.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
@@ -757,6 +758,118 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
       // Resumed, the reason went with the pause; the second hold gives it again.
       expect(told().filter((p) => p.type === 'subscription.resumed')).toHaveLength(1);
       expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ paused: true, pause_reason: 'charge_uncertain' });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('pauses billing as well when the database never recorded the lost answer (no row tells of the charge: the payment does)', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    const em = app.orm.em.fork();
+    const name = `test_away_${randomUUID().replaceAll('-', '')}`;
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      // The database is away (a retryable refusal) for every record of this tenant's rebills (4.98; the checkout is 9.99).
+      await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'database away (test)' using errcode = '57P03'; end $$`);
+      await em.execute(`create trigger ${name} before insert on transactions for each row when (new.tenant_id = ${tenant.id} and new.amount = 4.98) execute function ${name}()`);
+      const id = await subscribe(app, tenant, 'lost');
+      const told = () => receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> }).filter((p) => p.type.startsWith('subscription.'));
+      await vi.waitFor(() => expect(told().map((p) => p.type).sort()).toEqual(['subscription.paused', 'subscription.payment_failed']), { timeout: 45_000, interval: 200 });
+
+      const [rebill, ...others] = await rebillsOf(app, id);
+      expect(others).toEqual([]);
+      // Nothing of the rebill's charge was recorded, yet the processor approved it.
+      expect(await amountsOf(app, rebill!.orderId)).toEqual([]);
+      expect(await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${attemptReference(rebill!.orderId, 1)}`)).json()).toMatchObject({ status: 'approved' });
+      expect(told().find((p) => p.type === 'subscription.payment_failed')!.data).toMatchObject({ subscriptionId: id, period: 1, orderId: rebill!.orderId, retryAt: null, chargeUncertain: true });
+      expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ status: 'active', paused: true, pause_reason: 'charge_uncertain' });
+      // Longer than the plan's retry delays: the period is not charged again.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(await rebillsOf(app, id)).toHaveLength(1);
+    } finally {
+      await em.execute(`drop trigger if exists ${name} on transactions`);
+      await em.execute(`drop function if exists ${name}()`);
+      await receiver.close();
+    }
+  });
+});
+
+describe('a rebill whose payment ends not knowing whether it charged', () => {
+  let app: TestApp;
+  let front: Awaited<ReturnType<typeof startProcessorFront>>;
+  beforeAll(async () => {
+    // The processor refuses every status inquiry (a rebill whose answer was lost keeps asking, for a week) and every void.
+    front = await startProcessorFront(inject('sandboxProcessorUrl'), { refusedInquiries: Number.MAX_SAFE_INTEGER, refusedVoids: true });
+    app = await startTestApp({ SANDBOX_PROCESSOR_URL: front.url });
+    await app.startWorker();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await front?.close();
+  });
+
+  it('pauses billing when the database refused to record an approval the processor then would not void', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    const em = app.orm.em.fork();
+    const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      // For good (a constraint's SQLSTATE): every record of this tenant's rebills (4.99; the checkout is 9.99).
+      await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
+      await em.execute(`create trigger ${name} before insert on transactions for each row when (new.tenant_id = ${tenant.id} and new.amount = 4.99) execute function ${name}()`);
+      const id = await subscribe(app, tenant, 'monthly');
+      const told = () => receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> }).filter((p) => p.type.startsWith('subscription.'));
+      await vi.waitFor(() => expect(told().map((p) => p.type).sort()).toEqual(['subscription.paused', 'subscription.payment_failed']), { timeout: 20_000, interval: 200 });
+
+      const [rebill, ...others] = await rebillsOf(app, id);
+      expect(others).toEqual([]);
+      // Approved at the processor, not voided, and recorded nowhere.
+      expect(await amountsOf(app, rebill!.orderId)).toEqual([]);
+      expect(await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${attemptReference(rebill!.orderId, 1)}`)).json()).toMatchObject({ status: 'approved' });
+      expect(told().find((p) => p.type === 'subscription.payment_failed')!.data).toMatchObject({ subscriptionId: id, period: 1, orderId: rebill!.orderId, retryAt: null, chargeUncertain: true });
+      expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ paused: true, pause_reason: 'charge_uncertain' });
+      // Longer than the plan's period: the period is not charged again.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(await rebillsOf(app, id)).toHaveLength(1);
+    } finally {
+      await em.execute(`drop trigger if exists ${name} on transactions`);
+      await em.execute(`drop function if exists ${name}()`);
+      await receiver.close();
+    }
+  });
+
+  it('pauses billing, the charge uncertain, when an operator terminates the payment waiting on a lost answer (billing was lost)', async () => {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    try {
+      const tenant = await subscriptionTenant(app, receiver.url, secret);
+      const id = await subscribe(app, tenant, 'lost');
+      const rebill = await vi.waitFor(
+        async () => {
+          const [first] = await rebillsOf(app, id);
+          expect(first).toBeDefined();
+          return first!;
+        },
+        { timeout: 20_000, interval: 200 },
+      );
+      const payment = app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, rebill.orderId));
+      // Terminated while it asks the processor about its lost answer.
+      await vi.waitFor(async () => expect(await historyText(payment)).toContain('inquireAttempt'), { timeout: 20_000, interval: 200 });
+      await payment.terminate('stopped by hand');
+
+      const told = () => receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> }).filter((p) => p.type.startsWith('subscription.'));
+      await vi.waitFor(() => expect(told().map((p) => p.type).sort()).toEqual(['subscription.paused', 'subscription.payment_failed']), { timeout: 20_000, interval: 200 });
+      expect(told().find((p) => p.type === 'subscription.payment_failed')!.data).toMatchObject({ subscriptionId: id, period: 1, orderId: rebill.orderId, retryAt: null, chargeUncertain: true });
+      expect(told().find((p) => p.type === 'subscription.paused')!.data).toMatchObject({ subscriptionId: id, reason: 'charge_uncertain' });
+      // Billing goes on, paused: it still takes the merchant's word.
+      const billing = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+      expect((await billing.describe()).status.name).toBe('RUNNING');
+      expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ status: 'active', paused: true, pause_reason: 'charge_uncertain' });
+      expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).status).toBe(200);
+      await vi.waitFor(() => expect(told().map((p) => p.type)).toContain('subscription.cancelled'), { timeout: 20_000, interval: 200 });
+      expect(await rebillsOf(app, id)).toHaveLength(1);
     } finally {
       await receiver.close();
     }

@@ -40,6 +40,13 @@ export interface SubmitResult {
   subscriptionId: number;
 }
 
+/**
+ * How a payment ends: its final result and, when it ended failed though the card may have been charged all the same
+ * (an authorization whose outcome stayed unknown when its inquiries gave up, an approval it could not void),
+ * `chargeUncertain`. Never part of a caller's answer: billing reads it, so as not to charge the period again.
+ */
+export type PaymentEnd = SubmitResult & { readonly chargeUncertain?: true };
+
 /** What every result carries from the request, whatever the outcome. */
 export interface ResultContext {
   readonly serviceSession?: string;

@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 export interface FrontRules {
   /** Refuse this many status inquiries (`GET /v1/authorizations/:reference`) with 401 first, as a processor refusing our credentials. */
   readonly refusedInquiries?: number;
+  /** Refuse every void (`POST /v1/authorizations/:id/void`) with 401, as a processor refusing our credentials for it. */
+  readonly refusedVoids?: boolean;
   /** Decline every authorization of the first order it sees with this status (the sandbox's own answer shape), as an issuer would. */
   readonly declineFirstOrder?: { readonly code: number; readonly message: string };
   /**
@@ -34,6 +36,7 @@ export async function startProcessorFront(target: string, rules: FrontRules) {
       if (request.method === 'GET' && request.url?.startsWith('/v1/authorizations/') && ++inquiries <= (rules.refusedInquiries ?? 0)) {
         return answer(401, { error: 'unauthorized' });
       }
+      if (request.method === 'POST' && rules.refusedVoids && /^\/v1\/authorizations\/[^/]+\/void$/.test(request.url ?? '')) return answer(401, { error: 'unauthorized' });
       if (request.method === 'POST' && request.url === '/v1/authorizations' && rules.declineFirstOrder) {
         const authorization = JSON.parse(body.toString('utf8')) as { reference: string; orderReference: string };
         declinedOrder ??= authorization.orderReference;

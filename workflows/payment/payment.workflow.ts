@@ -33,7 +33,7 @@ import {
   type PaymentView,
   type Settlement,
 } from '../../domain/payments/processed-result.ts';
-import type { SubmitResult } from '../../domain/payments/submit-result.ts';
+import type { PaymentEnd, SubmitResult } from '../../domain/payments/submit-result.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import { firstChargeWaitSeconds } from '../../domain/subscriptions/dunning.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
@@ -232,7 +232,7 @@ interface Hold {
  * capture or void decides it, or a durable timer voids it. A step that fails for good ends the payment as failed,
  * with anything authorized voided, so no payment runs forever and none is left charged without an answer.
  */
-export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<SubmitResult> {
+export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<PaymentEnd> {
   // An authorization is never retried by Temporal: if it times out, the outcome is unknown and the
   // processor is asked (below) before anything else happens. It runs as a local activity (one Temporal
   // round trip less per submit): if the worker dies mid-call, the new worker sends it again under the
@@ -257,6 +257,11 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   /** Whose outcome the tenant is told of. */
   const outcomeContext: OutcomeContext = { tenantId: input.tenantId, productId: input.productId, amount: input.amount, currency: input.currency, partnerSession: input.order.partnerSession };
   let hold: Hold | undefined;
+  /**
+   * The payment ends failed though the card may have been charged: an authorization's outcome stayed unknown when the
+   * inquiries gave up, or an approval could not be voided. Its end says so, for billing (never its answer).
+   */
+  let chargeUncertain = false;
 
   /** The caller's answer, given once: to the `submit` update, and through the sink to a caller in this process. */
   const giveAnswer = (result: SubmitResult) => {
@@ -325,7 +330,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
   }
   // Completions still being answered get their answer before the payment closes.
   await condition(allHandlersFinished);
-  return result;
+  return chargeUncertain ? { ...result, chargeUncertain } : result;
 
   async function pay(): Promise<SubmitResult> {
     const opened = await openOrder();
@@ -598,7 +603,9 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     const unrecorded = unrecordedAttemptOf(cause)?.authorized;
     if (unrecorded && patched(ATTEMPT_NOT_RECORDED_ENDS)) authorized.set(unrecorded.processorTransactionId, { gateway: unrecorded.gateway });
     for (const [processorTransactionId, { gateway, recorded }] of authorized) {
-      await bestEffort('void', () => voidAuthorization({ gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs, ...(recorded ? { recorded } : {}) }));
+      const voided = await bestEffort('void', () => voidAuthorization({ gateway, processorTransactionId, timeoutMs: input.settings.processorTimeoutMs, ...(recorded ? { recorded } : {}) }));
+      // Refused, unanswered or failed: the card may keep the charge.
+      if (voided !== true) chargeUncertain = true;
     }
     await bestEffort('settle', () =>
       settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed' }),
@@ -662,6 +669,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
         const giveUpAfterSeconds = (patched(INQUIRY_GIVE_UP_SETTING) ? input.settings.unknownOutcomeGiveUpSeconds : undefined) ?? INQUIRIES_GIVE_UP_AFTER_SECONDS;
         if (Date.now() - since >= giveUpAfterSeconds * 1000) {
           log.error('Authorization outcome still unknown after the inquiries allowed; the payment ends failed for an operator to check', reference);
+          chargeUncertain = true;
           throw error;
         }
         const waitSeconds = Math.min(FIRST_INQUIRY_WAIT_SECONDS * 2 ** round, LONGEST_INQUIRY_WAIT_SECONDS);
@@ -752,13 +760,14 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Subm
     return endProcessed(buildProcessedResult(payment, expired.account, attempts, settlement, { salvage: false, overrideStatusId: StatusId.THREE_DS_FAILED }), { outcome: 'Expired' });
   }
 
-  /** A step of the failure path: its own failure is logged, and the payment still ends. */
-  async function bestEffort(step: string, run: () => Promise<unknown>): Promise<void> {
+  /** A step of the failure path: its own failure is logged (undefined), and the payment still ends. */
+  async function bestEffort<T>(step: string, run: () => Promise<T>): Promise<T | undefined> {
     try {
-      await run();
+      return await run();
     } catch (error) {
       if (!isActivityFailure(error)) throw error;
       log.error(`Payment failure path: ${step} failed`, { reason: reasonOf(error) });
+      return undefined;
     }
   }
 

@@ -1,6 +1,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  ChildWorkflowFailure,
   ParentClosePolicy,
   TimeoutFailure,
   allHandlersFinished,
@@ -19,6 +20,7 @@ import type { PauseReason } from '../../domain/subscriptions/pause-reason.ts';
 import type { Activities } from '../../activities/index.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
+import type { PaymentEnd } from '../../domain/payments/submit-result.ts';
 import { NOT_PROCESSED_RETRY_LIMIT_SECONDS, nextDunningStep, notProcessedRetrySeconds, periodSeconds, rebillNotProcessed, trialSeconds } from '../../domain/subscriptions/dunning.ts';
 import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, subscriptionProgressQuery, type BillingStall } from '../contract/subscription-signals.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
@@ -69,6 +71,16 @@ const BILLING_DATES_AS_RECORDED = 'billing-dates-as-recorded';
  * there for the merchant.
  */
 const UNCERTAIN_CHARGES_PAUSE = 'uncertain-rebill-charges-pause';
+/**
+ * Runs before this patch learnt of an uncertain charge from the order's records only; from it on, also from the payment
+ * itself, which knows of one the database never recorded (an answer lost while the database was away).
+ */
+const PAYMENTS_TELL_UNCERTAIN_CHARGES = 'payments-tell-uncertain-charges';
+/**
+ * Runs before this patch failed, their billing lost, when their rebill's payment ended without a result (an operator
+ * terminated it); they replay so. From it on, billing pauses there for the merchant, the charge uncertain.
+ */
+const UNFINISHED_REBILLS_PAUSE = 'unfinished-rebill-payments-pause';
 /** Runs before this patch dunned by the earlier code sets (`nextDunningStep(…, 'before')`); they replay so. */
 const DUNNING_CODES = 'dunning-codes-stops-and-outages';
 /**
@@ -123,6 +135,18 @@ function endReasonOf(none: NothingToCharge): string {
   return none.reason === 'blocked' ? 'blocked' : 'no_card_on_file';
 }
 
+/** What a rebill's webhooks tell of its charge. */
+interface RebillEvent {
+  readonly period: number;
+  readonly attempt: number;
+  readonly orderId: number;
+  /** The rebill's last transaction; empty when its payment ended without a result. */
+  readonly transactionId: string;
+  readonly statusId: number;
+  readonly amount: string;
+  readonly currency: string;
+}
+
 export interface SubscriptionEnd {
   readonly reason: string;
   readonly period: number;
@@ -169,33 +193,16 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (cancelReason !== undefined) return end(cancelReason);
     if (!paused) break;
   }
-  const result = await executeChild(paymentWorkflow, {
-    workflowId: workflowIds.payment(input.tenantId, rebill.orderId),
-    // A rebill in flight finishes even if this subscription is ended meanwhile: it is never left half-done.
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-    args: [
-      {
-        tenantId: input.tenantId,
-        productId: rebill.productId,
-        submitOrderId: rebill.orderId,
-        amount: rebill.amount,
-        currency: rebill.currency,
-        email: rebill.email,
-        sealedCard: rebill.sealedCard,
-        card: rebill.card,
-        // A rebill has no session (its lead was paid by the checkout), unless it is the checkout's own charge retried.
-        order: { mobileWalletA: false, ...(rebill.partnerSession ? { partnerSession: rebill.partnerSession } : {}) },
-        cascade: true,
-        threeDSecure: { enabled: false, cancelOnFail: true },
-        subscriptionPlan: null,
-        resultContext: { email: rebill.email, amount: rebill.amount, bin: rebill.card.bin, last4: rebill.card.last4 },
-        settings: input.settings,
-      },
-    ],
-  });
-
+  const ended = await chargeRebill(rebill);
   const now = Date.now();
-  const event = { period: input.period, attempt: input.retries, orderId: rebill.orderId, transactionId: result.transactionId, statusId: result.statusId, amount: rebill.amount, currency: rebill.currency };
+  // The rebill's payment ended without a result (an operator terminated it, say, while it waited on a lost answer):
+  // whether the card was charged is not known.
+  if (ended === undefined) {
+    log.error('Rebill payment ended without a result: billing paused until the merchant resumes it', { subscriptionId: input.subscriptionId, period: input.period, orderId: rebill.orderId });
+    return pauseForUncertainCharge({ period: input.period, attempt: input.retries, orderId: rebill.orderId, transactionId: '', statusId: 0, amount: rebill.amount, currency: rebill.currency });
+  }
+  const result = ended;
+  const event: RebillEvent = { period: input.period, attempt: input.retries, orderId: rebill.orderId, transactionId: result.transactionId, statusId: result.statusId, amount: rebill.amount, currency: rebill.currency };
   if (result.chargeSuccess) {
     // The checkout's salvaged charge (period 0) paid at last: the first period starts now, after the trial, as it would have at checkout.
     const waitSeconds = periodSeconds(input.plan) + (input.period === 0 ? trialSeconds(input.plan) : 0);
@@ -205,17 +212,10 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     return next({ ...input, period: input.period + 1, retries: 0, notProcessed: undefined, waitSeconds });
   }
   // A failed rebill may have charged the card all the same: its authorization answer was lost and the processor could
-  // not be asked about it until the payment gave up, or its approval could not be voided. Charging the period again
-  // under a new order could charge it twice, so billing pauses instead, told as a failed payment whose charge is
-  // uncertain, until the merchant, having asked the processor about the order, resumes (the period is then charged
-  // under a new order) or cancels.
-  if (rebillNotProcessed(result) && patched(UNCERTAIN_CHARGES_PAUSE) && (await persist('rebillMayHaveCharged', () => rebillMayHaveCharged({ orderId: rebill.orderId })))) {
+  // not be asked about it until the payment gave up, or its approval could not be voided.
+  if (rebillNotProcessed(result) && patched(UNCERTAIN_CHARGES_PAUSE) && (await mayHaveCharged(result, rebill.orderId))) {
     log.error('Rebill failed but may have charged the card: billing paused until the merchant resumes it', { subscriptionId: input.subscriptionId, period: input.period, orderId: rebill.orderId });
-    await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null, chargeUncertain: true });
-    paused = true;
-    // Not the customer's decline: it takes nothing from the dunning schedule.
-    const notProcessed = { since: input.notProcessed?.since ?? new Date(now).toISOString(), count: (input.notProcessed?.count ?? 0) + 1 };
-    return next({ ...input, retries: input.retries + 1, notProcessed, waitSeconds: 0 }, { pauseReason: 'charge_uncertain' });
+    return pauseForUncertainCharge(event);
   }
   // A rebill the gateway could not process (no merchant account with room for it, a step of ours failing for good) is
   // not the customer's decline: it is tried again on the plan's "other" delays, repeating the last, without using the
@@ -243,6 +243,64 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));
   await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt });
   return next({ ...input, retries: input.retries + 1, waitSeconds: step.afterSeconds });
+
+  /**
+   * Charges the rebill through the payment workflow; undefined when that payment ended without a result (terminated,
+   * timed out).
+   */
+  async function chargeRebill(rebill: ChargePlan): Promise<PaymentEnd | undefined> {
+    try {
+      return await executeChild(paymentWorkflow, {
+        workflowId: workflowIds.payment(input.tenantId, rebill.orderId),
+        // A rebill in flight finishes even if this subscription is ended meanwhile: it is never left half-done.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        args: [
+          {
+            tenantId: input.tenantId,
+            productId: rebill.productId,
+            submitOrderId: rebill.orderId,
+            amount: rebill.amount,
+            currency: rebill.currency,
+            email: rebill.email,
+            sealedCard: rebill.sealedCard,
+            card: rebill.card,
+            // A rebill has no session (its lead was paid by the checkout), unless it is the checkout's own charge retried.
+            order: { mobileWalletA: false, ...(rebill.partnerSession ? { partnerSession: rebill.partnerSession } : {}) },
+            cascade: true,
+            threeDSecure: { enabled: false, cancelOnFail: true },
+            subscriptionPlan: null,
+            resultContext: { email: rebill.email, amount: rebill.amount, bin: rebill.card.bin, last4: rebill.card.last4 },
+            settings: input.settings,
+          },
+        ],
+      });
+    } catch (error) {
+      if (!(error instanceof ChildWorkflowFailure) || !patched(UNFINISHED_REBILLS_PAUSE)) throw error;
+      return undefined;
+    }
+  }
+
+  /**
+   * Whether a failed rebill may have charged the card: its payment says so (one a worker of before ran says nothing),
+   * or its order's records do.
+   */
+  async function mayHaveCharged(result: PaymentEnd, orderId: number): Promise<boolean> {
+    if (result.chargeUncertain && patched(PAYMENTS_TELL_UNCERTAIN_CHARGES)) return true;
+    return persist('rebillMayHaveCharged', () => rebillMayHaveCharged({ orderId }));
+  }
+
+  /**
+   * A rebill that may have charged the card is not charged again under a new order (that could charge the period
+   * twice): billing tells a failed payment whose charge is uncertain and pauses until the merchant, having asked the
+   * processor about the order, resumes (the period is then charged under a new order) or cancels. Not the customer's
+   * decline, it takes nothing from the dunning schedule.
+   */
+  async function pauseForUncertainCharge(event: RebillEvent): Promise<SubscriptionEnd> {
+    await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null, chargeUncertain: true });
+    paused = true;
+    const notProcessed = { since: input.notProcessed?.since ?? new Date(now).toISOString(), count: (input.notProcessed?.count ?? 0) + 1 };
+    return next({ ...input, retries: input.retries + 1, notProcessed, waitSeconds: 0 }, { pauseReason: 'charge_uncertain' });
+  }
 
   /**
    * Waits for the charge to fall due, holding it while paused (each pause and resume recorded and told); a cancel

@@ -763,6 +763,31 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
     }
   });
 
+  it('answers a checkout whose lost answer it gave up on as documented: what the payment tells billing is no part of it', async () => {
+    // A gateway that answers 503 ("still being processed") after 2 s: the repeat then finds the payment ended.
+    const hasty = await startTestApp({ SANDBOX_PROCESSOR_URL: front.url, UNKNOWN_OUTCOME_GIVE_UP_SECONDS: '1', SUBMIT_ANSWER_TIMEOUT_MS: '2000' });
+    try {
+      await hasty.startWorker();
+      const tenant = await createMerchantTenant(hasty, { products: [oneOffProduct('lost-once', '9.98')], merchantAccounts: [merchantAccount('LOST-1')] });
+      const body = submitBody('4242424242424242');
+      const submit = () => post(hasty, `/api/${tenant.products['lost-once']}`, tenant.apiKey, body, { 'idempotency-key': 'given-up' });
+      expect((await submit()).status).toBe(503);
+      const [order] = await hasty.orm.em.fork().execute<{ id: number }[]>(`select id from orders where tenant_id = ?`, [tenant.id]);
+      const payment = hasty.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, order!.id));
+      await vi.waitFor(async () => expect((await payment.describe()).status.name).toBe('COMPLETED'), { timeout: 40_000, interval: 500 });
+      // The payment's end says its charge is uncertain (for billing); its caller reads the documented result.
+      expect(await payment.result()).toMatchObject({ info: 'Error', chargeUncertain: true });
+      for (const answer of [await submit(), await submit()]) {
+        expect(answer.status).toBe(200);
+        expect(answer.body).toMatchObject({ info: 'Error', chargeSuccess: false, statusId: 0 });
+        expect(answer.body).not.toHaveProperty('chargeUncertain');
+        expect(await undocumentedParts(hasty.baseUrl, '/api/{productId}', 'post', 200, answer.body)).toEqual([]);
+      }
+    } finally {
+      await hasty.close();
+    }
+  }, 90_000);
+
   it('pauses billing as well when the database never recorded the lost answer (no row tells of the charge: the payment does)', async () => {
     const secret = generateWebhookSecret();
     const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
@@ -775,7 +800,7 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
       await em.execute(`create trigger ${name} before insert on transactions for each row when (new.tenant_id = ${tenant.id} and new.amount = 4.98) execute function ${name}()`);
       const id = await subscribe(app, tenant, 'lost');
       const told = () => receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> }).filter((p) => p.type.startsWith('subscription.'));
-      await vi.waitFor(() => expect(told().map((p) => p.type).sort()).toEqual(['subscription.paused', 'subscription.payment_failed']), { timeout: 45_000, interval: 200 });
+      await vi.waitFor(() => expect(told().map((p) => p.type).sort()).toEqual(['subscription.paused', 'subscription.payment_failed']), { timeout: 60_000, interval: 200 });
 
       const [rebill, ...others] = await rebillsOf(app, id);
       expect(others).toEqual([]);
@@ -792,7 +817,7 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
       await em.execute(`drop function if exists ${name}()`);
       await receiver.close();
     }
-  });
+  }, 90_000);
 });
 
 describe('a rebill whose payment ends not knowing whether it charged', () => {

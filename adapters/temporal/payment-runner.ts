@@ -210,7 +210,7 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
         if (!(error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError)) throw error;
       }
       try {
-        return { kind: 'completed', result: await bounded(() => handle.result(), again) };
+        return { kind: 'completed', result: await bounded(() => finalResultOf(handle), again) };
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return { kind: 'forgotten' };
         throw error;
@@ -221,10 +221,19 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
 
 const roundedMs = (duration: number) => Math.round(duration * 10) / 10;
 
+/**
+ * A finished payment's result, as its caller is answered: without what its end tells billing alone (`chargeUncertain`),
+ * which no answer of the API has.
+ */
+async function finalResultOf(handle: WorkflowHandle<typeof paymentWorkflow>): Promise<SubmitResult> {
+  const { chargeUncertain: _billingOnly, ...result } = await handle.result();
+  return result;
+}
+
 /** The first answer of a payment: a running one answers the `submit` update; a finished one's result is the answer. */
 async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>, options: { answeredLikely: boolean } = { answeredLikely: false }): Promise<SubmitResult> {
   const { status } = await handle.describe();
-  if (status.name !== 'RUNNING') return handle.result();
+  if (status.name !== 'RUNNING') return finalResultOf(handle);
   // A repeat of an answered payment (its Idempotency-Key sent again): read the answer, adding nothing to the payment's
   // history (each update is an event, and a run takes 2,000 at most). A worker without the query: the update, as before.
   if (options.answeredLikely) {
@@ -235,7 +244,7 @@ async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>, opt
     return await handle.executeUpdate(submitUpdate);
   } catch (error) {
     // It closed between the two calls: its result is the answer.
-    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return handle.result();
+    if (error instanceof WorkflowNotFoundError || error instanceof WorkflowUpdateFailedError) return finalResultOf(handle);
     throw error;
   }
 }

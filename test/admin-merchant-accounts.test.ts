@@ -87,6 +87,37 @@ async function auditCount(id: number): Promise<number> {
   return Number(row!.n);
 }
 
+/** The account's stored currencies and their sealed credentials, as the database holds them. */
+async function storedCurrencies(id: number) {
+  return app.orm.em.fork().execute<Record<string, any>[]>(`select * from merchant_account_currencies where merchant_account_id = ? order by currency`, [id]);
+}
+
+/**
+ * Makes PostgreSQL refuse (a check violation, SQLSTATE 23514) the rows of `table` that `when` selects, until the returned
+ * function is called: `insert` refuses the statement itself, `update at commit` lets the statement pass and refuses the
+ * transaction at its commit (a deferred constraint trigger).
+ */
+async function refuse(table: string, event: 'insert' | 'update at commit', when: string): Promise<() => Promise<void>> {
+  const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
+  const em = app.orm.em.fork();
+  await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
+  const drop = async () => {
+    await em.execute(`drop trigger if exists ${name} on ${table}`);
+    await em.execute(`drop function if exists ${name}()`);
+  };
+  try {
+    await em.execute(
+      event === 'insert'
+        ? `create trigger ${name} before insert on ${table} for each row when (${when}) execute function ${name}()`
+        : `create constraint trigger ${name} after update on ${table} deferrable initially deferred for each row when (${when}) execute function ${name}()`,
+    );
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+  return drop;
+}
+
 async function graphql(tenant: TestTenant, query: string, variables: Record<string, unknown> = {}) {
   const response = await fetch(`${app.baseUrl}/graphql`, {
     method: 'POST',
@@ -403,6 +434,68 @@ describe('PUT /api/admin/merchantaccounts/{id}', () => {
     const childAccount = await accountOf(acme, 'CHILD-1-');
     expect(await updateMerchantAccountAtVersion(em, { tenantId: acme.id, id: childAccount.id, rowVersion: childAccount.rowVersion }, new Map([['notes', 'Parent via statement']] as const))).toBe(true);
     expect((await list(child)).body.returnVal[0].notes).toBe('Parent via statement');
+  });
+});
+
+describe('PUT /api/admin/merchantaccounts/{id}: the audit entry commits with the change', () => {
+  const MUTATION = `mutation($id: Int!, $input: JSONObject!) { updateMerchantAccount(id: $id, input: $input, userEmail: "gql.admin@example.com") { title rowVersion } }`;
+
+  it('refuses an update whose audit entry cannot be written (500, documented), changing nothing; the version read still applies', async () => {
+    const tenant = await createTestTenant(app, {
+      merchantAccounts: [merchantAccount(`AUDITED-${midSuffix}`, { currencies: [{ currency: 'USD', gatewayCredentials: { apiKey: 'audited-key-1111' } }] })],
+    });
+    const before = (await list(tenant)).body.returnVal[0];
+    const row = await storedRow(before.id);
+    const currencies = await storedCurrencies(before.id);
+    const audits = await auditCount(before.id);
+    const change = { rowVersion: before.rowVersion, title: 'Unaudited', notes: 'never kept', currencies: [{ currency: 'EUR', gatewayCredentials: { apiKey: 'unaudited-key-2222' } }] };
+
+    // PostgreSQL refuses every update entry of this tenant's accounts: the audit trail is out of order.
+    const allow = await refuse('audit_entries', 'insert', `new.tenant_id = ${tenant.id} and new.action = 'merchant_account.updated'`);
+    try {
+      const answer = await put(tenant, before.id, change);
+      expect(answer).toEqual({ status: 500, body: { success: false, message: 'Internal server error' } });
+      expect(await undocumentedParts(app.baseUrl, '/api/admin/merchantaccounts/{id}', 'put', 500, answer.body)).toEqual([]);
+      const viaGraphql = await graphql(tenant, MUTATION, { id: before.id, input: change });
+      expect(viaGraphql.data).toBeNull();
+      expect(viaGraphql.errors).toEqual([expect.objectContaining({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+
+      expect((await list(tenant)).body.returnVal).toEqual([before]);
+      expect(await storedRow(before.id)).toEqual(row);
+      expect(await storedCurrencies(before.id)).toEqual(currencies);
+      expect(await auditCount(before.id)).toBe(audits);
+    } finally {
+      await allow();
+    }
+
+    // Nothing moved the version: the same update, once its entry can be written, applies and is audited once.
+    const applied = await put(tenant, before.id, change);
+    expect(applied.status).toBe(200);
+    expect(applied.body.returnVal).toMatchObject({ title: 'Unaudited', notes: 'never kept', rowVersion: before.rowVersion + 1, currencies: [{ currency: 'EUR', gatewayCredentials: { apiKey: '****2222' } }] });
+    expect(await auditCount(before.id)).toBe(audits + 1);
+  });
+
+  it('keeps no audit entry of an update whose transaction fails to commit', async () => {
+    const tenant = await createTestTenant(app, { merchantAccounts: [merchantAccount(`UNCOMMITTED-${midSuffix}`)] });
+    const before = (await list(tenant)).body.returnVal[0];
+    const row = await storedRow(before.id);
+    const audits = await auditCount(before.id);
+
+    // The update's statements all pass; PostgreSQL refuses its transaction at the commit, after the entry was written.
+    const allow = await refuse('merchant_accounts', 'update at commit', `new.tenant_id = ${tenant.id}`);
+    try {
+      const answer = await put(tenant, before.id, { rowVersion: before.rowVersion, title: 'Never committed' });
+      expect(answer).toEqual({ status: 500, body: { success: false, message: 'Internal server error' } });
+      const viaGraphql = await graphql(tenant, MUTATION, { id: before.id, input: { rowVersion: before.rowVersion, title: 'Never committed' } });
+      expect(viaGraphql.errors).toEqual([expect.objectContaining({ extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+
+      expect((await list(tenant)).body.returnVal).toEqual([before]);
+      expect(await storedRow(before.id)).toEqual(row);
+      // The audit tells of no change the account never went through.
+      expect(await auditCount(before.id)).toBe(audits);
+    } finally {
+      await allow();
+    }
   });
 });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
 import { temporalEmailDispatcher } from '../adapters/temporal/email-dispatcher.ts';
@@ -15,6 +15,8 @@ import { bundleWorkflows, createWorker } from '../worker/create-worker.ts';
 import { emailRendererFromConfig, mailerFromConfig } from '../worker/mailer-from-config.ts';
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
 import { createEmailTenant, gql, newRecipient, postEmail, readEmail, settledEmail, listTenantEmails, type EmailTenant } from './support/smtp-email.ts';
+import { waitForLockWaiters } from './support/lock-waiters.ts';
+import { openOrm } from '../data/orm.ts';
 
 let sink: SmtpSink;
 let app: TestApp;
@@ -393,6 +395,54 @@ describe('idempotency', () => {
     expect(sink.receivedBy(to)).toHaveLength(1);
     const stored = (await listTenantEmails(app, tenant.apiKey, { first: 100 })).filter((e) => e.to.includes(to));
     expect(stored).toHaveLength(1);
+  });
+
+  it('twelve repeats of one key meeting at its claim store one e-mail and send one message (the claim never takes over a live key)', async () => {
+    const shop = await createEmailTenant(app);
+    const to = newRecipient('claim');
+    const idempotencyKey = `claim-${randomUUID()}`;
+    const body = JSON.stringify(generic({ tenant_key: shop.tenantKey, from: `Shop <orders@${shop.domain}>`, to, idempotencyKey }));
+    // A gateway on a pool wide enough for all twelve to hold a connection at the claim at once (the app's pool has 5).
+    const wide = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 16 });
+    const gateway = await startGatewayWith({ ...app, orm: wide }, temporalEmailDispatcher({ client: app.temporal.client, taskQueue: app.taskQueue, retrySchedule: app.config.emailRetrySchedule }));
+    const held = app.orm.em.fork();
+    try {
+      // The key's row is held by a claim not yet committed (a request still in its transaction): each of the twelve
+      // looks the key up (none yet), then waits at its own claim; the held claim is rolled back once all wait there.
+      await held.begin();
+      await held.execute(`insert into email_idempotency_keys (tenant_id, key, request_hash, delivery_id, email_ids, response, created_at) values (?, ?, 'held', ?, '[]'::jsonb, null, now())`, [
+        shop.id,
+        `key:${idempotencyKey}`,
+        randomUUID(),
+      ]);
+      const answering = Promise.all(
+        Array.from({ length: 12 }, async () => {
+          const response = await fetch(`${gateway.url}/api/email`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+          return { status: response.status, body: (await response.json()) as any };
+        }),
+      );
+      await waitForLockWaiters(app.orm, 'insert into email_idempotency_keys%', { count: 12, exactly: true, timeoutMs: 30_000 });
+      await held.rollback();
+      const answers = await answering;
+
+      // One claim wins; the others answer its answer (or 409 while it is still unfinished), never an e-mail of their own.
+      const accepted = answers.filter((a) => a.status === 200);
+      expect(accepted.length).toBeGreaterThanOrEqual(1);
+      for (const refused of answers.filter((a) => a.status !== 200)) {
+        expect(refused).toEqual({ status: 409, body: { success: false, error: 'A request with this idempotencyKey is still in progress' } });
+      }
+      expect(new Set(accepted.map((a) => a.body.data.id)).size).toBe(1);
+      const [stored] = await app.orm.em.fork().execute<{ count: string }[]>(`select count(*) from emails where tenant_id = ?`, [shop.id]);
+      expect(stored?.count).toBe('1');
+      expect((await settledEmail(app, shop.apiKey, accepted[0]!.body.data.id)).status).toBe('sent');
+      await sink.waitFor(to, 1);
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(sink.receivedBy(to)).toHaveLength(1);
+    } finally {
+      if (held.isInTransaction()) await held.rollback();
+      await gateway.close();
+      await wide.close();
+    }
   });
 });
 
@@ -850,6 +900,49 @@ describe('when the delivery activity fails for good', () => {
         expect(email.failureReason).toBe('Delivery stopped: stored e-mail cannot be read');
         expect(email.events.map((e: { kind: string }) => e.kind)).toEqual(['queued', 'failed']);
       }
+    } finally {
+      worker.shutdown();
+      await running;
+      mailer.close();
+      await connection.close();
+    }
+  });
+
+  it('keeps an e-mail of the batch already sent as sent: only the ones still queued are failed', async () => {
+    // A worker of its own whose first attempt is the real one; the next (for the item the server deferred) fails for good.
+    const taskQueue = `email-stops-${randomUUID()}`;
+    const mailer = mailerFromConfig(app.config);
+    const activities = createActivities({ orm: app.orm, logger: app.logger, secretBox: app.secretBox, cardVault: app.cardVault, processors: processorsFromConfig(app.config), mailer, renderEmail: emailRendererFromConfig() });
+    const stopsOnRetry = {
+      ...activities,
+      deliverEmails: async (input: Parameters<typeof activities.deliverEmails>[0]) => {
+        if (input.lastAttempt) throw ApplicationFailure.nonRetryable('SMTP relay refused the login', 'Broken');
+        return activities.deliverEmails(input);
+      },
+    };
+    const { worker, connection } = await createWorker({ address: app.config.temporalAddress!, namespace: app.config.temporalNamespace, taskQueue, activities: stopsOnRetry, logger: app.logger, workflowBundle: await bundleWorkflows() });
+    const running = worker.run();
+    try {
+      const delivered = newRecipient('delivered');
+      const deferred = newRecipient('deferred');
+      sink.script(deferred, [451]);
+      const answer = await acceptEmails(
+        { em: app.orm.em.fork(), dispatcher: temporalEmailDispatcher({ client: app.temporal.client, taskQueue, retrySchedule: [0, 0.2] }), compiler: createStringTemplateCompiler(), rateLimit: { defaultPerMinute: 1000, now: () => new Date() } },
+        'batch',
+        { tenant_key: tenant.tenantKey, emails: [delivered, deferred].map((to) => ({ from: `a@${tenant.domain}`, to, subject: 'Hi', templateType: 'string', templateContent: '<p>x</p>' })) },
+      );
+      const [sentId, stoppedId] = (answer.response.data as { responses: { id: string }[] }).responses.map((r) => r.id);
+
+      // One statement fails what is still queued: once the deferred item is failed, the sent one's fate is decided too.
+      const stopped = await settledEmail(app, tenant.apiKey, stoppedId!);
+      expect(stopped.status).toBe('failed');
+      expect(stopped.failureReason).toBe('Delivery stopped: SMTP relay refused the login');
+      expect(stopped.events.map((e: { kind: string }) => e.kind)).toEqual(['queued', 'deferred', 'failed']);
+      const sent = await readEmail(app, tenant.apiKey, sentId!);
+      expect(sent).toMatchObject({ status: 'sent', attemptCount: 1, failureReason: null });
+      expect(sent.events.map((e: { kind: string }) => e.kind)).toEqual(['queued', 'sent']);
+      expect(sink.receivedBy(delivered)).toHaveLength(1);
+      expect(sink.receivedBy(deferred)).toHaveLength(0);
     } finally {
       worker.shutdown();
       await running;

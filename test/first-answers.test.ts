@@ -49,4 +49,16 @@ describe("an e-mail Idempotency-Key's first answer", () => {
     await storeEmailKeyResponse(em, failed, { data: { id: 'later' } });
     expect((await findEmailKey(em, tenant.id, failed.key))?.response).toEqual({ data: { id: 'retried' } });
   });
+
+  it('is kept when a start that failed is marked after it (a repeat whose own start failed, after another stored the answer)', async () => {
+    const em = app.orm.em.fork();
+    const claim = { tenantId: tenant.id, key: `answered-${randomUUID()}`, requestHash: 'h', deliveryId: randomUUID(), emailIds: [] };
+    expect(await claimEmailKey(em, claim)).toBe(true);
+    await storeEmailKeyResponse(em, claim, { data: { id: 'first' } });
+    await markEmailKeyDispatchFailed(em, claim);
+    // A repeat reads the first answer, not a delivery to start again; and no later answer replaces it.
+    expect(await findEmailKey(em, tenant.id, claim.key)).toMatchObject({ response: { data: { id: 'first' } }, dispatchFailed: false });
+    await storeEmailKeyResponse(em, claim, { data: { id: 'later' } });
+    expect((await findEmailKey(em, tenant.id, claim.key))?.response).toEqual({ data: { id: 'first' } });
+  });
 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { openOrm } from '../data/orm.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
@@ -381,6 +382,42 @@ describe('client-side card encryption', () => {
     const audited = await app.orm.em.fork().execute<{ actor: string; entity_id: string }[]>(`select actor, entity_id from audit_entries where tenant_id = ? and action = 'card_key.rotated'`, [owner.id]);
     expect(audited.map((entry) => entry.entity_id).sort()).toEqual([...kids].sort());
     expect(new Set(audited.map((entry) => entry.actor))).toEqual(new Set([expect.stringMatching(/^api_key:\d+$/)]));
+  });
+
+  it('refuses a rotation whose audit entry cannot be written: the key in use stays the active one and keeps paying', async () => {
+    const owner = await createPaymentTenant(app);
+    const jwk = await publicKey(owner.apiKey);
+    const em = app.orm.em.fork();
+    const keysOf = () => em.execute<Record<string, unknown>[]>(`select * from card_encryption_keys where tenant_id = ? order by id`, [owner.id]);
+    const rotationsAudited = async () =>
+      (await em.execute<{ entity_id: string }[]>(`select entity_id from audit_entries where tenant_id = ? and action = 'card_key.rotated'`, [owner.id])).map((entry) => entry.entity_id);
+    const keys = await keysOf();
+    expect(await rotationsAudited()).toEqual([jwk.kid]);
+    const graphql = async (query: string) => {
+      const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${owner.apiKey}` }, body: JSON.stringify({ query }) });
+      return (await response.json()) as any;
+    };
+
+    // PostgreSQL refuses this tenant's rotation entries: the audit trail is out of order.
+    const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
+    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
+    try {
+      await em.execute(`create trigger ${name} before insert on audit_entries for each row when (new.tenant_id = ${owner.id} and new.action = 'card_key.rotated') execute function ${name}()`);
+      const refused = await graphql('mutation { rotateCardEncryptionKey { kid } }');
+      expect(refused.data).toBeNull();
+      expect(refused.errors).toEqual([expect.objectContaining({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+    } finally {
+      await em.execute(`drop trigger if exists ${name} on audit_entries`);
+      await em.execute(`drop function if exists ${name}()`);
+    }
+
+    // Checkout pages still get the key they had, the tenant holds no other, and a card encrypted with it pays.
+    expect((await graphql('{ cardEncryptionKey { kid } }')).data.cardEncryptionKey.kid).toBe(jwk.kid);
+    expect(await keysOf()).toEqual(keys);
+    expect(await rotationsAudited()).toEqual([jwk.kid]);
+    const encrypted = await encryptCard({ pan: '4242424242424242', cvv: '123', expiryMonth: 12, expiryYear: new Date().getFullYear() + 2, name: 'Ada' }, jwk);
+    const { body: result } = await submit(submitBody('unused', { card: { encrypted, bin: '424242', lastFour: '4242' } }), owner.productId, owner);
+    expect(result).toMatchObject({ info: 'Success', chargeSuccess: true, last4: '4242' });
   });
 
   it('accepts a card encrypted on the client as a compact JWE, and rejects tampering and mismatches', async () => {

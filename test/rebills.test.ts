@@ -689,6 +689,44 @@ describe("a rebill's preparation, asked again or late (the activity called as a 
     expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ paused: true, pause_reason: null });
   });
 
+  it('lets a late record of an earlier try change nothing a later try recorded (state, billed periods, next charge)', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await hourlySubscription(tenant);
+    const { prepareRebill, recordRebill } = createSubscriptionActivities({ orm: app.orm, cardVault: app.cardVault });
+    await prepareRebill({ subscriptionId: id, period: 1, attempt: 0 });
+    const later = new Date(Date.now() + 7 * 86_400_000).toISOString();
+    const earlier = new Date(Date.now() + 86_400_000).toISOString();
+    await recordRebill({ subscriptionId: id, period: 1, attempt: 0, paid: true, statusId: 2636, nextBillingAt: later, graceUntil: null });
+    await prepareRebill({ subscriptionId: id, period: 2, attempt: 0 });
+    await recordRebill({ subscriptionId: id, period: 2, attempt: 0, paid: true, statusId: 2636, nextBillingAt: later, graceUntil: null });
+    const shown = async () => {
+      const found = await findTenantSubscription(app.orm.em.fork(), tenant.id, id);
+      return { state: found?.state, billedPeriods: found?.billedPeriods, nextBillingAt: found?.nextBillingAt?.toISOString() };
+    };
+    const before = await shown();
+    expect(before).toEqual({ state: 'active', billedPeriods: 2, nextBillingAt: later });
+    // Period 1's record again, late (paid, and as a decline): period 2's stands.
+    await recordRebill({ subscriptionId: id, period: 1, attempt: 0, paid: true, statusId: 2636, nextBillingAt: earlier, graceUntil: null });
+    await recordRebill({ subscriptionId: id, period: 1, attempt: 0, paid: false, statusId: 3512, nextBillingAt: earlier, graceUntil: earlier });
+    expect(await shown()).toEqual(before);
+    // The latest try's own record, repeated, still applies (a replay).
+    await recordRebill({ subscriptionId: id, period: 2, attempt: 0, paid: true, statusId: 2636, nextBillingAt: later, graceUntil: null });
+    expect(await shown()).toEqual(before);
+  });
+
+  it('keeps the first of several cancels at once, with its reason: the others end nothing', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await hourlySubscription(tenant);
+    const reasons = ['cancelled_by_merchant', 'retries_exhausted', 'blocked', 'no_card_on_file', 'stop_recurring', 'cancelled_by_operator'];
+    const ended = await Promise.all(reasons.map((reason) => cancelSubscription(app.orm.em.fork(), { subscriptionId: id, reason })));
+    expect(ended.filter(Boolean)).toHaveLength(1);
+    const found = await findTenantSubscription(app.orm.em.fork(), tenant.id, id);
+    expect(found).toMatchObject({ state: 'cancelled', cancelReason: reasons[ended.indexOf(true)] });
+    // Asked again later: nothing ends, the reason and time stay.
+    expect(await cancelSubscription(app.orm.em.fork(), { subscriptionId: id, reason: 'cancelled_by_merchant_again' })).toBe(false);
+    expect(await findTenantSubscription(app.orm.em.fork(), tenant.id, id)).toMatchObject({ cancelReason: found!.cancelReason, cancelledAt: found!.cancelledAt });
+  });
+
   it("charges nothing for a subscription cancelled while its workflow did not hear of it, and ends with the cancel's own reason", async () => {
     const tenant = await subscriptionTenant(app);
     const id = await hourlySubscription(tenant);

@@ -160,7 +160,9 @@ export async function rebillMayHaveCharged(em: EntityManager, orderId: number): 
 
 /**
  * A rebill's outcome: paid moves the subscription to the next period (`billed_periods` only grows, so a replay
- * changes nothing); declined puts it in grace until `graceUntil`. A cancelled subscription is left as it is.
+ * changes nothing); declined puts it in grace until `graceUntil`. A cancelled subscription is left as it is, and so
+ * is one a later try was opened for: a late record of an earlier try (a step that outlived its time limit while billing
+ * went on) changes its own row only, never the state, billed periods or next charge the later one recorded.
  */
 export async function recordRebillOutcome(
   em: EntityManager,
@@ -173,17 +175,20 @@ export async function recordRebillOutcome(
     outcome.period,
     outcome.attempt,
   ]);
+  const latestTry = `not exists (select 1 from rebills later where later.subscription_id = subscriptions.id and (later.period, later.attempt) > (?, ?))`;
   if (outcome.paid) {
     await em.execute(
       `update subscriptions set state = 'active', billed_periods = greatest(billed_periods, ?), next_billing_at = ?, grace_until = null
-        where id = ? and state in ('active', 'grace')`,
-      [outcome.period, outcome.nextBillingAt, outcome.subscriptionId],
+        where id = ? and state in ('active', 'grace') and ${latestTry}`,
+      [outcome.period, outcome.nextBillingAt, outcome.subscriptionId, outcome.period, outcome.attempt],
     );
   } else {
-    await em.execute(`update subscriptions set state = 'grace', next_billing_at = ?, grace_until = ? where id = ? and state in ('active', 'grace')`, [
+    await em.execute(`update subscriptions set state = 'grace', next_billing_at = ?, grace_until = ? where id = ? and state in ('active', 'grace') and ${latestTry}`, [
       outcome.nextBillingAt,
       outcome.graceUntil,
       outcome.subscriptionId,
+      outcome.period,
+      outcome.attempt,
     ]);
   }
 }

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { temporalRefundRunner } from '../adapters/temporal/refund-runner.ts';
-import { reserveRefund, settleRefund, withdrawUnstartedRefund } from '../data/queries/refunds.ts';
+import { claimRefundForSending, reserveRefund, settleRefund, withdrawUnstartedRefund } from '../data/queries/refunds.ts';
 import { requestRefund } from '../services/refunds/request-refund.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { freePort } from './support/free-port.ts';
+import { backendPidOf, waitForLockWaiters } from './support/lock-waiters.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import type { MerchantTenant } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
@@ -189,6 +190,35 @@ describe('a refund whose workflow cannot be started', () => {
     expect(await runner.run({ tenantId: tenant.id, refundId: claimed.refund.id, ...settings })).toMatchObject({ state: 'succeeded' });
     expect(await withdrawUnstartedRefund(em(), tenant.id, claimed.refund.id)).toBe(false);
     expect(await originalOf(payment.body.id)).toEqual({ refunded_amount: '2.00', refund_reserved_amount: '0.00' });
+  });
+
+  it('never withdraws a refund its workflow claimed, even one whose claim commits while the withdrawal waits on it', async () => {
+    const payment = await pay(paymentBody('4242424242424242'));
+    const reserve = async (amount: string) => {
+      const reserved = await reserveRefund(em(), { tenantId: tenant.id, orderId: orderOf(payment.body.id), amount });
+      if (reserved.kind !== 'reserved') throw new Error(reserved.kind);
+      return reserved.refund.id;
+    };
+    // Claimed (on its way to the processor, still pending): the request that reserved it may no longer undo it.
+    const claimed = await reserve('1.00');
+    expect(await claimRefundForSending(em(), claimed)).toBe('claimed');
+    expect(await withdrawUnstartedRefund(em(), tenant.id, claimed)).toBe(false);
+    // Claimed in a transaction still open when the withdrawal comes: the withdrawal waits for it, then finds it claimed.
+    const racing = await reserve('2.00');
+    const claim = em();
+    await claim.begin();
+    try {
+      expect(await claimRefundForSending(claim, racing)).toBe('claimed');
+      const withdrawal = withdrawUnstartedRefund(em(), tenant.id, racing);
+      await waitForLockWaiters(app.orm, 'delete from refunds%', { count: 1, blockedBy: await backendPidOf(claim) });
+      await claim.commit();
+      expect(await withdrawal).toBe(false);
+    } finally {
+      if (claim.isInTransaction()) await claim.rollback();
+    }
+    // Both stay, held for the processor's answer.
+    expect(await refundsOf(payment.body.id)).toHaveLength(2);
+    expect(await originalOf(payment.body.id)).toEqual({ refunded_amount: '0.00', refund_reserved_amount: '3.00' });
   });
 
   it('lets exactly one of a withdrawal and its workflow win, for each of 8 refunds raced at once', async () => {

@@ -158,7 +158,8 @@ export interface SubscriptionEnd {
  * the stored card without CVV as a merchant-initiated transaction), record the outcome and tell the tenant, then
  * continue as new for the next period so the history stays small. A hard decline, an exhausted dunning schedule or
  * a cancel ends it; pause holds the next charge until resumed. A cancel during a charge lets that charge finish.
- * A failing step never ends it: database steps are tried again after durable sleeps for as long as it takes (the
+ * A rebill that may have charged the card though it failed (or whose payment ended without a result) is never charged
+ * again on its own: billing pauses for the merchant. A failing step never ends it: database steps are tried again after durable sleeps for as long as it takes (the
  * subscription shows as stalled meanwhile), and a webhook that cannot be recorded is logged and skipped.
  */
 export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {

@@ -194,6 +194,19 @@ describe('POST /api/{productId}', () => {
     expect(row).toEqual({ first_name: 'Ada', last_name: 'L\u00f3pez' });
   });
 
+  it('refuses a name that is longer than 100 characters once composed (400 naming it), screening and writing nothing', async () => {
+    // 99 letters and U+FB2C: 100 characters as sent, 102 as kept (composing writes U+FB2C as three).
+    const email = `long-name-${randomUUID()}@example.com`;
+    const refused = await submit(submitBody('4242424242424242', { email, address: { firstName: 'a'.repeat(99) + '\uFB2C', country: 'ES' } }));
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain('address.firstName');
+    const [left] = await app.orm.em.fork().execute<{ attempts: number; transactions: number }[]>(
+      `select (select count(*)::int from submit_attempts where email = ?) as attempts, (select count(*)::int from transactions where email = ?) as transactions`,
+      [email, email],
+    );
+    expect(left).toEqual({ attempts: 0, transactions: 0 });
+  });
+
   it('processes but does not persist a partnerSession over 50 characters', async () => {
     const long = 'p'.repeat(60);
     const { body: result } = await submit(submitBody('4242424242424242', { partnerSession: long }));

@@ -8,7 +8,7 @@ import { fromMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { runCardPayment, type CardPaymentDeps } from '../payments/card-payment.ts';
 import { refuseCardNumbersInText } from '../payments/card-numbers-in-text.ts';
-import { namesOfHolder } from '../../domain/payments/person-name.ts';
+import { namesOfHolder, refuseOverlongNames } from '../../domain/payments/person-name.ts';
 import type { ProductLookup } from '../catalog/product-cache.ts';
 
 /** The body of `POST /payments` (validated against its schema at the edge). */
@@ -39,6 +39,7 @@ export interface CreatePaymentDeps extends CardPaymentDeps {
 export async function createPayment(deps: CreatePaymentDeps, input: { tenantId: number; body: CreatePaymentInput; idempotencyKey?: string }): Promise<number> {
   const body = input.body;
   refuseCardNumbersInText({ 'card.name': body.card.name });
+  refuseOverlongNames({ 'card.name': body.card.name });
   const amount = fromMinorUnits(body.amount, body.currency);
   const product = await productOf(deps, input.tenantId, body.product);
   const result = await runCardPayment(deps, {

@@ -9,7 +9,7 @@ import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { isPositiveMoney, toMoneyString } from '../../domain/money.ts';
 import { splitSubAffiliate } from '../../domain/payments/pre-validation.ts';
 import { refuseCardNumbersInText } from './card-numbers-in-text.ts';
-import { keptName } from '../../domain/payments/person-name.ts';
+import { keptName, refuseOverlongNames } from '../../domain/payments/person-name.ts';
 import { runCardPayment, type CardPaymentDeps } from './card-payment.ts';
 import { SubmitCard, type SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import type { EncryptedCardPayload } from '../../domain/payments/card-encryption.ts';
@@ -38,6 +38,7 @@ export async function submitPayment(
   }
   const body = input.body;
   refuseCardNumbersInText(cardholderTextOf(body));
+  refuseOverlongNames({ 'address.firstName': body.address?.firstName, 'address.lastName': body.address?.lastName });
   const subAffiliate = splitSubAffiliate(body.subAffiliate);
   return runCardPayment(deps, {
     tenantId: input.tenantId,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keptName, namesOfHolder } from '../../domain/payments/person-name.ts';
+import { keptName, namesOfHolder, refuseOverlongNames } from '../../domain/payments/person-name.ts';
 
 describe('names as they are kept and searched', () => {
   it('are trimmed and composed (NFC); blank is no name', () => {
@@ -14,5 +14,12 @@ describe('names as they are kept and searched', () => {
     expect(namesOfHolder('  Ada   Lovelace ')).toEqual({ firstName: 'Ada', lastName: 'Lovelace' });
     expect(namesOfHolder('Cher')).toEqual({ firstName: 'Cher', lastName: undefined });
     expect(namesOfHolder(' ')).toEqual({ firstName: undefined, lastName: undefined });
+  });
+
+  it('are refused when longer than 100 characters once composed, naming the field (U+FB2C composes to three)', () => {
+    expect(() => refuseOverlongNames({ 'card.name': 'a'.repeat(99) + '\uFB2C' })).toThrow(expect.objectContaining({ code: 'validation', details: { field: 'card.name' } }));
+    expect(() => refuseOverlongNames({ 'address.firstName': ' ' + 'é'.repeat(100) + ' ' })).not.toThrow();
+    expect(() => refuseOverlongNames({ 'address.firstName': 'e\u0301'.repeat(100) })).not.toThrow();
+    expect(() => refuseOverlongNames({ 'address.lastName': undefined, 'address.firstName': '\u{1F600}'.repeat(100) })).not.toThrow();
   });
 });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { merchantAccount } from './support/payments.ts';
 import { createTestTenant, type TestTenant } from './support/tenants.ts';
+import { refuseRows } from './support/refusals.ts';
 import { undocumentedParts } from './support/openapi-answers.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
@@ -92,31 +93,8 @@ async function storedCurrencies(id: number) {
   return app.orm.em.fork().execute<Record<string, any>[]>(`select * from merchant_account_currencies where merchant_account_id = ? order by currency`, [id]);
 }
 
-/**
- * Makes PostgreSQL refuse (a check violation, SQLSTATE 23514) the rows of `table` that `when` selects, until the returned
- * function is called: `insert` refuses the statement itself, `update at commit` lets the statement pass and refuses the
- * transaction at its commit (a deferred constraint trigger).
- */
-async function refuse(table: string, event: 'insert' | 'update at commit', when: string): Promise<() => Promise<void>> {
-  const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
-  const em = app.orm.em.fork();
-  await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
-  const drop = async () => {
-    await em.execute(`drop trigger if exists ${name} on ${table}`);
-    await em.execute(`drop function if exists ${name}()`);
-  };
-  try {
-    await em.execute(
-      event === 'insert'
-        ? `create trigger ${name} before insert on ${table} for each row when (${when}) execute function ${name}()`
-        : `create constraint trigger ${name} after update on ${table} deferrable initially deferred for each row when (${when}) execute function ${name}()`,
-    );
-  } catch (error) {
-    await drop();
-    throw error;
-  }
-  return drop;
-}
+/** PostgreSQL refusing the rows `when` selects (see `refuseRows`), until the returned function is called. */
+const refuse = (table: string, event: 'insert' | 'update at commit', when: string) => refuseRows(app.orm, table, event, when);
 
 async function graphql(tenant: TestTenant, query: string, variables: Record<string, unknown> = {}) {
   const response = await fetch(`${app.baseUrl}/graphql`, {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
+import { refuseRows } from './support/refusals.ts';
 import { bearer, createLeadTenant, getLeads, graphql, newSessionId, postLead, type LeadTenant } from './support/leads.ts';
 
 /** Standard base64 of a value's JSON text (`JSON.stringify` escapes NUL and lone surrogates, so they arrive intact). */
@@ -373,6 +374,61 @@ describe('lead keys', () => {
       { actor: 'operator:graphql', changes: { origins: ['http://shop.example', 'https://shop.example'] } },
     ]);
     expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser('https://shop.example', keyed.keys.test.publishableKey))).status).toBe(201);
+  });
+});
+
+describe('lead keys and allowed origins: audited in the same transaction', () => {
+  const refuse = (table: string, event: 'insert' | 'update at commit', when: string) => refuseRows(app.orm, table, event, when);
+  const entriesOf = async (tenantId: number, action: string) =>
+    (await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from audit_entries where tenant_id = ? and action = ?`, [tenantId, action]))[0]!.n;
+
+  it('replaces no key pair whose audit entry PostgreSQL refuses, and keeps no entry of a replacement refused at its commit', async () => {
+    const keyed = await createLeadTenant(app, { origins: [ORIGIN] });
+    const generate = `mutation($tenantId: Int!) { generateLeadKeys(tenantId: $tenantId, application: "shop", environment: "test") { secretKey } }`;
+    const entries = await entriesOf(keyed.id, 'lead_keys.replaced');
+    const refusals = [
+      ['audit_entries', 'insert', `new.tenant_id = ${keyed.id} and new.action = 'lead_keys.replaced'`],
+      ['lead_key_sets', 'update at commit', `new.tenant_id = ${keyed.id}`],
+    ] as const;
+    for (const [table, event, when] of refusals) {
+      const allow = await refuse(table, event, when);
+      try {
+        const answer = await graphql(base(), app.config.operatorToken!, generate, { tenantId: keyed.id });
+        expect(answer.data?.generateLeadKeys ?? null).toBeNull();
+        expect(answer.errors?.[0]?.extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+      } finally {
+        await allow();
+      }
+      // Nothing was replaced: the pair the application has still writes, and the audit tells of no replacement.
+      expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, bearer(keyed.keys.test.secretKey))).status).toBe(201);
+      expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser(ORIGIN, keyed.keys.test.publishableKey))).status).toBe(201);
+      expect(await entriesOf(keyed.id, 'lead_keys.replaced')).toBe(entries);
+    }
+  });
+
+  it('changes no allowed origins whose audit entry PostgreSQL refuses, and keeps no entry of a change refused at its commit', async () => {
+    const keyed = await createLeadTenant(app, { origins: [ORIGIN] });
+    const other = 'https://other-shop.example';
+    const set = `mutation($tenantId: Int!, $o: [String!]!) { setLeadAllowedOrigins(tenantId: $tenantId, application: "shop", origins: $o) { allowedOrigins } }`;
+    const entries = await entriesOf(keyed.id, 'lead_origins.replaced');
+    const refusals = [
+      ['audit_entries', 'insert', `new.tenant_id = ${keyed.id} and new.action = 'lead_origins.replaced'`],
+      ['applications', 'update at commit', `new.tenant_id = ${keyed.id}`],
+    ] as const;
+    for (const [table, event, when] of refusals) {
+      const allow = await refuse(table, event, when);
+      try {
+        const answer = await graphql(base(), app.config.operatorToken!, set, { tenantId: keyed.id, o: [other] });
+        expect(answer.data?.setLeadAllowedOrigins ?? null).toBeNull();
+        expect(answer.errors?.[0]?.extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+      } finally {
+        await allow();
+      }
+      // Who may write is unchanged: the old origin still writes, the new one is still refused, and no entry says otherwise.
+      expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser(ORIGIN, keyed.keys.test.publishableKey))).status).toBe(201);
+      expect((await postLead(base(), { email: 'a@example.com', session_id: newSessionId() }, browser(other, keyed.keys.test.publishableKey))).status).toBe(403);
+      expect(await entriesOf(keyed.id, 'lead_origins.replaced')).toBe(entries);
+    }
   });
 });
 

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { createAuthorizationHoldActivities } from '../activities/payments-api/authorization-hold.activities.ts';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
+import { processorsFromConfig } from '../worker/processors-from-config.ts';
+import { openOrm } from '../data/orm.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import type { MerchantTenant } from './support/payments.ts';
 import { merchantAccount, oneOffProduct } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
+import { startProcessorFront } from './support/processor-front.ts';
+import { backendPidOf, waitForLockWaiters } from './support/lock-waiters.ts';
 import { createTestTenant } from './support/tenants.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
@@ -107,6 +112,30 @@ describe('authorization only (capture: false)', () => {
     expect(kinds).toEqual(final === 'canceled' ? ['authorization', 'void'] : ['authorization']);
   });
 
+  it('changes nothing with a late record of how a hold ended once it was decided (a run of the step that outlived its time limit)', async () => {
+    const { endHeldAuthorization } = createAuthorizationHoldActivities({ orm: app.orm, logger: app.logger, processors: processorsFromConfig(app.config) });
+    const authorizationOf = async (paymentId: string) => (await transactionsOf(paymentId)).find((row) => row.kind === 'authorization')!;
+
+    // Voided, then a capture's record arrives: the payment stays canceled, and nothing of it can be refunded.
+    const voided = await pay(paymentBody('4242424242424242', { capture: false }));
+    expect((await post(`/payments/${voided.body.id}/void`)).body.status).toBe('canceled');
+    const volumeAfterVoid = await approvedVolumeOf(tenant.id);
+    await endHeldAuthorization({ submitOrderId: Number(voided.body.id.slice(4)), transactionId: (await authorizationOf(voided.body.id)).id, end: 'approved', statusId: 2636 });
+    expect((await get(`/payments/${voided.body.id}`)).body.status).toBe('canceled');
+    expect((await post(`/payments/${voided.body.id}/refund`, {})).body.error).toMatchObject({ code: 'payment_not_refundable' });
+    expect(await approvedVolumeOf(tenant.id)).toBe(volumeAfterVoid);
+
+    // Captured, then an expiry's record arrives: the payment stays charged, and its amount still counts on the cap.
+    const captured = await pay(paymentBody('4242424242424242', { capture: false }));
+    expect((await post(`/payments/${captured.body.id}/capture`)).body.status).toBe('succeeded');
+    const volumeAfterCapture = await approvedVolumeOf(tenant.id);
+    for (const end of ['expired', 'voided'] as const) {
+      await endHeldAuthorization({ submitOrderId: Number(captured.body.id.slice(4)), transactionId: (await authorizationOf(captured.body.id)).id, end });
+    }
+    expect((await get(`/payments/${captured.body.id}`)).body).toMatchObject({ status: 'succeeded', amount_refundable: 1999 });
+    expect(await approvedVolumeOf(tenant.id)).toBe(volumeAfterCapture);
+  });
+
   it('refuses to capture or void a payment charged at once, and an unknown one', async () => {
     const charged = await pay(paymentBody('4242424242424242'));
     expect((await post(`/payments/${charged.body.id}/void`)).body.error).toMatchObject({ code: 'payment_not_authorized' });
@@ -148,6 +177,38 @@ describe('a held authorization whose capture or void the processor refuses', () 
   };
   const updatesOf = (paymentId: string) =>
     receiver.received.map((hook) => hook.payload as { type: string; data: { paymentId: string; change: string; statusId: number } }).filter((hook) => hook.data.paymentId === paymentId);
+
+  it('takes a capture sent as soon as the authorization is answered, while the tenant is still being told of it', async () => {
+    const unique = randomUUID().slice(0, 8);
+    const told = await createTestTenant(app, {
+      products: [oneOffProduct('payments-api', '0.00')],
+      merchantAccounts: [merchantAccount(`PAT-${unique}`, { monthlyCap: 1_000_000 })],
+      webhookEndpoints: [{ slug: 'completed', url: receiver.url, secret, eventTypes: ['transaction.completed'] }],
+    });
+    const [endpoint] = await app.orm.em.fork().execute<{ id: string }[]>(`select id from webhook_endpoints where tenant_id = ?`, [told.id]);
+    // The endpoint's row held: the authorization's transaction.completed (its delivery row refers to the endpoint) waits
+    // on it, so the payment is still telling the tenant when its caller has the answer (given once the workflow task
+    // outlasts the step, some seconds on) and captures.
+    const own = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 2 });
+    const holder = own.em.fork();
+    await holder.begin();
+    try {
+      await holder.execute(`select id from webhook_endpoints where id = ? for update`, [endpoint!.id]);
+      const held = await call(app, 'POST', '/payments', told.apiKey, paymentBody('4242424242424242', { capture: false }));
+      expect(held.body.status).toBe('requires_capture');
+      await waitForLockWaiters(app.orm, 'insert into webhook_deliveries%', { count: 1, blockedBy: await backendPidOf(holder) });
+      const capture = call(app, 'POST', `/payments/${held.body.id}/capture`, told.apiKey);
+      // Taken, the capture waits for the hold's end (after the tenant is told); refused, it answers at once.
+      await Promise.race([capture, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      await holder.commit();
+      const captured = await capture;
+      expect(captured.status).toBe(200);
+      expect(captured.body).toMatchObject({ id: held.body.id, status: 'succeeded', amount_refundable: 1999 });
+    } finally {
+      if (holder.isInTransaction()) await holder.rollback();
+      await own.close();
+    }
+  });
 
   it('a capture refused (voided at the processor) answers 402 capture_declined and ends the payment canceled, with transaction.updated', async () => {
     const volumeBefore = await approvedVolumeOf(hookedTenantId);
@@ -193,5 +254,45 @@ describe('a held authorization whose capture or void the processor refuses', () 
       ['authorization', true],
       ['void', false],
     ]);
+  });
+});
+
+/**
+ * A processor that refuses a void (401 here, as one refusing our credentials for it) and still holds the authorization:
+ * nothing can decide it any more, so the hold ends `expired` at once (the processor releases it at the end of its own
+ * hold); the void is not sent again and again, the caller left waiting on it for as long as the processor refuses.
+ */
+describe('a held authorization whose void the processor refuses while it still holds it', () => {
+  let refusing: TestApp;
+  let front: Awaited<ReturnType<typeof startProcessorFront>>;
+  let refusingTenant: MerchantTenant;
+  beforeAll(async () => {
+    front = await startProcessorFront(inject('sandboxProcessorUrl'), { refusedVoids: true });
+    // A hold period far longer than the test: only the void asked for ends the hold.
+    refusing = await startTestApp({ SANDBOX_PROCESSOR_URL: front.url, AUTHORIZATION_VOID_AFTER_SECONDS: '3600' }, { hostWorker: true });
+    await refusing.startWorker();
+    refusingTenant = await createPaymentsApiTenant(refusing);
+  });
+  afterAll(async () => {
+    await refusing?.close();
+    await front?.close();
+  });
+
+  it('answers 402 void_declined and ends the payment canceled as expired, decided for good', async () => {
+    const ask = (method: 'GET' | 'POST', path: string, body?: unknown) => call(refusing, method, path, refusingTenant.apiKey, body);
+    const held = await ask('POST', '/payments', paymentBody('4242424242424242', { capture: false }));
+    expect(held.body.status).toBe('requires_capture');
+
+    const refused = await ask('POST', `/payments/${held.body.id}/void`);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error).toMatchObject({ type: 'card_error', code: 'void_declined', status_id: 4175 });
+    expect((await ask('GET', `/payments/${held.body.id}`)).body).toMatchObject({
+      status: 'canceled',
+      failure_message: 'The authorization expired at the processor before capture',
+      amount_refundable: 0,
+    });
+    // Nothing waits for a decision any more: a capture asked now is refused and changes nothing.
+    expect((await ask('POST', `/payments/${held.body.id}/capture`)).body.error).toMatchObject({ code: 'payment_not_authorized' });
+    expect((await ask('GET', `/payments/${held.body.id}`)).body.status).toBe('canceled');
   });
 });

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { openOrm } from '../data/orm.ts';
+import { refuseRows } from './support/refusals.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
@@ -399,16 +399,13 @@ describe('client-side card encryption', () => {
     };
 
     // PostgreSQL refuses this tenant's rotation entries: the audit trail is out of order.
-    const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
-    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
+    const allow = await refuseRows(app.orm, 'audit_entries', 'insert', `new.tenant_id = ${owner.id} and new.action = 'card_key.rotated'`);
     try {
-      await em.execute(`create trigger ${name} before insert on audit_entries for each row when (new.tenant_id = ${owner.id} and new.action = 'card_key.rotated') execute function ${name}()`);
       const refused = await graphql('mutation { rotateCardEncryptionKey { kid } }');
       expect(refused.data).toBeNull();
       expect(refused.errors).toEqual([expect.objectContaining({ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
     } finally {
-      await em.execute(`drop trigger if exists ${name} on audit_entries`);
-      await em.execute(`drop function if exists ${name}()`);
+      await allow();
     }
 
     // Checkout pages still get the key they had, the tenant holds no other, and a card encrypted with it pays.

@@ -17,6 +17,7 @@ import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startProcessorFront } from './support/processor-front.ts';
 import { historyText } from './support/workflow-history.ts';
 import { waitForLockWaiters } from './support/lock-waiters.ts';
+import { refuseRows } from './support/refusals.ts';
 
 /** Plans billing every second or two: periods and dunning delays are data of the plan, never constants. */
 function planProduct(slug: string, recurringAmount: string, extra: Record<string, unknown> = {}) {
@@ -70,20 +71,9 @@ const rebillsOf = (app: TestApp, id: number) => listRebills(app.orm.em.fork(), i
 const amountsOf = (app: TestApp, orderId: number) =>
   app.orm.em.fork().execute<{ amount: string; success: boolean; kind: string }[]>(`select amount, success, kind from transactions where order_id = ?`, [orderId]);
 
-/**
- * Makes PostgreSQL refuse every transaction row of this tenant at this amount with `errcode` (57P03: the database
- * away, retried; 23514: refused for good) until the returned function is called.
- */
-async function refuseTransactions(app: TestApp, tenantId: number, amount: string, errcode: string): Promise<() => Promise<void>> {
-  const em = app.orm.em.fork();
-  const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
-  await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '${errcode}'; end $$`);
-  await em.execute(`create trigger ${name} before insert on transactions for each row when (new.tenant_id = ${tenantId} and new.amount = ${amount}) execute function ${name}()`);
-  return async () => {
-    await em.execute(`drop trigger if exists ${name} on transactions`);
-    await em.execute(`drop function if exists ${name}()`);
-  };
-}
+/** PostgreSQL refusing every transaction row of this tenant at this amount with `errcode` (see `refuseRows`). */
+const refuseTransactions = (app: TestApp, tenantId: number, amount: string, errcode: string) =>
+  refuseRows(app.orm, 'transactions', 'insert', `new.tenant_id = ${tenantId} and new.amount = ${amount}`, errcode);
 
 /** The subscription webhooks a receiver got, in any order (each is a delivery of its own). */
 const subscriptionEventsOf = (receiver: { received: { payload: unknown }[] }) =>

@@ -1,0 +1,30 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
+
+/**
+ * Makes PostgreSQL refuse the rows of `table` that `when` selects until the returned function is called, as a failing
+ * database would. `insert` refuses the statement itself with `errcode` (23514, a check violation, is refused for good;
+ * 57P03 reads as the database away, and is retried); `update at commit` lets the statement pass and refuses its
+ * transaction at the commit (a deferred constraint trigger), after everything else in it was written. Every suite
+ * shares the database: `when` must select the test's own rows (its tenant), and the caller drops it in `finally`.
+ */
+export async function refuseRows(orm: Pick<MikroORM, 'em'>, table: string, event: 'insert' | 'update at commit', when: string, errcode = '23514'): Promise<() => Promise<void>> {
+  const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
+  const em = orm.em.fork();
+  await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '${errcode}'; end $$`);
+  const drop = async () => {
+    await em.execute(`drop trigger if exists ${name} on ${table}`);
+    await em.execute(`drop function if exists ${name}()`);
+  };
+  try {
+    await em.execute(
+      event === 'insert'
+        ? `create trigger ${name} before insert on ${table} for each row when (${when}) execute function ${name}()`
+        : `create constraint trigger ${name} after update on ${table} deferrable initially deferred for each row when (${when}) execute function ${name}()`,
+    );
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+  return drop;
+}

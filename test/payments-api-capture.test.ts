@@ -3,13 +3,11 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createAuthorizationHoldActivities } from '../activities/payments-api/authorization-hold.activities.ts';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
-import { openOrm } from '../data/orm.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import type { MerchantTenant } from './support/payments.ts';
 import { merchantAccount, oneOffProduct } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
 import { startProcessorFront } from './support/processor-front.ts';
-import { backendPidOf, waitForLockWaiters } from './support/lock-waiters.ts';
 import { createTestTenant } from './support/tenants.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
@@ -177,38 +175,6 @@ describe('a held authorization whose capture or void the processor refuses', () 
   };
   const updatesOf = (paymentId: string) =>
     receiver.received.map((hook) => hook.payload as { type: string; data: { paymentId: string; change: string; statusId: number } }).filter((hook) => hook.data.paymentId === paymentId);
-
-  it('takes a capture sent as soon as the authorization is answered, while the tenant is still being told of it', async () => {
-    const unique = randomUUID().slice(0, 8);
-    const told = await createTestTenant(app, {
-      products: [oneOffProduct('payments-api', '0.00')],
-      merchantAccounts: [merchantAccount(`PAT-${unique}`, { monthlyCap: 1_000_000 })],
-      webhookEndpoints: [{ slug: 'completed', url: receiver.url, secret, eventTypes: ['transaction.completed'] }],
-    });
-    const [endpoint] = await app.orm.em.fork().execute<{ id: string }[]>(`select id from webhook_endpoints where tenant_id = ?`, [told.id]);
-    // The endpoint's row held: the authorization's transaction.completed (its delivery row refers to the endpoint) waits
-    // on it, so the payment is still telling the tenant when its caller has the answer (given once the workflow task
-    // outlasts the step, some seconds on) and captures.
-    const own = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 2 });
-    const holder = own.em.fork();
-    await holder.begin();
-    try {
-      await holder.execute(`select id from webhook_endpoints where id = ? for update`, [endpoint!.id]);
-      const held = await call(app, 'POST', '/payments', told.apiKey, paymentBody('4242424242424242', { capture: false }));
-      expect(held.body.status).toBe('requires_capture');
-      await waitForLockWaiters(app.orm, 'insert into webhook_deliveries%', { count: 1, blockedBy: await backendPidOf(holder) });
-      const capture = call(app, 'POST', `/payments/${held.body.id}/capture`, told.apiKey);
-      // Taken, the capture waits for the hold's end (after the tenant is told); refused, it answers at once.
-      await Promise.race([capture, new Promise((resolve) => setTimeout(resolve, 5_000))]);
-      await holder.commit();
-      const captured = await capture;
-      expect(captured.status).toBe(200);
-      expect(captured.body).toMatchObject({ id: held.body.id, status: 'succeeded', amount_refundable: 1999 });
-    } finally {
-      if (holder.isInTransaction()) await holder.rollback();
-      await own.close();
-    }
-  });
 
   it('a capture refused (voided at the processor) answers 402 capture_declined and ends the payment canceled, with transaction.updated', async () => {
     const volumeBefore = await approvedVolumeOf(hookedTenantId);

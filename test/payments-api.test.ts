@@ -160,10 +160,16 @@ describe('POST /payments', () => {
     const longName = await pay(paymentBody('4242424242424242', { card: { ...paymentBody('4242424242424242').card, name: `Ada ${'B'.repeat(150)}` } }));
     expect(longName.status).toBe(400);
     expect(longName.body.error).toMatchObject({ type: 'invalid_request_error', param: 'card.name' });
-    // 99 letters and U+FB2C are 100 characters as sent and 102 as kept (composing writes U+FB2C as three): no 500.
+    // 99 letters and U+FB2C are 100 characters as sent and 102 as kept (NFC writes U+FB2C as three): no 500.
     const composedLong = await pay(paymentBody('4242424242424242', { card: { ...paymentBody('4242424242424242').card, name: `${'a'.repeat(99)}\uFB2C` } }));
     expect(composedLong.status).toBe(400);
     expect(composedLong.body.error).toMatchObject({ type: 'invalid_request_error', param: 'card.name' });
+    const screenedOf = async () => (await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from submit_attempts where tenant_id = ?`, [tenant.id]))[0]!.n;
+    const screened = await screenedOf();
+    const composedAgain = await pay(paymentBody('4242424242424242', { card: { ...paymentBody('4242424242424242').card, name: `${'a'.repeat(99)}\uFB2C` } }));
+    expect(composedAgain.status).toBe(400);
+    // Refused before screening: no velocity slot taken.
+    expect(await screenedOf()).toBe(screened);
     const growing = await pay(paymentBody('4242424242424242', { email: `${'İ'.repeat(300)}@example.com` }));
     expect(growing.status).toBe(400);
     expect(growing.body.error).toMatchObject({ code: 'invalid_email', param: 'email' });

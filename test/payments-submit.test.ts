@@ -195,7 +195,7 @@ describe('POST /api/{productId}', () => {
   });
 
   it('refuses a name that is longer than 100 characters once composed (400 naming it), screening and writing nothing', async () => {
-    // 99 letters and U+FB2C: 100 characters as sent, 102 as kept (composing writes U+FB2C as three).
+    // 99 letters and U+FB2C: 100 characters as sent, 102 as kept (NFC writes U+FB2C as three).
     const email = `long-name-${randomUUID()}@example.com`;
     const refused = await submit(submitBody('4242424242424242', { email, address: { firstName: 'a'.repeat(99) + '\uFB2C', country: 'ES' } }));
     expect(refused.status).toBe(400);

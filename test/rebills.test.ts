@@ -931,7 +931,7 @@ describe('a rebill whose payment ends not knowing whether it charged', () => {
     } finally {
       await receiver.close();
     }
-  });
+  }, 90_000);
 });
 
 describe('recurring rebills survive a worker restart (worker processes)', () => {

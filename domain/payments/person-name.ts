@@ -19,8 +19,8 @@ export function namesOfHolder(holder: string | undefined): { firstName?: string;
 }
 
 /**
- * Refuses, before anything is written, a name longer than a name may be once kept: composing can lengthen text
- * (U+FB2C is three characters composed), so a name within the schema's 100 characters as sent may not fit as kept.
+ * Refuses, before anything is written, a name longer than a name may be once kept: NFC can lengthen text (U+FB2C,
+ * excluded from composition, becomes three characters), so a name within the schema's 100 characters as sent may not fit as kept.
  */
 export function refuseOverlongNames(names: Readonly<Record<string, string | undefined>>): void {
   for (const [field, text] of Object.entries(names)) {

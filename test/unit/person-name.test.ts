@@ -16,7 +16,7 @@ describe('names as they are kept and searched', () => {
     expect(namesOfHolder(' ')).toEqual({ firstName: undefined, lastName: undefined });
   });
 
-  it('are refused when longer than 100 characters once composed, naming the field (U+FB2C composes to three)', () => {
+  it('are refused when longer than 100 characters once composed, naming the field (NFC writes U+FB2C as three)', () => {
     expect(() => refuseOverlongNames({ 'card.name': 'a'.repeat(99) + '\uFB2C' })).toThrow(expect.objectContaining({ code: 'validation', details: { field: 'card.name' } }));
     expect(() => refuseOverlongNames({ 'address.firstName': ' ' + 'é'.repeat(100) + ' ' })).not.toThrow();
     expect(() => refuseOverlongNames({ 'address.firstName': 'e\u0301'.repeat(100) })).not.toThrow();

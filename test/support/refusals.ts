@@ -1,6 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 
+/** How the triggers of `refuseRows` are named: they stay in the run's database, which schema checks leave out. */
+export const REFUSAL_TRIGGER_PREFIX = 'test_refuse_';
+
 /**
  * Makes PostgreSQL refuse the rows of `table` that `when` selects until the returned function is called, as a failing
  * database would. `insert` refuses the statement itself with `errcode` (23514, a check violation, is refused for good;
@@ -10,7 +13,7 @@ import { randomUUID } from 'node:crypto';
  * `finally`.
  */
 export async function refuseRows(orm: Pick<MikroORM, 'em'>, table: string, event: 'insert' | 'update at commit', when: string, errcode = '23514'): Promise<() => Promise<void>> {
-  const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
+  const name = `${REFUSAL_TRIGGER_PREFIX}${randomUUID().replaceAll('-', '')}`;
   const em = orm.em.fork();
   await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '${errcode}'; end $$`);
   // Allowed again by making the function let every row pass: dropping the trigger would take an exclusive lock of the

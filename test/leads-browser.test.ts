@@ -110,3 +110,26 @@ it('starts a lead of its own for the next checkout in the tab once reset after a
   expect(await storedLead(first)).toMatchObject({ email: 'first@example.com' });
   await page.close();
 });
+
+it('keeps no field the gateway refuses, so the checkout goes on writing its lead', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${shops[0]!.origin}/cart`);
+  const sessionId = await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.sessionId());
+  await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.identify({ email: 'kept@example.com', phone: '+1 555 0100' }));
+  // A phone over the 50 characters a lead keeps: refused, naming the field, and not kept in the tab.
+  const refused = await page.evaluate(() =>
+    (globalThis as unknown as ShopWindow).ServiceLeads.identify({ first_name: 'Ana', phone: '5'.repeat(51) }).then(
+      () => undefined,
+      (error: Error & { status: number; code: string; details: string[] }) => ({ status: error.status, code: error.code, details: error.details }),
+    ),
+  );
+  expect(refused).toMatchObject({ status: 422, code: 'validation_failed', details: [expect.stringMatching(/^phone: /)] });
+  // The next page's scan and the next identify are written, with the contact the gateway last took.
+  await page.goto(`${shops[0]!.origin}/payment`);
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.ready)).toMatchObject({ status: 'lead' });
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.identify({ last_name: 'Silva' }))).toMatchObject({ status: 'lead' });
+  const rows = await app.orm.em.fork().getConnection().execute(`select phone, first_name, last_name, scans from customer_leads where tenant_id = ? and session_id = ?`, [tenant.id, sessionId]);
+  expect(rows[0]).toMatchObject({ phone: '+1 555 0100', first_name: null, last_name: 'Silva' });
+  expect(rows[0].scans.map((scan: { page: string }) => scan.page)).toEqual(['/cart', '/payment']);
+  await page.close();
+});

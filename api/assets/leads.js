@@ -5,7 +5,10 @@
  * it runs on as a scan, and writes the lead with the publishable key once it has an e-mail. Pass the session id
  * to the card submit as partnerSession, so the payment marks the lead paid:
  *   ServiceLeads.sessionId()            the checkout's session id
- *   ServiceLeads.identify({ email, first_name, ... })   saves contact fields and writes the lead (a Promise)
+ *   ServiceLeads.identify({ email, first_name, ... })   saves contact fields and writes the lead (a Promise); fields
+ *                                       the gateway refuses (422) are not kept, so later writes of the tab still pass;
+ *                                       the rejection's error has `status`, `code` and `details` (one `field: problem`
+ *                                       entry per bad field) to show the shopper
  *   ServiceLeads.scan(page)             records another page (defaults to the current path)
  *   ServiceLeads.ready                  the write of this page's scan (resolves to the lead, or null before an e-mail)
  *   ServiceLeads.reset()                after the payment: the next checkout in this tab is a lead of its own (a new
@@ -57,8 +60,12 @@
       body: JSON.stringify(body),
     }).then(function (response) {
       return response.json().then(function (answer) {
-        if (!answer.ok) throw new Error(answer.error.code + ': ' + answer.error.message);
-        return answer.data;
+        if (answer.ok) return answer.data;
+        var error = new Error(answer.error.code + ': ' + answer.error.message + (answer.error.details ? ' (' + answer.error.details.join('; ') + ')' : ''));
+        error.status = response.status;
+        error.code = answer.error.code;
+        error.details = answer.error.details || [];
+        throw error;
       });
     });
   }
@@ -82,9 +89,25 @@
   window.ServiceLeads = {
     sessionId: function () { return state.session_id; },
     identify: function (fields) {
-      for (var name in fields) state.contact[name] = fields[name];
+      var before = {};
+      for (var name in fields) {
+        before[name] = state.contact[name];
+        state.contact[name] = fields[name];
+      }
       save(state);
-      return post();
+      return post().catch(function (error) {
+        // Refused for what it holds, the call's fields would refuse every later write of the tab (each page's scan
+        // too): the tab goes back to what it held before. Anything else (offline, rate limited) keeps them, for the
+        // next write to send.
+        if (error.status === 422) {
+          for (var name in before) {
+            if (before[name] === undefined) delete state.contact[name];
+            else state.contact[name] = before[name];
+          }
+          save(state);
+        }
+        throw error;
+      });
     },
     scan: scan,
     reset: reset,

@@ -16,6 +16,7 @@ import { emailRendererFromConfig, mailerFromConfig } from '../worker/mailer-from
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
 import { createEmailTenant, gql, newRecipient, postEmail, readEmail, settledEmail, listTenantEmails, type EmailTenant } from './support/smtp-email.ts';
 import { waitForLockWaiters } from './support/lock-waiters.ts';
+import { refuseRows } from './support/refusals.ts';
 import { openOrm } from '../data/orm.ts';
 
 let sink: SmtpSink;
@@ -449,14 +450,8 @@ describe('idempotency', () => {
 describe('when the outcome of a sent e-mail cannot be recorded at once', () => {
   it('records it once the database takes it, and never sends the e-mail again', async () => {
     const own = await createEmailTenant(app);
-    const em = app.orm.em.fork();
     // This tenant's first queued→sent update fails as a serialization failure does (40001, retryable), once.
-    await em.execute(`create sequence test_record_fails_once`);
-    await em.execute(`create function test_record_fails_once() returns trigger language plpgsql as $$ begin
-        if nextval('test_record_fails_once') = 1 then raise exception 'injected transient failure' using errcode = '40001'; end if;
-        return new; end $$`);
-    await em.execute(`create trigger test_record_fails_once before update on emails for each row
-        when (old.tenant_id = ${Number(own.id)} and old.status = 'queued' and new.status = 'sent') execute function test_record_fails_once()`);
+    const allow = await refuseRows(app.orm, 'emails', 'update once', `old.tenant_id = ${Number(own.id)} and old.status = 'queued' and new.status = 'sent'`, '40001');
     try {
       const to = newRecipient('once');
       const answer = await postEmail(app, '/api/email', { tenant_key: own.tenantKey, from: `Shop <orders@${own.domain}>`, to, subject: 'Once', templateType: 'string', templateContent: '<p>Hi</p>' });
@@ -466,9 +461,7 @@ describe('when the outcome of a sent e-mail cannot be recorded at once', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(sink.receivedBy(to)).toHaveLength(1);
     } finally {
-      await em.execute(`drop trigger if exists test_record_fails_once on emails`);
-      await em.execute(`drop function if exists test_record_fails_once()`);
-      await em.execute(`drop sequence if exists test_record_fails_once`);
+      await allow();
     }
   });
 });

@@ -473,10 +473,8 @@ describe('client-side card encryption: what the encrypted card holds', () => {
 describe('GraphQL errors no caller is told about', () => {
   it('are masked in the answer and logged with their cause and the request id', async () => {
     const owner = await createPaymentTenant(app);
-    const em = app.orm.em.fork();
     // PostgreSQL refuses this tenant's next key with an error no mapping knows: an outage, as far as the gateway can tell.
-    await em.execute(`create function test_refuse_card_key() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = 'XX000'; end $$`);
-    await em.execute(`create trigger test_refuse_card_key before insert on card_encryption_keys for each row when (new.tenant_id = ${owner.id}) execute function test_refuse_card_key()`);
+    const allow = await refuseRows(app.orm, 'card_encryption_keys', 'insert', `new.tenant_id = ${owner.id}`, 'XX000');
     try {
       const before = app.logs.lines.length;
       const response = await fetch(`${app.baseUrl}/graphql`, {
@@ -490,8 +488,7 @@ describe('GraphQL errors no caller is told about', () => {
       const logged = app.logs.lines.slice(before).map((line) => JSON.parse(line)).filter((line) => line.msg === 'unexpected error');
       expect(logged).toEqual([expect.objectContaining({ reqId: expect.anything(), operationName: 'Rotate', err: expect.objectContaining({ message: expect.stringContaining('refused by test') }) })]);
     } finally {
-      await em.execute(`drop trigger if exists test_refuse_card_key on card_encryption_keys`);
-      await em.execute(`drop function if exists test_refuse_card_key()`);
+      await allow();
     }
   });
 });

@@ -6,6 +6,7 @@ import { authorizationsFor, createMerchantTenant, merchantAccount, oneOffProduct
 import { call } from './support/payments-api.ts';
 import { startProcessorFront } from './support/processor-front.ts';
 import { rebillMayHaveCharged } from '../data/queries/rebills.ts';
+import { refuseRows } from './support/refusals.ts';
 
 let app: TestApp;
 let front: Awaited<ReturnType<typeof startProcessorFront>>;
@@ -126,9 +127,7 @@ describe('an approval the database refuses to record for good', () => {
     const email = `unrecorded-${randomUUID().slice(0, 8)}@example.com`;
     // PostgreSQL refuses every transaction of this e-mail (a constraint the attempt breaks), whatever retries do.
     const em = app.orm.em.fork();
-    const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
-    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
-    await em.execute(`create trigger ${name} before insert on transactions for each row when (new.email = '${email}') execute function ${name}()`);
+    const allow = await refuseRows(app.orm, 'transactions', 'insert', `new.email = '${email}'`);
     try {
       const answer = await post(app, `/api/${tenant.products.unrecorded}`, tenant.apiKey, submitBody('4242424242424242', { email }));
       expect(answer.body).toMatchObject({ info: 'Error', chargeSuccess: false });
@@ -140,8 +139,7 @@ describe('an approval the database refuses to record for good', () => {
       const [order] = await em.execute<{ state: string }[]>(`select state from orders where id = ?`, [orderId]);
       expect(order!.state).toBe('failed');
     } finally {
-      await em.execute(`drop trigger if exists ${name} on transactions`);
-      await em.execute(`drop function if exists ${name}()`);
+      await allow();
     }
   });
 });
@@ -152,9 +150,7 @@ describe('an approval recorded before a later step fails for good', () => {
     const productId = tenant.products.unsettled!;
     // The approval is recorded; PostgreSQL then refuses, for good, to settle the order as approved.
     const em = app.orm.em.fork();
-    const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
-    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
-    await em.execute(`create trigger ${name} before update on orders for each row when (new.state = 'approved' and new.product_id = ${productId}) execute function ${name}()`);
+    const allow = await refuseRows(app.orm, 'orders', 'update', `new.state = 'approved' and new.product_id = ${productId}`);
     try {
       const answer = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242'));
       expect(answer.body).toMatchObject({ info: 'Error', chargeSuccess: false });
@@ -185,8 +181,7 @@ describe('an approval recorded before a later step fails for good', () => {
       await em.execute(`delete from transactions where order_id = ? and kind = 'void'`, [orderId]);
       expect(await rebillMayHaveCharged(em, orderId)).toBe(true);
     } finally {
-      await em.execute(`drop trigger if exists ${name} on orders`);
-      await em.execute(`drop function if exists ${name}()`);
+      await allow();
     }
   });
 });

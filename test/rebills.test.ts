@@ -971,7 +971,7 @@ describe('recurring rebills survive a worker restart (worker processes)', () => 
 /**
  * A billing step that fails must not end a subscription that lives for months. PostgreSQL itself refuses the step here
  * (a trigger on this one subscription's rows raises a check violation, SQLSTATE 23514, which Temporal does not retry);
- * dropping the trigger is the fix being deployed.
+ * allowing its rows again is the fix being deployed.
  */
 describe('a card blocklisted after its checkout', () => {
   let app: TestApp;
@@ -1004,17 +1004,8 @@ describe('recurring rebills outlast a failing step', () => {
   });
   afterAll(() => app?.close());
 
-  /** Makes PostgreSQL refuse `event` on `table` for the rows `when` selects, until the returned function is called. */
-  async function refuse(table: string, event: string, when: string): Promise<() => Promise<void>> {
-    const name = `test_refuse_${randomUUID().replaceAll('-', '')}`;
-    const em = app.orm.em.fork();
-    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
-    await em.execute(`create trigger ${name} before ${event} on ${table} for each row when (${when}) execute function ${name}()`);
-    return async () => {
-      await em.execute(`drop trigger if exists ${name} on ${table}`);
-      await em.execute(`drop function if exists ${name}()`);
-    };
-  }
+  /** Makes PostgreSQL refuse `event` on `table` for the rows `when` selects, until the returned function is called (see `refuseRows`). */
+  const refuse = (table: string, event: 'insert' | 'update', when: string) => refuseRows(app.orm, table, event, when);
   const progressOf = (tenant: MerchantTenant, id: number) => app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id)).query(subscriptionProgressQuery);
 
   it('a rebill that cannot be opened leaves the subscription visibly stalled and billing resumes once the step succeeds', async () => {

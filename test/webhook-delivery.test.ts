@@ -13,6 +13,7 @@ import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createTestTenant } from './support/tenants.ts';
 import { startWebhookReceiver, type Behaviour } from './support/webhook-receiver.ts';
+import { refuseRows } from './support/refusals.ts';
 
 let app: TestApp;
 
@@ -83,9 +84,7 @@ describe('signed webhook delivery', () => {
   });
 
   it('never sends an event again because its attempt could not be recorded', async () => {
-    const em = app.orm.em.fork();
-    await em.execute(`create function test_refuse_attempt() returns trigger language plpgsql as $$ begin raise exception 'refused by test' using errcode = '23514'; end $$`);
-    await em.execute(`create trigger test_refuse_attempt before insert on webhook_attempts for each row when (new.response_snippet = 'refuse-this-attempt') execute function test_refuse_attempt()`);
+    const allow = await refuseRows(app.orm, 'webhook_attempts', 'insert', `new.response_snippet = 'refuse-this-attempt'`);
     try {
       const { receiver, tenant, deliveryId, result } = await deliverTo(() => ({ status: 200, body: 'refuse-this-attempt' }));
       try {
@@ -96,8 +95,7 @@ describe('signed webhook delivery', () => {
         await receiver.close();
       }
     } finally {
-      await em.execute(`drop trigger if exists test_refuse_attempt on webhook_attempts`);
-      await em.execute(`drop function if exists test_refuse_attempt()`);
+      await allow();
     }
   });
 
@@ -106,14 +104,15 @@ describe('signed webhook delivery', () => {
     const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
     const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: receiver.url, secret }] });
     const endpointId = tenant.result.webhookEndpoints[0]!.id;
-    const em = app.orm.em.fork();
     // For 18 seconds every change of this endpoint's delivery states fails as PostgreSQL does while it cannot take
     // connections (57P03, retryable): longer than the 5 tries in 15 seconds deliveries used to get.
-    await em.execute(`create function test_database_away() returns trigger language plpgsql as $$ begin
-        if clock_timestamp() < '${new Date(Date.now() + 18_000).toISOString()}'::timestamptz then raise exception 'database away (test)' using errcode = '57P03'; end if;
-        return new; end $$`);
-    await em.execute(`create trigger test_database_away before update on webhook_deliveries for each row
-        when (new.endpoint_id = '${String(endpointId).replaceAll("'", '')}' and new.state is distinct from old.state) execute function test_database_away()`);
+    const allow = await refuseRows(
+      app.orm,
+      'webhook_deliveries',
+      'update',
+      `new.endpoint_id = '${String(endpointId).replaceAll("'", '')}' and new.state is distinct from old.state and clock_timestamp() < '${new Date(Date.now() + 18_000).toISOString()}'::timestamptz`,
+      '57P03',
+    );
     try {
       const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
       const [deliveryId] = await dispatchWebhookEvent(
@@ -125,8 +124,7 @@ describe('signed webhook delivery', () => {
       expect(await deliveryFromGraphQL(tenant.apiKey, deliveryId!)).toMatchObject({ state: 'delivered', attemptCount: 1 });
     } finally {
       await receiver.close();
-      await em.execute(`drop trigger if exists test_database_away on webhook_deliveries`);
-      await em.execute(`drop function if exists test_database_away()`);
+      await allow();
     }
   });
 

@@ -17,7 +17,7 @@ import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startProcessorFront } from './support/processor-front.ts';
 import { historyText } from './support/workflow-history.ts';
 import { waitForLockWaiters } from './support/lock-waiters.ts';
-import { refuseRows } from './support/refusals.ts';
+import { refuseRows, slowRows } from './support/refusals.ts';
 
 /** Plans billing every second or two: periods and dunning delays are data of the plan, never constants. */
 function planProduct(slug: string, recurringAmount: string, extra: Record<string, unknown> = {}) {
@@ -1099,11 +1099,8 @@ describe('recurring rebills outlast a failing step', () => {
 
   it('a pause and a cancel sent right after the checkout reach its billing, however long keeping the card takes', async () => {
     const tenant = await subscriptionTenant(app);
-    const em = app.orm.em.fork();
-    const name = `test_slow_card_${randomUUID().replaceAll('-', '')}`;
     // The card is kept slowly (4 s), as under a busy worker or database.
-    await em.execute(`create function ${name}() returns trigger language plpgsql as $$ begin perform pg_sleep(4); return new; end $$`);
-    await em.execute(`create trigger ${name} before update on subscriptions for each row when (new.tenant_id = ${tenant.id} and old.sealed_card is null and new.sealed_card is not null) execute function ${name}()`);
+    const allow = await slowRows(app.orm, 'subscriptions', `new.tenant_id = ${tenant.id} and old.sealed_card is null and new.sealed_card is not null`, 4);
     try {
       const id = await subscribe(app, tenant, 'hourly');
       const paused = await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
@@ -1114,8 +1111,7 @@ describe('recurring rebills outlast a failing step', () => {
       const ended = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id)).result();
       await expect(Promise.race([ended, new Promise((resolve) => setTimeout(() => resolve('still billing'), 15_000))])).resolves.toMatchObject({ reason: 'cancelled_by_merchant' });
     } finally {
-      await em.execute(`drop trigger if exists ${name} on subscriptions`);
-      await em.execute(`drop function if exists ${name}()`);
+      await allow();
     }
   });
 });

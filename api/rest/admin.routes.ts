@@ -12,7 +12,7 @@ import type { TypedApp } from '../http/typed-app.ts';
 const text = () => Type.Union([Type.String(), Type.Null()]);
 const int = () => Type.Union([Type.Integer(), Type.Null()]);
 const num = (description?: string) => Type.Union([Type.Number(), Type.Null()], description ? { description } : {});
-const masked = () => Type.Optional(Type.String({ description: '`****` + last 4 characters (`****` under 8 characters)' }));
+const masked = () => Type.Union([Type.String(), Type.Null()], { description: '`****` + last 4 characters (`****` under 8 characters); null when none is stored' });
 
 /** A merchant account as answered (spec 2.6): every field, gateway credentials masked. */
 export const MerchantAccountRecord = Type.Object(
@@ -126,7 +126,7 @@ export function adminRoutes(app: TypedApp, deps: { secretBox: SecretBox }): void
         '`rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. ' +
         'Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); ' +
         '`vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). ' +
-        '`currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed, and a mask that matches no stored value of that currency (`****` and at most 4 characters) is 400. ' +
+        '`currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent or null one is removed, and a mask that matches no stored value of that currency (`****` and at most 4 characters) is 400. ' +
           '`title` must not be blank; `acquirerBINNetworkA`/`acquirerBINNetworkB` are 6 to 11 digits.',
       tags: ['admin'],
       security: API_KEY_REQUIRED,

@@ -7,6 +7,10 @@ import { DomainError } from '../errors.ts';
 export const CREDENTIAL_FIELDS = ['apiKey', 'username', 'password', 'emailAddress', 'processorId'] as const;
 export type CredentialField = (typeof CREDENTIAL_FIELDS)[number];
 export type GatewayCredentials = Partial<Record<CredentialField, string>>;
+/** Credentials as answered: every field named (spec 2.6 lists five), `null` where none is stored. */
+export type MaskedCredentials = Record<CredentialField, string | null>;
+/** Credentials as an update sends them: `null` says "none", as an absent field does (what an answer shows for none). */
+export type IncomingCredentials = Partial<Record<CredentialField, string | null>>;
 
 const MASK = '****';
 /** Below this length even the last 4 characters would give away too much of the value. */
@@ -17,11 +21,11 @@ export function maskSecret(value: string): string {
   return value.length >= SHORTEST_WITH_VISIBLE_TAIL ? `${MASK}${value.slice(-4)}` : MASK;
 }
 
-export function maskCredentials(credentials: GatewayCredentials): GatewayCredentials {
-  const masked: GatewayCredentials = {};
+export function maskCredentials(credentials: GatewayCredentials): MaskedCredentials {
+  const masked = {} as MaskedCredentials;
   for (const field of CREDENTIAL_FIELDS) {
     const value = credentials[field];
-    if (value !== undefined) masked[field] = maskSecret(value);
+    masked[field] = value === undefined ? null : maskSecret(value);
   }
   return masked;
 }
@@ -29,15 +33,15 @@ export function maskCredentials(credentials: GatewayCredentials): GatewayCredent
 /**
  * The credentials an update leaves stored. `incoming` replaces the stored object field by field: a field equal to
  * the mask of the stored value keeps the stored secret, a value shaped like a mask of anything else is refused
- * (DomainError `validation`), any other value replaces it, an absent field is removed. No `incoming` object keeps
- * everything stored.
+ * (DomainError `validation`), any other value replaces it, an absent or `null` field is removed. No `incoming` object
+ * keeps everything stored.
  */
-export function mergeCredentials(stored: GatewayCredentials | undefined, incoming: GatewayCredentials | undefined): GatewayCredentials {
+export function mergeCredentials(stored: GatewayCredentials | undefined, incoming: IncomingCredentials | undefined): GatewayCredentials {
   if (incoming === undefined) return { ...(stored ?? {}) };
   const merged: GatewayCredentials = {};
   for (const field of CREDENTIAL_FIELDS) {
     const value = incoming[field];
-    if (value === undefined) continue;
+    if (value === undefined || value === null) continue;
     const kept = stored?.[field];
     if (kept !== undefined && value === maskSecret(kept)) merged[field] = kept;
     // A mask of something else (a value changed since the form was read, or another currency's) is never a secret:
@@ -46,6 +50,11 @@ export function mergeCredentials(stored: GatewayCredentials | undefined, incomin
     else merged[field] = value;
   }
   return merged;
+}
+
+/** The credentials given, without the fields given as `null` ("none"), in the order given (stored as sent). */
+export function givenCredentials(incoming: IncomingCredentials): GatewayCredentials {
+  return Object.fromEntries(Object.entries(incoming).filter(([, value]) => value !== null)) as GatewayCredentials;
 }
 
 /** The shape of `maskSecret`'s answers. */

@@ -1,6 +1,6 @@
 import { validationError } from '../errors.ts';
 import { toFractionString, toMoneyString } from '../money.ts';
-import type { GatewayCredentials } from './credentials.ts';
+import type { IncomingCredentials, MaskedCredentials } from './credentials.ts';
 
 /** A merchant account as the admin API answers it: every field of spec 2.6, credentials masked. */
 export interface MerchantAccountView {
@@ -61,7 +61,7 @@ export interface MerchantAccountView {
   customField2: string | null;
   customField3: string | null;
   midOwnerId: number;
-  currencies: { currency: string; gatewayCredentials: GatewayCredentials }[];
+  currencies: { currency: string; gatewayCredentials: MaskedCredentials }[];
   company: string;
   gateway: string;
   vertical: string | null;
@@ -148,7 +148,7 @@ export const RESOLVED_NAMES = {
 export type ResolvedName = keyof typeof RESOLVED_NAMES;
 
 /** An update as validated by its schema: `rowVersion` plus any subset of the fields of spec 2.6. */
-export type MerchantAccountUpdate = { rowVersion: number; currencies?: { currency: string; gatewayCredentials?: GatewayCredentials }[] } & {
+export type MerchantAccountUpdate = { rowVersion: number; currencies?: { currency: string; gatewayCredentials?: IncomingCredentials }[] } & {
   [K in WritableField]?: unknown;
 } & Partial<Record<(typeof READ_ONLY_FIELDS)[number] | ResolvedName, unknown>>;
 

@@ -12,11 +12,11 @@ const nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof T
 
 export const GatewayCredentials = Type.Object(
   {
-    apiKey: Type.Optional(text(500)),
-    username: Type.Optional(text(200)),
-    password: Type.Optional(text(500)),
-    emailAddress: Type.Optional(text(320)),
-    processorId: Type.Optional(text(200)),
+    apiKey: Type.Optional(nullable(text(500))),
+    username: Type.Optional(nullable(text(200))),
+    password: Type.Optional(nullable(text(500))),
+    emailAddress: Type.Optional(nullable(text(320))),
+    processorId: Type.Optional(nullable(text(200))),
   },
   { additionalProperties: false },
 );

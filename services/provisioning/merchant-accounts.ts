@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { maskedForAudit } from '../../domain/merchant-accounts/credentials.ts';
+import { givenCredentials, maskedForAudit } from '../../domain/merchant-accounts/credentials.ts';
 import { toFractionString, toMoneyString } from '../../domain/money.ts';
 import { MerchantAccount, MerchantAccountCurrency } from '../../schema/entities/index.ts';
 import type { MerchantAccountProvisionInput } from '../../schema/inputs/merchant-account.input.ts';
@@ -82,7 +82,7 @@ async function syncCurrencies(
     }
   }
   for (const [currency, input] of wanted) {
-    const credentials = JSON.stringify(input.gatewayCredentials ?? {});
+    const credentials = JSON.stringify(givenCredentials(input.gatewayCredentials ?? {}));
     const row = current.find((r) => r.currency === currency);
     if (!row) {
       em.create(MerchantAccountCurrency, { merchantAccount: account, currency, credentialsCiphertext: secretBox.seal(credentials) });

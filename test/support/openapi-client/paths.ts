@@ -32,7 +32,7 @@ export interface paths {
   "/api/admin/merchantaccounts/{id}": {
     /**
      * Updates a merchant account (spec 4.8) at the rowVersion read; audited with UserEmail
-     * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed, and a mask that matches no stored value of that currency (`****` and at most 4 characters) is 400. `title` must not be blank; `acquirerBINNetworkA`/`acquirerBINNetworkB` are 6 to 11 digits.
+     * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent or null one is removed, and a mask that matches no stored value of that currency (`****` and at most 4 characters) is 400. `title` must not be blank; `acquirerBINNetworkA`/`acquirerBINNetworkB` are 6 to 11 digits.
      */
     put: operations["updateMerchantAccount"];
   };
@@ -213,21 +213,21 @@ export interface components {
       customField3: string | null;
       /** @description 0, or 1 for an external partner MID */
       midOwnerId: number;
-      currencies: {
+      currencies: ({
           currency: string;
           gatewayCredentials: {
-            /** @description `****` + last 4 characters (`****` under 8 characters) */
-            apiKey?: string;
-            /** @description `****` + last 4 characters (`****` under 8 characters) */
-            username?: string;
-            /** @description `****` + last 4 characters (`****` under 8 characters) */
-            password?: string;
-            /** @description `****` + last 4 characters (`****` under 8 characters) */
-            emailAddress?: string;
-            /** @description `****` + last 4 characters (`****` under 8 characters) */
-            processorId?: string;
+            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            apiKey: string | null;
+            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            username: string | null;
+            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            password: string | null;
+            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            emailAddress: string | null;
+            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            processorId: string | null;
           };
-        }[];
+        })[];
       company: string;
       gateway: string;
       vertical: string | null;
@@ -748,7 +748,7 @@ export interface operations {
   };
   /**
    * Updates a merchant account (spec 4.8) at the rowVersion read; audited with UserEmail
-   * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent one is removed, and a mask that matches no stored value of that currency (`****` and at most 4 characters) is 400. `title` must not be blank; `acquirerBINNetworkA`/`acquirerBINNetworkB` are 6 to 11 digits.
+   * @description `rowVersion` is required and must be the current version (else 409, nothing changed); every other field is optional and an omitted one keeps its value. Read-only: `id`, `mid`, `companyId`, `company`, `gatewayId`, `gateway`, `parentCompanyId`, `parentCompany` (accepted unchanged, 400 when changed); `vertical`, `brand`, `chargebackMitigationProvider` and `processorPortalAccess` follow their ids and are ignored; a new id must be one another account of the company already carries a name for (else 400 naming the id field). `currencies` replaces the set; a credential sent back masked keeps the stored secret, an absent or null one is removed, and a mask that matches no stored value of that currency (`****` and at most 4 characters) is 400. `title` must not be blank; `acquirerBINNetworkA`/`acquirerBINNetworkB` are 6 to 11 digits.
    */
   updateMerchantAccount: {
     parameters: {
@@ -833,16 +833,16 @@ export interface operations {
           midOwnerId?: number;
           requiresZip?: boolean;
           partnerStoreId?: string | null;
-          currencies?: {
+          currencies?: ({
               currency: string;
               gatewayCredentials?: {
-                apiKey?: string;
-                username?: string;
-                password?: string;
-                emailAddress?: string;
-                processorId?: string;
+                apiKey?: string | null;
+                username?: string | null;
+                password?: string | null;
+                emailAddress?: string | null;
+                processorId?: string | null;
               };
-            }[];
+            })[];
           id?: number;
           mid?: string;
           companyId?: number;

@@ -78,6 +78,13 @@ describe('writing a lead', () => {
     expect(read.body.data[0]).not.toHaveProperty('tenant_id');
   });
 
+  it('answers cfa_device as null on a lead that never wrote it, as every optional field of spec 2.4', async () => {
+    const sessionId = newSessionId();
+    expect((await postLead(base(), { email: 'dee@example.com', session_id: sessionId }, secret())).status).toBe(201);
+    const read = await getLeads(base(), { session_id: sessionId }, secret());
+    expect(read.body.data).toEqual([expect.objectContaining({ email: 'dee@example.com', first_name: null, phone: null, pending_data: null, cfa_device: null })]);
+  });
+
   it('names every invalid field in one 422, and refuses the fields only the gateway sets', async () => {
     const sessionId = newSessionId();
     const refused = await postLead(

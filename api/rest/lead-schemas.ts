@@ -45,6 +45,7 @@ export const CustomerLead = Type.Object(
     phone: nullable(Type.String()),
     scans: Type.Array(Type.Object({ page: Type.String() }, { additionalProperties: true })),
     pending_data: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
+    cfa_device: nullable(Type.String({ description: 'The device field spec 2.4 names: always answered, null until written' })),
     status: stringEnum(LEAD_STATUSES),
     application_id: Type.Integer(),
     environment: stringEnum(['test', 'live'] as const),

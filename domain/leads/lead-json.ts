@@ -2,7 +2,7 @@ import type { LeadRecord } from './lead.ts';
 
 /**
  * A stored lead as the REST API and the `customer_lead.paid` webhook show it: snake_case like the write body,
- * every CFA/D2D field at the top level under its own name, dates in ISO 8601, the amount as an exact decimal
+ * every CFA/D2D field at the top level under its own name (`cfa_device` always, the one spec 2.4 names), dates in ISO 8601, the amount as an exact decimal
  * string; never the tenant.
  */
 export function leadJson(lead: LeadRecord): Record<string, unknown> {
@@ -15,6 +15,8 @@ export function leadJson(lead: LeadRecord): Record<string, unknown> {
     phone: lead.phone,
     scans: lead.scans,
     pending_data: lead.pendingData,
+    // The one CFA field spec 2.4 names: always there, as the other optional fields are, null until written.
+    cfa_device: null,
     ...lead.trackingFields,
     status: lead.status,
     application_id: lead.applicationId,

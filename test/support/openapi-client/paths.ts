@@ -461,6 +461,7 @@ export interface components {
       pending_data: {
         [key: string]: unknown;
       } | null;
+      cfa_device: string | null;
       /** @enum {string} */
       status: "lead" | "paid";
       application_id: number;

@@ -76,6 +76,13 @@ describe('POST /api/{productId}', () => {
     [{ card: card('378282246310005', { cvv: '1234' }) }, 'NetworkC cards not supported'],
     [{ card: { encrypted: 'eyJhbGciOi.x.y.z.w', expiryMonth: 12, expiryYear: 2030 } }, 'Bin and Last4 required along with Encrypted data'],
     [{ mid: 'NO-SUCH-MID' }, 'Specified Mid not found'],
+    // Too long or out of range is as invalid as malformed: the same 7.1 answer, not a request-level 400.
+    [{ email: `${'a'.repeat(310)}@example.com` }, 'Invalid Email'],
+    [{ card: card('4242424242424242'.repeat(2) + '4') }, 'Invalid CC Number'],
+    [{ card: card('4242424242424242', { expiryMonth: -1 }) }, 'Invalid expiry'],
+    [{ card: card('4242424242424242', { expiryMonth: 100 }) }, 'Invalid expiry'],
+    [{ card: card('4242424242424242', { expiryYear: -2030 }) }, 'Invalid expiry'],
+    [{ card: card('4242424242424242', { cvv: '123456789' }) }, 'Invalid CVV'],
   ])('fails pre-processing with the exact 7.1 error (%#)', async (overrides, error) => {
     const { status, body: result } = await submit(submitBody('4242424242424242', overrides));
     expect(status).toBe(200);
@@ -252,6 +259,9 @@ describe('request-level errors', () => {
     ['a wrong type', 400, JSON.stringify({ email: 42 }), 'email must be string'],
     ['an unknown field', 400, JSON.stringify({ surprise: true }), 'surprise is not a known field'],
     // Its two parts are kept in columns of 200: a longer one is refused before any order is written or limit counted.
+    // Text no checkout could send is refused at the edge (a card's own rules are 7.1 outcomes, above).
+    ['an e-mail of more than 1,024 characters', 400, JSON.stringify({ email: `${'a'.repeat(1100)}@example.com` }), 'email must NOT have more than 1024 characters'],
+    ['a card number of more than 64 characters', 400, JSON.stringify({ card: { pan: '4'.repeat(65) } }), 'card.pan must NOT have more than 64 characters'],
     ['a subAffiliate part over 200 characters', 400, JSON.stringify({ subAffiliate: `a_${'b'.repeat(300)}` }), 'subAffiliate must match pattern "^[^_]{0,200}(_[\\s\\S]{0,200})?$"'],
   ])('%s is a %i', async (_name, status, body, message) => {
     const response = await submit(body);

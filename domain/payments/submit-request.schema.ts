@@ -1,5 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 
+/** Integers beyond this are no card's month or year, and not worth reading. */
+const INT32 = 2 ** 31 - 1;
+
 const str = (maxLength: number, description?: string) => Type.Optional(Type.String({ maxLength, ...(description ? { description } : {}) }));
 
 const Address = Type.Object(
@@ -18,10 +21,12 @@ const Address = Type.Object(
 export const SubmitCard = Type.Object(
   {
     name: str(100, 'Cardholder name'),
-    pan: str(32, 'Card number (digits; spaces and dashes are ignored)'),
-    expiryMonth: Type.Optional(Type.Integer({ minimum: 0, maximum: 99 })),
-    expiryYear: Type.Optional(Type.Integer({ minimum: 0, maximum: 9999 })),
-    cvv: str(8),
+    // The card's own rules (a number of 12-19 digits, a real month, a CVV of its network's length) are spec 7.1's
+    // `Failed` outcomes; these bounds only keep text and numbers no checkout could send out of the gateway.
+    pan: str(64, 'Card number (digits; spaces and dashes are ignored)'),
+    expiryMonth: Type.Optional(Type.Integer({ minimum: -INT32, maximum: INT32 })),
+    expiryYear: Type.Optional(Type.Integer({ minimum: -INT32, maximum: INT32 })),
+    cvv: str(64),
     bin: str(8, 'First 6-8 digits; required with `encrypted`'),
     lastFour: str(4, 'Required with `encrypted`'),
     brand: str(30),
@@ -38,7 +43,8 @@ export const SubmitCard = Type.Object(
 export const SubmitRequest = Type.Object(
   {
     card: Type.Optional(SubmitCard),
-    email: str(320),
+    // An address over 320 characters is spec 7.1's `Invalid Email`; this bound keeps huge text out.
+    email: str(1024),
     amount: Type.Optional(Type.Number({ minimum: 0, description: 'When given, must equal the product price' })),
     serviceSession: str(200),
     partnerSession: str(1000, 'Persisted for webhook and lead correlation only when 50 characters or fewer'),

@@ -1,6 +1,6 @@
 /** The merchant's side: the `/v1/authorizations` API the gateway's sandbox adapter calls. */
 import type { FastifyInstance } from 'fastify';
-import type { Ledger } from './ledger.ts';
+import type { Authorization, Ledger } from './ledger.ts';
 import { amountRule, authorize, completedAnswer, voidedAnswer } from './outcomes.ts';
 import { parseAuthorizationBody, parseProceedWithoutAuthentication } from './request-bodies.ts';
 import type { SlowAnswers } from './slow-answers.ts';
@@ -25,10 +25,9 @@ export function registerAuthorizationRoutes(app: FastifyInstance, { ledger, slow
     if (rule === 'unavailable') return reply.code(500).send({ error: 'processor unavailable' });
 
     const authorization = authorize(body, ledger.firstMerchantOf(body.orderReference, body.merchantId), publicUrl());
-    if (!body.capture && authorization.answer.status === 'approved') {
-      authorization.capture = 'pending';
-      authorization.answer = { ...authorization.answer, code: PREAUTHORIZED.statusId, message: PREAUTHORIZED.message };
-    }
+    // Authorize only: an approval now, or one its 3-D Secure challenge gives later, waits for its capture.
+    if (!body.capture && (authorization.answer.status === 'approved' || authorization.answer.status === 'challenge_required')) authorization.capture = 'pending';
+    authorization.answer = heldIfAuthorizeOnly(authorization);
     ledger.record(authorization);
 
     // Snapshot: a 3DS completion during the delay must not change what this first answer says.
@@ -54,6 +53,7 @@ export function registerAuthorizationRoutes(app: FastifyInstance, { ledger, slow
     if (authorization.answer.status !== 'challenge_required') return reply.send(authorization.answer);
     if (challenge.state === 'pending') return reply.code(409).send({ status: 'challenge_pending' });
     authorization.answer = completedAnswer(authorization, proceedWithoutAuthentication);
+    authorization.answer = heldIfAuthorizeOnly(authorization);
     return reply.send(authorization.answer);
   });
 
@@ -79,3 +79,10 @@ export function registerAuthorizationRoutes(app: FastifyInstance, { ledger, slow
     return reply.send({ id: authorization.id, status: 'captured', code: APPROVED.statusId, message: APPROVED.message });
   });
 }
+
+/** An approval of an authorization made with `capture: false` answers Preauthorized: nothing is charged until captured. */
+function heldIfAuthorizeOnly(authorization: Authorization): Authorization['answer'] {
+  const { answer } = authorization;
+  return authorization.capture === 'pending' && answer.status === 'approved' ? { ...answer, code: PREAUTHORIZED.statusId, message: PREAUTHORIZED.message } : answer;
+}
+

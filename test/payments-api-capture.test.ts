@@ -134,6 +134,31 @@ describe('authorization only (capture: false)', () => {
     expect(await approvedVolumeOf(tenant.id)).toBe(volumeAfterCapture);
   });
 
+  it.each([
+    ['capture', 'succeeded', 1999],
+    ['void', 'canceled', 0],
+  ] as const)('holds a payment its 3-D Secure challenge approved, charging nothing until the %s decides it', async (decision, status, refundable) => {
+    const pending = await pay(paymentBody('4000000000003220', { capture: false, three_d_secure: { enabled: true } }));
+    expect(pending.body).toMatchObject({ status: 'requires_action' });
+    // The cardholder answers the challenge; the checkout completes it.
+    const redirect = await fetch(pending.body.next_action.redirect_url, { redirect: 'manual' });
+    const answered = await fetch(redirect.headers.get('location')!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'outcome=authenticate' });
+    expect(answered.ok).toBe(true);
+    const completion = { threeDSecureId: pending.body.next_action.three_d_secure_id, serviceSession: pending.body.id };
+    const completed = await call(app, 'POST', `/api/${tenant.products['payments-api']}/3ds`, tenant.apiKey, completion);
+    expect(completed.body).toMatchObject({ info: 'Success', chargeSuccess: false });
+
+    // Authorized, not charged: waiting for its capture, as one held from its first answer.
+    expect((await get(`/payments/${pending.body.id}`)).body).toMatchObject({ status: 'requires_capture', status_id: 3367, amount_refundable: 0 });
+    expect((await transactionsOf(pending.body.id))[0]).toMatchObject({ kind: 'authorization', success: true, refundable: false, status_id: 3367 });
+
+    const decided = await post(`/payments/${pending.body.id}/${decision}`);
+    expect(decided.status).toBe(200);
+    expect(decided.body).toMatchObject({ status, amount_refundable: refundable });
+    expect((await get(`/payments/${pending.body.id}`)).body).toMatchObject({ status, amount_refundable: refundable });
+    if (decision === 'capture') expect((await post(`/payments/${pending.body.id}/refund`, { amount: 999 })).body).toMatchObject({ status: 'succeeded' });
+  });
+
   it('refuses to capture or void a payment charged at once, and an unknown one', async () => {
     const charged = await pay(paymentBody('4242424242424242'));
     expect((await post(`/payments/${charged.body.id}/void`)).body.error).toMatchObject({ code: 'payment_not_authorized' });

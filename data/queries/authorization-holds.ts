@@ -9,7 +9,8 @@ import { releaseApprovedVolume } from './merchant-accounts.ts';
  */
 export async function holdAuthorization(em: EntityManager, hold: { orderId: number; transactionId: string }): Promise<void> {
   await em.execute(`update transactions set refundable = false where id = ? and order_id = ?`, [hold.transactionId, hold.orderId]);
-  await em.execute(`update orders set state = 'authorized', updated_at = now() where id = ? and state = 'processing'`, [hold.orderId]);
+  // Held from its first answer (`processing`), or once its 3-D Secure challenge approved it (`pending_3ds`).
+  await em.execute(`update orders set state = 'authorized', updated_at = now() where id = ? and state in ('processing', 'pending_3ds')`, [hold.orderId]);
 }
 
 /**

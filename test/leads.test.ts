@@ -83,6 +83,9 @@ describe('writing a lead', () => {
     expect((await postLead(base(), { email: 'dee@example.com', session_id: sessionId }, secret())).status).toBe(201);
     const read = await getLeads(base(), { session_id: sessionId }, secret());
     expect(read.body.data).toEqual([expect.objectContaining({ email: 'dee@example.com', first_name: null, phone: null, pending_data: null, cfa_device: null })]);
+    // GraphQL answers the same record.
+    const viaGraphQL = await graphql(base(), tenant.apiKey, `query($s: String) { customerLeads(sessionId: $s) { edges { node { trackingFields } } } }`, { s: sessionId });
+    expect(viaGraphQL.data.customerLeads.edges).toEqual([{ node: { trackingFields: { cfa_device: null } } }]);
   });
 
   it('names every invalid field in one 422, and refuses the fields only the gateway sets', async () => {

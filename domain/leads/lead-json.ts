@@ -15,9 +15,7 @@ export function leadJson(lead: LeadRecord): Record<string, unknown> {
     phone: lead.phone,
     scans: lead.scans,
     pending_data: lead.pendingData,
-    // The one CFA field spec 2.4 names: always there, as the other optional fields are, null until written.
-    cfa_device: null,
-    ...lead.trackingFields,
+    ...trackingFieldsOf(lead),
     status: lead.status,
     application_id: lead.applicationId,
     environment: lead.environment,
@@ -31,3 +29,12 @@ export function leadJson(lead: LeadRecord): Record<string, unknown> {
     updated_at: lead.updatedAt.toISOString(),
   };
 }
+
+/**
+ * A lead's CFA and D2D fields as answered (REST, GraphQL, the webhook): `cfa_device`, the one spec 2.4 names, always
+ * there as the other optional fields are (null until written), then every other one written, by name.
+ */
+export function trackingFieldsOf(lead: Pick<LeadRecord, 'trackingFields'>): Record<string, string | null> {
+  return { cfa_device: null, ...lead.trackingFields };
+}
+

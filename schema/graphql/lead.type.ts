@@ -31,8 +31,8 @@ export class CustomerLeadType {
   @Field(() => JSONObjectResolver, { nullable: true, description: 'Decoded `pending_data_b64`' })
   pendingData!: Record<string, unknown> | null;
 
-  @Field(() => JSONObjectResolver, { description: 'Every `cfa_*` and `d2d_*` field by name' })
-  trackingFields!: Record<string, string>;
+  @Field(() => JSONObjectResolver, { description: 'Every `cfa_*` and `d2d_*` field by name; `cfa_device` always (null until written)' })
+  trackingFields!: Record<string, string | null>;
 
   @Field(() => String, { description: 'lead or paid' })
   status!: string;

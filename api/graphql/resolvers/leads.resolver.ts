@@ -2,6 +2,7 @@ import { Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { listLeads } from '../../../data/queries/leads.ts';
 import { LeadValidationError } from '../../../domain/leads/lead-errors.ts';
 import type { LeadEnvironment } from '../../../domain/leads/lead-keys.ts';
+import { trackingFieldsOf } from '../../../domain/leads/lead-json.ts';
 import { checkFilter, decodeLeadCursor, encodeLeadCursor, LEAD_PAGE_SIZE, type LeadFilter } from '../../../domain/leads/lead-query.ts';
 import { generateLeadKeys, replaceAllowedOrigins } from '../../../services/leads/lead-keys.ts';
 import {
@@ -54,7 +55,7 @@ export class LeadsResolver {
     // One more than asked says whether another page follows.
     const leads = await listLeads(context.em, { tenantId, filter: filterOf(args), limit: first + 1, after });
     const page = leads.slice(0, first);
-    const edges = page.map((lead) => ({ cursor: encodeLeadCursor(lead.cursor), node: lead }));
+    const edges = page.map((lead) => ({ cursor: encodeLeadCursor(lead.cursor), node: { ...lead, trackingFields: trackingFieldsOf(lead) } }));
     return { edges, pageInfo: { hasNextPage: leads.length > first, endCursor: edges.at(-1)?.cursor ?? null } };
   }
 

@@ -347,6 +347,26 @@ describe('client-side card encryption', () => {
     return rotated.jwk;
   }
 
+  it("lets the operator read and rotate a tenant's key by its id, and a tenant's key only its own", async () => {
+    const owner = await createPaymentTenant(app);
+    const other = await createPaymentTenant(app);
+    const ask = async (authorization: string, query: string, variables: Record<string, unknown> = {}) => {
+      const response = await fetch(`${app.baseUrl}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify({ query, variables }) });
+      return (await response.json()) as any;
+    };
+    const operator = `Bearer ${app.config.operatorToken}`;
+    const rotated = await ask(operator, 'mutation($t: Int) { rotateCardEncryptionKey(tenantId: $t) { kid } }', { t: owner.id });
+    expect(rotated.errors).toBeUndefined();
+    const read = await ask(operator, 'query($t: Int) { cardEncryptionKey(tenantId: $t) { kid } }', { t: owner.id });
+    expect(read.data.cardEncryptionKey.kid).toBe(rotated.data.rotateCardEncryptionKey.kid);
+    // The tenant itself reads the key the operator issued; another tenant's key cannot name it.
+    expect((await ask(`Bearer ${owner.apiKey}`, '{ cardEncryptionKey { kid } }')).data.cardEncryptionKey.kid).toBe(rotated.data.rotateCardEncryptionKey.kid);
+    const foreign = await ask(`Bearer ${other.apiKey}`, 'query($t: Int) { cardEncryptionKey(tenantId: $t) { kid } }', { t: owner.id });
+    expect(foreign.errors[0].extensions.code).toBe('FORBIDDEN');
+    // The operator without a tenant is told which argument is missing.
+    expect((await ask(operator, '{ cardEncryptionKey { kid } }')).errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'tenantId' });
+  });
+
   it('leaves one active key after eight rotations meeting at once, each of them answered', async () => {
     const owner = await createPaymentTenant(app);
     const rotate = async () => {

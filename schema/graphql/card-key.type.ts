@@ -1,4 +1,5 @@
-import { Field, ID, ObjectType } from 'type-graphql';
+import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
+import { Min } from 'class-validator';
 import { DateTimeResolver, JSONObjectResolver } from 'graphql-scalars';
 
 @ObjectType('CardEncryptionKey', { description: 'Public key a checkout page encrypts cards with (compact JWE, RSA-OAEP-256 + A256GCM)' })
@@ -18,3 +19,11 @@ export class CardEncryptionKeyType {
   @Field(() => DateTimeResolver)
   createdAt!: Date;
 }
+
+@ArgsType()
+export class CardEncryptionKeyArgs {
+  @Field(() => Int, { nullable: true, description: 'Operator only: which tenant' })
+  @Min(1)
+  tenantId?: number;
+}
+

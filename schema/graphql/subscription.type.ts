@@ -34,7 +34,7 @@ export class SubscriptionType {
   @Field(() => Int, { description: 'Periods paid after the first payment' })
   billedPeriods!: number;
 
-  @Field(() => DateTimeResolver, { description: 'The next charge or dunning retry' })
+  @Field(() => DateTimeResolver, { description: 'The next charge or dunning retry; once cancelled, when it would have been (nothing is charged after a cancel: read state)' })
   nextBillingAt!: Date;
 
   @Field(() => DateTimeResolver, { nullable: true })

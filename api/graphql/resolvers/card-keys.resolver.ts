@@ -1,8 +1,8 @@
-import { Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { CARD_JWE_ALGORITHM, CARD_JWE_ENCRYPTION } from '../../../domain/payments/card-encryption.ts';
 import { activeCardKey, rotateCardKey } from '../../../services/payments/card-keys.ts';
 import type { CardEncryptionKey } from '../../../schema/entities/index.ts';
-import { CardEncryptionKeyType } from '../../../schema/graphql/card-key.type.ts';
+import { CardEncryptionKeyArgs, CardEncryptionKeyType } from '../../../schema/graphql/card-key.type.ts';
 import { actorOf, requireTenant, type GraphQLContext } from '../context.ts';
 
 const toType = (key: CardEncryptionKey): CardEncryptionKeyType => ({
@@ -16,13 +16,13 @@ const toType = (key: CardEncryptionKey): CardEncryptionKeyType => ({
 @Resolver()
 export class CardKeysResolver {
   @Query(() => CardEncryptionKeyType, { nullable: true, description: "The tenant's active card-encryption public key; null until one is issued" })
-  async cardEncryptionKey(@Ctx() context: GraphQLContext): Promise<CardEncryptionKeyType | null> {
-    const key = await activeCardKey(context.em, requireTenant(context));
+  async cardEncryptionKey(@Args(() => CardEncryptionKeyArgs) args: CardEncryptionKeyArgs, @Ctx() context: GraphQLContext): Promise<CardEncryptionKeyType | null> {
+    const key = await activeCardKey(context.em, requireTenant(context, args.tenantId));
     return key ? toType(key) : null;
   }
 
   @Mutation(() => CardEncryptionKeyType, { description: 'Issues a new card-encryption key pair and makes it active; earlier keys still decrypt' })
-  async rotateCardEncryptionKey(@Ctx() context: GraphQLContext): Promise<CardEncryptionKeyType> {
-    return toType(await rotateCardKey(context.em, context.services.secretBox, requireTenant(context), actorOf(context)));
+  async rotateCardEncryptionKey(@Args(() => CardEncryptionKeyArgs) args: CardEncryptionKeyArgs, @Ctx() context: GraphQLContext): Promise<CardEncryptionKeyType> {
+    return toType(await rotateCardKey(context.em, context.services.secretBox, requireTenant(context, args.tenantId), actorOf(context)));
   }
 }

@@ -87,6 +87,38 @@ describe('operation limits: refused before anything runs', () => {
     expect(statements()).toBe(0);
   });
 
+  it('counts root fields GraphQL merges once: colocated fragments asking for the same fields are answered', async () => {
+    // Eleven root selections through two fragments and an inline fragment, six distinct root fields.
+    const composed = `query Dashboard { ...Accounts ...Health ... on Query { statuses(pageSize: 1) { pageSize } } }
+      fragment Accounts on Query { merchantAccounts { id } statuses(pageSize: 1) { count } cardEncryptionKey { kid } webhookEndpoints { id } emails(first: 1) { pageInfo { hasNextPage } } }
+      fragment Health on Query { merchantAccounts { mid } statuses(pageSize: 1) { totalCount } cardEncryptionKey { algorithm } webhookEndpoints { slug } customerLeads(first: 1) { pageInfo { hasNextPage } } }`;
+    const { status, body } = await ask(composed, { as: 'tenant' });
+    expect(status).toBe(200);
+    expect(body.errors).toBeUndefined();
+    expect(Object.keys(body.data).sort()).toEqual(['cardEncryptionKey', 'customerLeads', 'emails', 'merchantAccounts', 'statuses', 'webhookEndpoints']);
+    expect(body.data.statuses).toEqual({ count: 1, totalCount: expect.any(Number), pageSize: 1 });
+
+    const repeated = await ask(`{ ${Array.from({ length: 11 }, (_, i) => (i % 2 ? 'merchantAccounts { mid }' : 'merchantAccounts { id }')).join(' ')} }`, { as: 'tenant' });
+    expect(repeated.status).toBe(200);
+    expect(repeated.body).toEqual({ data: { merchantAccounts: expect.any(Array) } });
+  });
+
+  it('still refuses 11 distinct root fields, through fragments or as 11 aliases of one field', async () => {
+    const distinct = `{ ...A ...B }
+      fragment A on Query { cardEncryptionKey { kid } email(id: "${randomUUID()}") { id } emails { pageInfo { hasNextPage } } customerLeads { pageInfo { hasNextPage } } merchantAccounts { id } merchantAccountAudit { id } }
+      fragment B on Query { mitigationTransactions { pageInfo { hasNextPage } } statuses { count } subscription(id: 1) { id } webhookEndpoints { id } webhookDeliveries { id } merchantAccounts { id } __typename }`;
+    const statements = countStatements();
+    const spread = await ask(distinct);
+    expect(spread.status).toBe(400);
+    expect(spread.body.errors).toEqual([expect.objectContaining({ message: 'An operation may select at most 10 root fields; this one has 11', extensions: { code: 'TOO_MANY_ROOT_FIELDS' } })]);
+
+    // An alias is its own response key: each of these runs its own read, even with the same arguments.
+    const aliased = await ask(`{ ${Array.from({ length: 11 }, (_, i) => `a${i}: merchantAccounts { id }`).join(' ')} }`);
+    expect(aliased.status).toBe(400);
+    expect(aliased.body.errors).toEqual([expect.objectContaining({ message: 'An operation may select at most 10 root fields; this one has 11', extensions: { code: 'TOO_MANY_ROOT_FIELDS' } })]);
+    expect(statements()).toBe(0);
+  });
+
   it('costs pages by their size, variables included, and refuses a query over budget with QUERY_TOO_COMPLEX', async () => {
     const query = `query($size: Int) { ${Array.from({ length: 7 }, (_, i) => `p${i}: statuses(pageSize: $size, pageNumber: ${i + 1}) { ${STATUS_FIELDS} }`).join(' ')} }`;
     const statements = countStatements();
@@ -143,6 +175,38 @@ describe('mutations: one side effect per request', () => {
     expect(mixed.body.errors[0].extensions.code).toBe('TOO_MANY_MUTATIONS');
     const fragments = await ask('mutation { ...A ...B } fragment A on Mutation { a: rotateCardEncryptionKey { kid } } fragment B on Mutation { b: rotateCardEncryptionKey { kid } }', { as: 'tenant' });
     expect(fragments.body.errors[0].extensions.code).toBe('TOO_MANY_MUTATIONS');
+    expect(await cardKeyCount()).toBe(before);
+  });
+
+  it('counts a mutation selected twice under one response key once: it runs once', async () => {
+    // The same field with the same arguments merges into one call; GraphQL answers one NOT_FOUND for it.
+    const doubled = await ask(`mutation { cancelSubscription(id: 2147483000) { id } ...Also } fragment Also on Mutation { cancelSubscription(id: 2147483000) { state } }`, { as: 'tenant' });
+    expect(doubled.status).toBe(200);
+    expect(doubled.body.errors).toEqual([expect.objectContaining({ path: ['cancelSubscription'], extensions: expect.objectContaining({ code: 'NOT_FOUND' }) })]);
+
+    const before = await cardKeyCount();
+    const twice = await ask('mutation { rotateCardEncryptionKey { kid } rotateCardEncryptionKey { algorithm } }', { as: 'tenant' });
+    expect(twice.status).toBe(200);
+    expect(twice.body.data.rotateCardEncryptionKey).toEqual({ kid: expect.any(String), algorithm: 'RSA-OAEP-256' });
+    expect(await cardKeyCount()).toBe(before + 1);
+  });
+
+  it('still refuses two different mutations, the same mutation under two aliases, or with two different arguments', async () => {
+    const before = await cardKeyCount();
+    const id = 2147483000;
+    for (const mutation of [
+      `mutation { cancelSubscription(id: ${id}) { id } pauseSubscription(id: ${id}) { id } }`,
+      `mutation { cancelSubscription(id: ${id}) { id } ...Other } fragment Other on Mutation { rotateCardEncryptionKey { kid } }`,
+      `mutation { a: cancelSubscription(id: ${id}) { id } b: cancelSubscription(id: ${id}) { id } }`,
+      // Same response key, different arguments: GraphQL refuses the conflict too; the limit still counts two.
+      `mutation { cancelSubscription(id: ${id}) { id } cancelSubscription(id: ${id - 1}) { id } }`,
+    ]) {
+      const { status, body } = await ask(mutation, { as: 'tenant' });
+      expect(status, mutation).toBe(400);
+      expect(body.errors, mutation).toContainEqual(
+        expect.objectContaining({ message: 'A request may run at most 1 mutation field; this one has 2. Send each mutation as its own request', extensions: { code: 'TOO_MANY_MUTATIONS' } }),
+      );
+    }
     expect(await cardKeyCount()).toBe(before);
   });
 

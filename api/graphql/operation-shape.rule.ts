@@ -1,22 +1,22 @@
 import { Kind, type ASTVisitor, type OperationDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
 import { RejectedOperationError } from './errors.ts';
+import { executedRootFields } from './executed-root-fields.ts';
 import { OPERATION_LIMITS } from './operation-limits.ts';
 
 /** What a selection set asks for once its fragments are expanded. */
 interface Shape {
   /** Deepest field nesting. */
   readonly depth: number;
-  /** Aliased fields anywhere below. */
+  /** Aliased fields anywhere below, every selection counted (merged or not). */
   readonly aliases: number;
-  /** Fields at this level (fragments spread here count as this level); `__typename` is free. */
-  readonly fields: number;
 }
 
-const EMPTY: Shape = { depth: 0, aliases: 0, fields: 0 };
+const EMPTY: Shape = { depth: 0, aliases: 0 };
 
 /**
  * Refuses an operation with too many aliases, root fields or mutations, or nested too deep, during validation: before
- * any resolver runs. Depends on the document alone, so Apollo's cache of validated documents keeps it sound.
+ * any resolver runs. Depends on the document alone, so Apollo's cache of validated documents keeps it sound. Root fields
+ * and mutations are counted as GraphQL runs them (executed-root-fields.ts); aliases and depth count every selection.
  */
 export function operationShapeRule(context: ValidationContext): ASTVisitor {
   // A fragment is measured once however often it is spread, so nested spreads cannot make this rule itself exponential.
@@ -26,21 +26,18 @@ export function operationShapeRule(context: ValidationContext): ASTVisitor {
   const shapeOf = (selectionSet: SelectionSetNode): Shape => {
     let depth = 0;
     let aliases = 0;
-    let fields = 0;
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
         const inner = selection.selectionSet ? shapeOf(selection.selectionSet) : EMPTY;
         depth = Math.max(depth, 1 + inner.depth);
         aliases += (selection.alias ? 1 : 0) + inner.aliases;
-        if (selection.name.value !== '__typename') fields += 1;
         continue;
       }
       const inner = selection.kind === Kind.INLINE_FRAGMENT ? shapeOf(selection.selectionSet) : fragmentShape(selection.name.value);
       depth = Math.max(depth, inner.depth);
       aliases += inner.aliases;
-      fields += inner.fields;
     }
-    return { depth, aliases, fields };
+    return { depth, aliases };
   };
 
   const fragmentShape = (name: string): Shape => {
@@ -58,26 +55,28 @@ export function operationShapeRule(context: ValidationContext): ASTVisitor {
 
   return {
     OperationDefinition(operation) {
-      const problem = firstExceededLimit(operation, shapeOf(operation.selectionSet));
+      const rootFields = executedRootFields(context, operation.selectionSet).size;
+      const problem = firstExceededLimit(operation, shapeOf(operation.selectionSet), rootFields);
       if (problem) context.reportError(problem);
       return false;
     },
   };
 }
 
-function firstExceededLimit(operation: OperationDefinitionNode, shape: Shape): RejectedOperationError | undefined {
+/** `rootFields` counts the root fields that run: selections GraphQL merges (same response key, field and arguments) count once. */
+function firstExceededLimit(operation: OperationDefinitionNode, shape: Shape, rootFields: number): RejectedOperationError | undefined {
   const limits = OPERATION_LIMITS;
-  if (operation.operation === 'mutation' && shape.fields > limits.maxMutationFields) {
+  if (operation.operation === 'mutation' && rootFields > limits.maxMutationFields) {
     return new RejectedOperationError(
-      `A request may run at most ${limits.maxMutationFields} mutation field; this one has ${shape.fields}. Send each mutation as its own request`,
+      `A request may run at most ${limits.maxMutationFields} mutation field; this one has ${rootFields}. Send each mutation as its own request`,
       'TOO_MANY_MUTATIONS',
     );
   }
   if (shape.aliases > limits.maxAliases) {
     return new RejectedOperationError(`An operation may use at most ${limits.maxAliases} aliases; this one has ${shape.aliases}`, 'TOO_MANY_ALIASES');
   }
-  if (shape.fields > limits.maxRootFields) {
-    return new RejectedOperationError(`An operation may select at most ${limits.maxRootFields} root fields; this one has ${shape.fields}`, 'TOO_MANY_ROOT_FIELDS');
+  if (rootFields > limits.maxRootFields) {
+    return new RejectedOperationError(`An operation may select at most ${limits.maxRootFields} root fields; this one has ${rootFields}`, 'TOO_MANY_ROOT_FIELDS');
   }
   if (shape.depth > limits.maxDepth) {
     return new RejectedOperationError(`An operation may nest fields at most ${limits.maxDepth} deep; this one nests ${shape.depth}`, 'QUERY_TOO_DEEP');

@@ -1,9 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createMerchantTenant, merchantAccount, oneOffProduct, submitBody, type MerchantTenant } from './support/payments.ts';
 import { call, createPaymentsApiTenant, paymentBody } from './support/payments-api.ts';
+import { startProcessorFront } from './support/processor-front.ts';
+import { createTestTenant } from './support/tenants.ts';
+import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { historyText } from './support/workflow-history.ts';
 
 let app: TestApp;
@@ -174,6 +179,14 @@ describe('POST /payments', () => {
     expect(growing.status).toBe(400);
     expect(growing.body.error).toMatchObject({ code: 'invalid_email', param: 'email' });
 
+    // The largest amount is told as an amount of the currency and in minor units, each number with its own unit.
+    const tooLarge = await pay(paymentBody('4242424242424242', { amount: 99_999_999_999_990 }));
+    expect(tooLarge).toEqual({
+      status: 400,
+      body: { error: { type: 'invalid_request_error', code: 'parameter_invalid', param: 'amount', message: 'amount must be at most 99999999999.99 USD, that is 9999999999999 in minor units (1999 for 19.99 USD)' } },
+    });
+    expectDocumented('/payments', 'post', 400, tooLarge.body);
+
     const noKey = await call(app, 'POST', '/payments', 'sk_test_unknown', paymentBody('4242424242424242'));
     expect(noKey.status).toBe(401);
     expect(noKey.body.error).toMatchObject({ type: 'authentication_error' });
@@ -230,6 +243,8 @@ describe('POST /payments', () => {
     expect(await chargedOf(dinars.body.id)).toEqual([{ amount: '1.23', currency: 'KWD' }]);
     expectDocumented('/payments', 'post', 200, dinars.body);
     // The gateway charges hundredths: a thousandth of a dinar it cannot charge is refused, not rounded.
+    const tooManyYen = await payIn('JPY', 100_000_000_000);
+    expect(tooManyYen.body.error).toMatchObject({ param: 'amount', message: 'amount must be at most 99999999999 JPY, that is 99999999999 in minor units (500 for 500 JPY)' });
     const odd = await payIn('KWD', 1234);
     expect(odd.status).toBe(400);
     expect(odd.body.error).toMatchObject({ type: 'invalid_request_error', param: 'amount', message: 'amount in KWD must end in 0: the gateway charges whole hundredths (1230 for 1.230 KWD)' });
@@ -374,5 +389,81 @@ describe('GET /payments with dates no calendar holds', () => {
     }
     const latest = await get('/payments?created[gte]=253402300799&created[lte]=253402300799');
     expect(latest).toMatchObject({ status: 200, body: { data: [], has_more: false } });
+  });
+});
+
+/**
+ * A held authorization (`capture: false`) that ends without a capture: its void is its own transaction (spec 2.8), and
+ * the payment shows that transaction's status in every answer, as the `transaction.updated` webhook tells it, never
+ * the authorization's 3367 Preauthorized.
+ */
+describe('a held authorization that ends canceled', () => {
+  const secret = generateWebhookSecret();
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+  });
+  afterAll(() => receiver?.close());
+
+  /** A tenant told of every `transaction.updated`. */
+  const hookedTenant = (on: TestApp) =>
+    createTestTenant(on, {
+      products: [oneOffProduct('payments-api', '0.00')],
+      merchantAccounts: [merchantAccount(`HELD-${randomUUID().slice(0, 8)}`, { monthlyCap: 1_000_000 })],
+      webhookEndpoints: [{ slug: 'updates', url: receiver.url, secret, eventTypes: ['transaction.updated'] }],
+    });
+  const updatesOf = (paymentId: string) =>
+    receiver.received.map((hook) => hook.payload as { type: string; data: { paymentId: string; change: string; statusId: number } }).filter((hook) => hook.data.paymentId === paymentId);
+
+  it("voided on request: the void's status 4166 in its answer, a later read and the list, as its webhook says", async () => {
+    const hooked = await hookedTenant(app);
+    const ask = (method: 'GET' | 'POST', path: string, body?: unknown) => call(app, method, path, hooked.apiKey, body);
+    const held = await ask('POST', '/payments', paymentBody('4242424242424242', { capture: false }));
+    expect(held.body).toMatchObject({ status: 'requires_capture', status_id: 3367 });
+
+    const voided = await ask('POST', `/payments/${held.body.id}/void`);
+    expect(voided.status).toBe(200);
+    expect(voided.body).toMatchObject({
+      status: 'canceled',
+      status_id: 4166,
+      transaction_id: held.body.transaction_id,
+      failure_code: null,
+      failure_message: 'The authorization was voided before capture',
+      amount_refundable: 0,
+    });
+    expectDocumented('/payments/{id}/void', 'post', 200, voided.body);
+    expect((await ask('GET', `/payments/${held.body.id}`)).body).toEqual(voided.body);
+    expect((await ask('GET', '/payments?status=canceled')).body.data).toEqual([voided.body]);
+    await vi.waitFor(() => expect(updatesOf(held.body.id)).toEqual([expect.objectContaining({ type: 'transaction.updated', data: expect.objectContaining({ change: 'voided', statusId: 4166 }) })]), {
+      timeout: 15_000,
+      interval: 250,
+    });
+  });
+
+  it("expired when the processor refuses its void: the refusal's status 4175 in every read, as its webhook says", async () => {
+    // A processor refusing every void (401) while it still holds the authorization: the hold ends `expired` at once.
+    const front = await startProcessorFront(inject('sandboxProcessorUrl'), { refusedVoids: true });
+    const refusing = await startTestApp({ SANDBOX_PROCESSOR_URL: front.url, AUTHORIZATION_VOID_AFTER_SECONDS: '3600' });
+    try {
+      await refusing.startWorker();
+      const hooked = await hookedTenant(refusing);
+      const ask = (method: 'GET' | 'POST', path: string, body?: unknown) => call(refusing, method, path, hooked.apiKey, body);
+      const held = await ask('POST', '/payments', paymentBody('4242424242424242', { capture: false }));
+      expect(held.body).toMatchObject({ status: 'requires_capture', status_id: 3367 });
+
+      const refused = await ask('POST', `/payments/${held.body.id}/void`);
+      expect(refused.status).toBe(402);
+      expect(refused.body.error).toMatchObject({ code: 'void_declined', status_id: 4175 });
+      const read = await ask('GET', `/payments/${held.body.id}`);
+      expect(read.body).toMatchObject({ status: 'canceled', status_id: 4175, failure_message: 'The authorization expired at the processor before capture', amount_refundable: 0 });
+      expect((await ask('GET', '/payments?status=canceled')).body.data).toEqual([read.body]);
+      await vi.waitFor(() => expect(updatesOf(held.body.id)).toEqual([expect.objectContaining({ data: expect.objectContaining({ change: 'expired', statusId: 4175 }) })]), {
+        timeout: 15_000,
+        interval: 250,
+      });
+    } finally {
+      await refusing.close();
+      await front.close();
+    }
   });
 });

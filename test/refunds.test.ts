@@ -167,6 +167,16 @@ describe('POST /payments/{id}/refund', () => {
     expect(await response.json()).toMatchObject({ object: 'refund', status: 'succeeded', amount: 1999 });
   });
 
+  it('refuses a JSON null body as it refuses any body that is no object, refunding nothing (only no body at all is a full refund)', async () => {
+    const payment = await pay(paymentBody('4242424242424242', { amount: 1999 }));
+    for (const text of ['null', '[]', '"x"']) {
+      const refused = await refund(payment.body.id, text);
+      expect(refused, text).toEqual({ status: 400, body: { error: { type: 'invalid_request_error', code: 'parameter_invalid', message: 'body must be object' } } });
+    }
+    expect((await get(`/payments/${payment.body.id}`)).body).toMatchObject({ status: 'succeeded', amount_refunded: 0, amount_refundable: 1999, refunded: false });
+    expect((await get(`/payments/${payment.body.id}/refunds`)).body).toEqual({ object: 'list', has_more: false, data: [] });
+  });
+
   it('asks the processor what became of a refund whose answer was lost, and refunds once', async () => {
     // The sandbox answers amounts ending in .98 after 2.5 s, beyond the 1 s processor timeout of the tests.
     const payment = await pay(paymentBody('4242424242424242', { amount: 1098 }));

@@ -7,7 +7,11 @@ import type { preValidationHookHandler } from 'fastify';
  */
 export const NoParametersBody = Type.Object({}, { additionalProperties: false, description: 'No parameters; the body may be left out' });
 
-/** Fastify validates a POST sent without a body as `undefined`, which no object schema takes: it is read as `{}`. */
+/**
+ * Fastify validates a POST sent without a body as `undefined`, which no object schema takes: it is read as `{}`. Only a
+ * missing body: a JSON `null` is a body and no object, refused by the schema as `[]` is (read as `{}`, a refund's
+ * would have refunded everything left).
+ */
 export const bodyMayBeLeftOut: preValidationHookHandler = async (request) => {
-  request.body ??= {};
+  if (request.body === undefined) request.body = {};
 };

@@ -31,7 +31,7 @@ export const SubscriptionObject = Type.Object(
     amount: Type.Integer({ description: "Recurring amount in the currency's minor units (500 JPY is 500 yen)" }),
     currency: Type.String(),
     billed_periods: Type.Integer({ description: 'Periods paid after the first payment' }),
-    next_billing: Type.Integer({ description: 'Unix seconds of the next charge (or dunning retry)' }),
+    next_billing: Type.Integer({ description: 'Unix seconds of the next charge (or dunning retry); once cancelled, when it would have been (nothing is charged after a cancel: read status)' }),
     grace_until: Nullable(Type.Integer()),
     cancelled_at: Nullable(Type.Integer()),
     cancel_reason: Type.Union([Type.String(), Type.Null()], { description: '`cancelled_by_merchant`, `hard_decline`, `retries_exhausted`, `no_card_on_file` (no card was kept for rebills) or `blocked` (its card or e-mail was blocklisted after the checkout)' }),

@@ -25,6 +25,11 @@ export async function ensurePaymentsApiProduct(em: EntityManager, tenantId: numb
 /** The latest authorization attempt of a payment (an approval before any decline of the same payment). */
 export interface PaymentAttemptRecord {
   readonly transactionId: string;
+  /**
+   * The attempt's status (a capture writes its own on the authorization). A canceled payment whose held
+   * authorization has a `void` transaction shows the void's: 4166 voided, or the processor's refusal (4175) of a
+   * void whose hold then ended expired, as its `transaction.updated` webhook says (not 3367 Preauthorized).
+   */
   readonly statusId: number;
   readonly status: string;
   readonly success: boolean;
@@ -93,15 +98,24 @@ interface PaymentRow {
   refund_reserved_amount: string | null;
 }
 
+/**
+ * A void stays its own transaction (spec 2.8: kind `void`, referring to the authorization), so a canceled payment
+ * (order `voided` or `expired`) reads its status there; the authorization keeps its own (3367 while it was held).
+ */
 const SELECT_PAYMENTS = `
   select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, c.email,
-         t.id as transaction_id, t.status_id, t.status, t.success, t.mid, t.merchant_account_id, t.gateway_transaction_id,
-         t.bin, t.last4, t.brand, t.expiry_month, t.expiry_year, t.refunded_amount, t.refund_reserved_amount
+         t.id as transaction_id, coalesce(v.status_id, t.status_id) as status_id, coalesce(v.status, t.status) as status, t.success, t.mid,
+         t.merchant_account_id, t.gateway_transaction_id, t.bin, t.last4, t.brand, t.expiry_month, t.expiry_year, t.refunded_amount, t.refund_reserved_amount
     from orders o
     join customers c on c.id = o.customer_id
     left join lateral (
       select * from transactions t where t.order_id = o.id and t.kind = 'authorization' order by t.success desc, t.attempt_number desc limit 1
-    ) t on true`;
+    ) t on true
+    left join lateral (
+      select v.status_id, v.status from transactions v
+       where o.state in ('voided', 'expired') and v.original_transaction_id = t.id and v.kind = 'void'
+       order by v.sent_at desc limit 1
+    ) v on true`;
 
 /** One payment of the tenant; another tenant's payment is not found, exactly like a missing one. */
 export async function findPayment(em: EntityManager, tenantId: number, orderId: number): Promise<PaymentRecord | undefined> {

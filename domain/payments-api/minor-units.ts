@@ -26,6 +26,16 @@ export function currencyDecimals(currency: string): 0 | 2 | 3 {
 /** The largest amount taken, in major units: 99,999,999,999.99 of any currency (whole units of one without cents). */
 const MAX_MAJOR_DIGITS = 11;
 
+/**
+ * The largest amount taken in a currency, written as an amount of it and in its minor units: 99999999999.99 USD is
+ * 9999999999999, 99999999999 JPY is 99999999999, 99999999999.990 KWD is 99999999999990 (the gateway charges hundredths).
+ */
+function largestAmountOf(decimals: 0 | 2 | 3): { major: string; minor: string } {
+  const whole = '9'.repeat(MAX_MAJOR_DIGITS);
+  const fraction = decimals === 0 ? '' : decimals === 2 ? '99' : '990';
+  return { major: fraction ? `${whole}.${fraction}` : whole, minor: `${whole}${fraction}` };
+}
+
 /** A positive amount in the currency's minor units as the stored two-decimal string; 400 naming `field` otherwise. */
 export function fromMinorUnits(amount: number, currency: string, field = 'amount'): string {
   const decimals = currencyDecimals(currency);
@@ -35,7 +45,8 @@ export function fromMinorUnits(amount: number, currency: string, field = 'amount
   const hundredths = decimals === 0 ? BigInt(amount) * 100n : decimals === 3 ? BigInt(amount) / 10n : BigInt(amount);
   const major = hundredths / 100n;
   if (String(major).length > MAX_MAJOR_DIGITS) {
-    throw validationError(field, `${field} must be at most ${decimals === 0 ? '99999999999' : '99999999999.99'} ${currency} in minor units (${example})`);
+    const largest = largestAmountOf(decimals);
+    throw validationError(field, `${field} must be at most ${largest.major} ${currency}, that is ${largest.minor} in minor units (${example})`);
   }
   return `${major}.${String(hundredths % 100n).padStart(2, '0')}`;
 }

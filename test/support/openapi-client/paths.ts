@@ -437,7 +437,7 @@ export interface components {
       currency: string;
       /** @description Periods paid after the first payment */
       billed_periods: number;
-      /** @description Unix seconds of the next charge (or dunning retry) */
+      /** @description Unix seconds of the next charge (or dunning retry); once cancelled, when it would have been (nothing is charged after a cancel: read status) */
       next_billing: number;
       grace_until: number | null;
       cancelled_at: number | null;

@@ -505,6 +505,8 @@ describe('GraphQL merchant accounts', () => {
     expect(live.data.merchantAccounts.map((a: any) => a.mid)).toEqual([`ACME-2-${midSuffix}`]);
     const eur = await graphql(acme, `{ merchantAccounts(currency: "EUR") { mid currencies { gatewayCredentials { apiKey } } } }`);
     expect(eur.data.merchantAccounts).toEqual([{ mid: `ACME-1-${midSuffix}`, currencies: [{ gatewayCredentials: { apiKey: '****' } }, { gatewayCredentials: { apiKey: '****3210' } }] }]);
+    // Any case, as the mitigation search's currency.
+    expect((await graphql(acme, `{ merchantAccounts(currency: "eur") { mid currencies { gatewayCredentials { apiKey } } } }`)).data).toEqual(eur.data);
     const brand = await graphql(acme, `{ merchantAccounts(brandId: 7, gateway: "sandbox") { mid } }`);
     expect(brand.data.merchantAccounts.map((a: any) => a.mid).sort()).toEqual([`ACME-1-${midSuffix}`, `ACME-2-${midSuffix}`].sort());
     expect((await graphql(acme, `{ merchantAccounts(gateway: "elsewhere") { mid } }`)).data.merchantAccounts).toEqual([]);
@@ -538,6 +540,12 @@ describe('GraphQL merchant accounts', () => {
     ]);
     const foreignAudit = await graphql(other, `query($id: Int) { merchantAccountAudit(merchantAccountId: $id) { id } }`, { id: account.id });
     expect(foreignAudit.data.merchantAccountAudit).toEqual([]);
+
+    // The actor the REST header takes is taken here too; one it refuses is refused here too.
+    const withActor = (userEmail: string, rowVersion: number) =>
+      graphql(acme, `mutation($id: Int!, $input: JSONObject!, $who: String!) { updateMerchantAccount(id: $id, input: $input, userEmail: $who) { rowVersion } }`, { id: account.id, input: { rowVersion }, who: userEmail });
+    expect((await withActor('a@b.c', account.rowVersion + 1)).data.updateMerchantAccount).toEqual({ rowVersion: account.rowVersion + 2 });
+    expect((await withActor('not an address', account.rowVersion + 2)).errors[0].extensions.code).toBe('BAD_USER_INPUT');
   });
 
   it('refuses hostile values as BAD_USER_INPUT naming the field, never an internal error, changing nothing', async () => {

@@ -21,7 +21,8 @@ export interface AdminCaller extends ApiPrincipal {
   readonly userEmail: string;
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** Who is acting on an admin change (`UserEmail`, GraphQL `userEmail`): an address, as loosely as audit needs. */
+export const ACTOR_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Checks the `ClientId` and `UserEmail` headers against an authenticated key. */
 export function authorizeAdmin(principal: ApiPrincipal, clientId: string | undefined, userEmail: string | undefined): AdminCaller {
@@ -29,6 +30,6 @@ export function authorizeAdmin(principal: ApiPrincipal, clientId: string | undef
   if (clientId.trim() !== principal.clientId) throw new DomainError('forbidden', 'ClientId does not match the API key');
   if (!userEmail || userEmail.trim() === '') throw new DomainError('validation', 'Missing UserEmail header', { field: 'UserEmail' });
   const email = userEmail.trim();
-  if (email.length > 320 || !EMAIL.test(email)) throw new DomainError('validation', 'UserEmail must be an e-mail address', { field: 'UserEmail' });
+  if (email.length > 320 || !ACTOR_EMAIL.test(email)) throw new DomainError('validation', 'UserEmail must be an e-mail address', { field: 'UserEmail' });
   return { ...principal, userEmail: email };
 }

@@ -1,6 +1,7 @@
 import { ArgsType, Field, Float, Int, ObjectType } from 'type-graphql';
-import { IsEmail, Matches, Max, MaxLength, Min } from 'class-validator';
+import { Matches, Max, MaxLength, Min } from 'class-validator';
 import { DateTimeResolver, JSONObjectResolver } from 'graphql-scalars';
+import { ACTOR_EMAIL } from '../../domain/auth/api-key.ts';
 
 @ObjectType('GatewayCredentials', { description: 'Masked: `****` plus the last 4 characters (`****` alone under 8 characters)' })
 export class GatewayCredentialsType {
@@ -113,8 +114,8 @@ export class MerchantAccountsArgs {
   @MaxLength(64)
   gateway?: string;
 
-  @Field(() => String, { nullable: true, description: 'Only accounts configured for this currency' })
-  @Matches(/^[A-Z]{3}$/)
+  @Field(() => String, { nullable: true, description: 'Only accounts configured for this currency (ISO 4217, any case)' })
+  @Matches(/^[A-Za-z]{3}$/)
   currency?: string;
 }
 
@@ -135,7 +136,8 @@ export class UpdateMerchantAccountArgs {
   input!: Record<string, unknown>;
 
   @Field(() => String, { description: 'Who is acting (the REST UserEmail header); recorded in the audit trail' })
-  @IsEmail()
+  // The REST header's rule: the same actor is taken by both APIs.
+  @Matches(ACTOR_EMAIL, { message: 'userEmail must be an e-mail address' })
   @MaxLength(320)
   userEmail!: string;
 }

@@ -24,7 +24,7 @@ export class MerchantAccountsResolver {
   })
   async merchantAccounts(@Args(() => MerchantAccountsArgs) args: MerchantAccountsArgs, @Ctx() context: GraphQLContext): Promise<MerchantAccountType[]> {
     const tenantId = requireTenant(context, args.tenantId);
-    const filter = { live: args.live ?? undefined, brandId: args.brandId ?? undefined, gateway: args.gateway ?? undefined, currency: args.currency ?? undefined };
+    const filter = { live: args.live ?? undefined, brandId: args.brandId ?? undefined, gateway: args.gateway ?? undefined, currency: args.currency?.toUpperCase() };
     return (await listMerchantAccounts(context.em, context.services.secretBox, tenantId, filter)) as unknown as MerchantAccountType[];
   }
 

@@ -235,6 +235,14 @@ describe('POST /payments/{id}/refund', () => {
         // Amounts are JSON numbers, as in the payment's own transaction.completed.
         data: { kind: 'refund', refundId: done.body.id, paymentId: payment.body.id, success: true, amount: 9.99, refundedAmount: 9.99, currency: 'USD', transactionId: done.body.transaction_id, originalTransactionId: payment.body.transaction_id, refundable: true, last4: '4242' },
       });
+
+      // Refunds settling close together each tell the total their own settlement left, never a later one.
+      const more = await Promise.all([0, 1, 2, 3].map(() => refund(payment.body.id, { amount: 100 }, {}, hooked)));
+      expect(more.map((answer) => answer.body.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+      const refundEvents = () => receiver.received.map((r) => (r.payload as { data: { kind?: string; refundedAmount: number; refundable: boolean } }).data).filter((data) => data.kind === 'refund');
+      await vi.waitFor(() => expect(refundEvents()).toHaveLength(5), { timeout: 10_000, interval: 50 });
+      expect(refundEvents().map((data) => data.refundedAmount).sort((a, b) => a - b)).toEqual([9.99, 10.99, 11.99, 12.99, 13.99]);
+      expect((await call(app, 'GET', `/payments/${payment.body.id}`, hooked.apiKey)).body).toMatchObject({ amount_refunded: 1399 });
     } finally {
       await receiver.close();
     }

@@ -337,13 +337,15 @@ export async function settleRefund(
       [input.succeeded ? 'succeeded' : 'failed', input.statusId, input.failureMessage?.slice(0, 255) ?? null, input.refundTransactionId ?? null, input.refundId],
     );
     if (settled) {
-      await tx.execute(
+      // The original's row lock lines settlements up: each reads the total its own left, which its webhook tells.
+      const [after] = await tx.execute<{ refunded_amount: string; refundable: boolean }[]>(
         input.succeeded
           ? `update transactions set refund_reserved_amount = refund_reserved_amount - ?, refunded_amount = refunded_amount + ?, refunded = true,
-               refundable = refunded_amount + ? < amount where id = ?`
-          : `update transactions set refund_reserved_amount = refund_reserved_amount - ? where id = ?`,
+               refundable = refunded_amount + ? < amount where id = ? returning refunded_amount, refundable`
+          : `update transactions set refund_reserved_amount = refund_reserved_amount - ? where id = ? returning refunded_amount, refundable`,
         input.succeeded ? [settled.amount, settled.amount, settled.amount, settled.original_transaction_id] : [settled.amount, settled.original_transaction_id],
       );
+      await tx.execute(`update refunds set refunded_total_after = ?, refundable_after = ? where id = ?`, [after!.refunded_amount, after!.refundable, input.refundId]);
     }
     const [row] = await tx.execute<RefundRow[]>(`select * from refunds where id = ?`, [input.refundId]);
     return toRecord(row!);
@@ -373,8 +375,10 @@ export async function findRefundEvent(em: EntityManager, refundId: string): Prom
   const [row] = await em.execute<
     { id: string; state: RefundState; status_id: number | null; amount: string; currency: string; order_id: number; transaction_id: string | null; original_transaction_id: string; refunded_amount: string; refundable: boolean; email: string; mid: string | null; bin: string; last4: string; partner_session: string | null }[]
   >(
+    // As the refund's settlement left the payment; a refund settled before those were kept: the payment as it is.
     `select r.id, r.state, r.status_id, r.amount, r.currency, r.order_id, r.refund_transaction_id as transaction_id, o.id as original_transaction_id,
-            o.refunded_amount, o.refundable, o.email, o.mid, o.bin, o.last4, o.partner_session
+            coalesce(r.refunded_total_after, o.refunded_amount) as refunded_amount, coalesce(r.refundable_after, o.refundable) as refundable,
+            o.email, o.mid, o.bin, o.last4, o.partner_session
        from refunds r join transactions o on o.id = r.original_transaction_id where r.id = ?`,
     [refundId],
   );

@@ -35,6 +35,10 @@ const RefundSchema = defineEntity({
     submittedAt: p.datetime().nullable(),
     /** Its workflow could not learn the processor's answer: still pending and held, for an operator to settle. */
     reviewRequiredAt: p.datetime().nullable(),
+    /** The payment's refunded total as this refund's settlement left it (what its webhook tells). */
+    refundedTotalAfter: p.decimal('string').precision(14).scale(2).nullable(),
+    /** Whether anything of the payment was left to refund once this refund settled. */
+    refundableAfter: p.boolean().nullable(),
   },
   uniques: [{ properties: ['tenant', 'idempotencyKey'] }],
   // The refunds no workflow has claimed yet, oldest first: what the unstarted-refunds sweep reads.

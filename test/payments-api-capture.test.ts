@@ -210,7 +210,8 @@ describe('a held authorization whose capture or void the processor refuses', () 
     const refused = await hookedCall('POST', `/payments/${held.body.id}/capture`);
     expect(refused.status).toBe(402);
     expect(refused.body.error).toMatchObject({ type: 'card_error', code: 'capture_declined', status_id: 4175 });
-    expect((await hookedCall('GET', `/payments/${held.body.id}`)).body).toMatchObject({ status: 'canceled', amount_refundable: 0 });
+    // The status the processor ended it with, as its transaction.updated says (not 3367 Preauthorized).
+    expect((await hookedCall('GET', `/payments/${held.body.id}`)).body).toMatchObject({ status: 'canceled', amount_refundable: 0, status_id: 4175 });
     expect((await hookedCall('GET', '/payments?status=requires_capture&limit=100')).body.data.map((p: { id: string }) => p.id)).not.toContain(held.body.id);
     await vi.waitFor(() => expect(updatesOf(held.body.id)).toEqual([expect.objectContaining({ type: 'transaction.updated', data: expect.objectContaining({ change: 'voided', statusId: 4175 }) })]), {
       timeout: 15_000,

@@ -88,10 +88,10 @@ export function createAuthorizationHoldActivities(deps: AuthorizationHoldActivit
   }
 
   /** Ends a held authorization as the processor's answers decide: captured (refundable), voided, expired or failed. */
-  async function endHeldAuthorization(input: { submitOrderId: number; transactionId: string; end: HoldEnd; /** The capture's status (absent before it was passed). */ statusId?: number }): Promise<void> {
+  async function endHeldAuthorization(input: { submitOrderId: number; transactionId: string; end: HoldEnd; /** The status it ended with (absent before it was passed). */ statusId?: number }): Promise<void> {
     const status = input.statusId === undefined ? undefined : { id: input.statusId, name: statusNameOf(input.statusId) };
     await fork().transactional((tx) =>
-      input.end === 'approved' ? markCaptured(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, status }) : endHold(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, state: input.end }),
+      input.end === 'approved' ? markCaptured(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, status }) : endHold(tx, { orderId: input.submitOrderId, transactionId: input.transactionId, state: input.end, status }),
     );
     deps.logger.info({ submitOrderId: input.submitOrderId, end: input.end }, 'held authorization ended');
   }

@@ -62,9 +62,12 @@ export async function heldAuthorizationReference(em: EntityManager, hold: { orde
  * Ends a held authorization that was neither captured nor voided by this gateway: `voided` (the processor says it was
  * released), `expired` (the processor refuses it or no longer knows it) or `failed` (nothing could be learnt). Only a
  * still-held order moves, so a replayed activity changes nothing twice. Voided or expired, nothing was charged: its
- * room on the monthly cap is given back; failed, it keeps counting (the card may have been charged).
+ * room on the monthly cap is given back; failed, it keeps counting (the card may have been charged). Voided or expired
+ * with the processor's `status`, the authorization shows it, as its webhook does (no void transaction says it here).
  */
-export async function endHold(em: EntityManager, end: { orderId: number; transactionId: string; state: 'voided' | 'expired' | 'failed' }): Promise<void> {
+export async function endHold(em: EntityManager, end: { orderId: number; transactionId: string; state: 'voided' | 'expired' | 'failed'; status?: { id: number; name: string } }): Promise<void> {
   const ended = await em.execute<{ id: number }[]>(`update orders set state = ?, updated_at = now() where id = ? and state = 'authorized' returning id`, [end.state, end.orderId]);
-  if (ended.length > 0 && end.state !== 'failed') await releaseApprovedVolume(em, { orderId: end.orderId, transactionId: end.transactionId });
+  if (ended.length === 0 || end.state === 'failed') return;
+  await releaseApprovedVolume(em, { orderId: end.orderId, transactionId: end.transactionId });
+  if (end.status) await em.execute(`update transactions set status_id = ?, status = ? where id = ? and order_id = ?`, [end.status.id, end.status.name, end.transactionId, end.orderId]);
 }

@@ -72,6 +72,30 @@ describe('3-D Secure completion', () => {
     expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, submitOrderId: pending.body.submitOrderId });
   });
 
+  it('answers a repeat of its submit (the same Idempotency-Key) with the final result once the challenge completed', async () => {
+    const body = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
+    const key = { 'idempotency-key': `three-ds-repeat-${Math.random().toString(36).slice(2)}` };
+    const pending = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, key);
+    expect(pending.body).toMatchObject({ info: 'Pending' });
+    // While the challenge is open, a repeat answers the same Pending (one authorization).
+    expect((await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, key)).body).toEqual(pending.body);
+
+    await answerChallenge(pending.body.threeDSecureId, 'authenticate');
+    const done = await vi.waitFor(
+      async () => {
+        const answer = await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+        expect(answer.status).toBe(200);
+        return answer;
+      },
+      { timeout: 5_000, interval: 250 },
+    );
+    expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true });
+    // A checkout that lost the completion's answer and sends its submit again learns how it ended, not of a dead challenge.
+    const repeat = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, key);
+    expect(repeat).toEqual({ status: 200, body: done.body });
+    expect(await authorizationsFor(pending.body.submitOrderId)).toBe(1);
+  });
+
   it('once finished, answers the same final result every time, concurrently and after the payment closed', async () => {
     const body = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
     const pending = await submit(body);

@@ -37,6 +37,12 @@ export async function claimIdempotencyKey(
       const existing = await findIdempotencyKey(deps.em, claim.tenantId, claim.key);
       if (!existing || existing.requestHash !== claim.requestHash) throw new DomainError('conflict', 'Idempotency-Key was already used with a different request');
       lastError = undefined;
+      // A first answer waiting on 3-D Secure is no longer the answer once the challenge ended: the payment tells its
+      // final result (one Temporal no longer knows, or cannot be asked now, answers what was kept).
+      if (existing.result && awaitsChallenge(existing.result)) {
+        const latest = await deps.runner.resume(claim.tenantId, existing.submitOrderId).catch(() => undefined);
+        return pWaitFor.resolveWith<IdempotencyClaim>({ replay: latest ?? existing.result });
+      }
       if (existing.result) return pWaitFor.resolveWith<IdempotencyClaim>({ replay: existing.result });
       let replay: SubmitResult | undefined;
       try {
@@ -72,3 +78,7 @@ export async function claimIdempotencyKey(
 export async function rememberIdempotentResult(em: EntityManager, claim: { tenantId: number; key: string }, result: SubmitResult): Promise<void> {
   await storeIdempotentResult(em, claim.tenantId, claim.key, result);
 }
+
+/** A first answer that waits on the cardholder's 3-D Secure challenge (or redirect), completed through `/3ds`. */
+const awaitsChallenge = (result: SubmitResult): boolean => result.info === 'Pending' || result.info === 'RedirectRequired';
+

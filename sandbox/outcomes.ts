@@ -52,6 +52,8 @@ function firstAnswer(body: AuthorizationBody, ids: AnswerIds, network: CardNetwo
     case 'cascade':
       return { answer: firstMerchantOfOrder === body.merchantId ? declinedAnswer(ids, behaviour.statusId, behaviour.message) : approvedAnswer(ids, frictionlessEci) };
     case 'challenge':
+      // The holder authenticated at the checkout that stored the card: a merchant-initiated charge of it is exempt.
+      if (body.merchantInitiated) return { answer: approvedAnswer(ids, undefined) };
       if (!body.threeDSecure && !behaviour.redirect) return { answer: declinedAnswer(ids, SCA_REQUIRED.statusId, SCA_REQUIRED.message) };
       return {
         challenge: { authenticationFails: behaviour.authenticationFails, state: 'pending' },

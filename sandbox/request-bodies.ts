@@ -13,6 +13,8 @@ export interface AuthorizationBody {
   threeDSecure: boolean;
   /** False: authorize only; the amount waits for `POST /v1/authorizations/:id/capture` (or a void). */
   capture: boolean;
+  /** A stored card charged without its holder (a rebill): exempt from strong customer authentication. */
+  merchantInitiated: boolean;
 }
 
 export function parseAuthorizationBody(body: unknown): AuthorizationBody {
@@ -35,6 +37,7 @@ export function parseAuthorizationBody(body: unknown): AuthorizationBody {
   if (currency && !/^[A-Z]{3}$/.test(currency)) problems.push('currency must be an ISO 4217 code');
   if (typeof body.threeDSecure !== 'boolean') problems.push('threeDSecure must be a boolean');
   if (body.capture !== undefined && typeof body.capture !== 'boolean') problems.push('capture must be a boolean');
+  if (body.merchantInitiated !== undefined && typeof body.merchantInitiated !== 'boolean') problems.push('merchantInitiated must be a boolean');
   if (body.credentials !== undefined && !isRecord(body.credentials)) problems.push('credentials must be an object');
 
   let cardNumber = '';
@@ -50,7 +53,7 @@ export function parseAuthorizationBody(body: unknown): AuthorizationBody {
     if (card.holderName !== undefined && typeof card.holderName !== 'string') problems.push('card.holderName must be a string');
   }
   if (problems.length > 0) throw new SandboxHttpError(400, problems.join('; '));
-  return { reference, orderReference, merchantId, amount, currency, cardNumber, hasSecurityCode: isRecord(card) && card.cvv !== undefined, threeDSecure: body.threeDSecure as boolean, capture: body.capture !== false };
+  return { reference, orderReference, merchantId, amount, currency, cardNumber, hasSecurityCode: isRecord(card) && card.cvv !== undefined, threeDSecure: body.threeDSecure as boolean, capture: body.capture !== false, merchantInitiated: body.merchantInitiated === true };
 }
 
 /** The `proceedWithoutAuthentication` flag of a 3ds-complete body. */

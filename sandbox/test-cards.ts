@@ -59,7 +59,7 @@ export const TEST_CARDS: readonly TestCard[] = [
     pan: '4000000000003220',
     network: 'NetworkA',
     behaviour: { kind: 'challenge', authenticationFails: false },
-    description: '3DS challenge; "authenticate" → approved 2636 ECI 05 (02 on NetworkB); without 3DS: declined 4167',
+    description: '3DS challenge; "authenticate" → approved 2636 ECI 05 (02 on NetworkB); without 3DS: declined 4167, unless merchant-initiated (a rebill: approved)',
   },
   {
     pan: '4000000000003063',

@@ -105,6 +105,35 @@ describe('recurring rebills (in-process worker)', () => {
   });
   afterAll(() => app?.close());
 
+  it('renews a subscription its checkout bought through a 3-D Secure challenge: each rebill is merchant-initiated', async () => {
+    const tenant = await subscriptionTenant(app);
+    const body = submitBody('4000000000003220', { threeDSecure: { enabled: true } });
+    const pending = await post(app, `/api/${tenant.products.monthly}`, tenant.apiKey, body);
+    expect(pending.body).toMatchObject({ info: 'Pending' });
+    // The cardholder authenticates at the checkout; the page completes it.
+    const redirect = await fetch(`${app.baseUrl}/3ds/${pending.body.threeDSecureId}`, { redirect: 'manual' });
+    const answered = await fetch(redirect.headers.get('location')!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'outcome=authenticate' });
+    expect(answered.ok).toBe(true);
+    const completed = await vi.waitFor(
+      async () => {
+        const answer = await post(app, `/api/${tenant.products.monthly}/3ds`, tenant.apiKey, { threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+        expect(answer.status).toBe(200);
+        return answer.body;
+      },
+      { timeout: 5_000, interval: 250 },
+    );
+    expect(completed).toMatchObject({ info: 'Success', subscribeSuccess: true });
+    const id = completed.subscriptionId as number;
+
+    // Renewals are charged without the holder and without a challenge, and approved (not 4167, which dunning would end).
+    await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(2), { timeout: 20_000, interval: 200 });
+    expect(await subscription(app, tenant, id)).toMatchObject({ status: 'active' });
+    const [first] = await rebillsOf(app, id);
+    expect(first).toMatchObject({ state: 'paid' });
+    expect(await amountsOf(app, first!.orderId)).toEqual([{ amount: '4.99', success: true, kind: 'authorization' }]);
+    await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+  });
+
   it('bills three periods through the payment workflow with the stored card, then stops when cancelled; each step is a webhook', async () => {
     const secret = generateWebhookSecret();
     const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));

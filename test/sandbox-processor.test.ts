@@ -121,6 +121,13 @@ describe('test cards', () => {
     expect(testCardsMarkdown()).toContain('| `4000000000000341` |');
   });
 
+  it('approves a merchant-initiated charge of a challenge card (a rebill: its holder authenticated at the checkout)', async () => {
+    for (const number of ['4000000000003220', '4000000000003063']) {
+      const { outcome } = await authorize({ ...request(number), merchantInitiated: true });
+      expect(outcome, number).toEqual(approved());
+    }
+  });
+
   it.each(Object.entries(expectations))('%s without 3-D Secure', async (number, expected) => {
     const { outcome, exchange } = await authorize(request(number));
     expect(outcome).toEqual(expected);

@@ -27,6 +27,11 @@ export interface AuthorizationRequest {
   readonly credentials: Record<string, string>;
   /** False: authorize only (the amount is held until `capture` or `void`); default true. */
   readonly capture?: boolean;
+  /**
+   * A stored card charged without its holder present (a rebill): a merchant-initiated transaction, which card schemes
+   * exempt from strong customer authentication (the holder authenticated at the checkout that stored it).
+   */
+  readonly merchantInitiated?: boolean;
 }
 
 export type AuthorizationOutcome =

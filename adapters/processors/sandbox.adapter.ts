@@ -105,6 +105,7 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
           threeDSecure: request.threeDSecure,
           credentials: request.credentials,
           ...(request.capture === false ? { capture: false } : {}),
+          ...(request.merchantInitiated ? { merchantInitiated: true } : {}),
         },
         timeoutMs,
       );

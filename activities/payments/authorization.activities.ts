@@ -92,13 +92,13 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
         merchantId: input.candidate.mid,
         amount: input.amount,
         currency: input.currency,
-        // A rebill's stored card has no CVV: it is sent without one, as a merchant-initiated transaction (every checkout
-        // sends its CVV, so a card without one is a stored card charged without its holder).
+        // A rebill's stored card has no CVV: it is sent without one, as a merchant-initiated transaction (a card kept for
+        // rebills, never a checkout's whose security code's key is gone: `kept`).
         card: { number: card.pan, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, cvv: card.cvv || undefined, holderName: card.holderName },
         threeDSecure: input.threeDSecure,
         credentials,
         ...(input.capture === false ? { capture: false } : {}),
-        ...(card.cvv ? {} : { merchantInitiated: true }),
+        ...(card.kept ? { merchantInitiated: true } : {}),
       },
       input.timeoutMs,
     );

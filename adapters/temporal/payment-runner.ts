@@ -230,7 +230,10 @@ async function finalResultOf(handle: WorkflowHandle<typeof paymentWorkflow>): Pr
   return result;
 }
 
-/** The first answer of a payment: a running one answers the `submit` update; a finished one's result is the answer. */
+/**
+ * The answer of a payment: a running one answers the `submit` update (a repeat reads its final result once it has one,
+ * else its first answer); a finished one's result is the answer.
+ */
 async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>, options: { answeredLikely: boolean } = { answeredLikely: false }): Promise<SubmitResult> {
   const { status } = await handle.describe();
   if (status.name !== 'RUNNING') return finalResultOf(handle);
@@ -238,6 +241,8 @@ async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>, opt
   // history (each update is an event, and a run takes 2,000 at most). A worker without the query: the update, as before.
   if (options.answeredLikely) {
     const known = await handle.query(paymentAnswersQuery).catch(() => undefined);
+    // Its final result once it has one (a challenge completed while the workflow still tells the tenant or starts billing).
+    if (known?.final) return known.final;
     if (known?.first) return known.first;
   }
   try {

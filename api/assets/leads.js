@@ -89,21 +89,16 @@
   window.ServiceLeads = {
     sessionId: function () { return state.session_id; },
     identify: function (fields) {
-      var before = {};
-      for (var name in fields) {
-        before[name] = state.contact[name];
-        state.contact[name] = fields[name];
-      }
+      for (var name in fields) state.contact[name] = fields[name];
       save(state);
       return post().catch(function (error) {
-        // Refused for what it holds, the call's fields would refuse every later write of the tab (each page's scan
-        // too): the tab goes back to what it held before. Anything else (offline, rate limited) keeps them, for the
-        // next write to send.
+        // A field the gateway refuses would refuse every later write of the tab (each page's scan too): it is not kept,
+        // whichever call gave it (the gateway keeps what it last took). Anything else (offline, rate limited) keeps
+        // the fields for the next write to send.
         if (error.status === 422) {
-          for (var name in before) {
-            if (before[name] === undefined) delete state.contact[name];
-            else state.contact[name] = before[name];
-          }
+          error.details.forEach(function (detail) {
+            delete state.contact[detail.slice(0, detail.indexOf(':'))];
+          });
           save(state);
         }
         throw error;

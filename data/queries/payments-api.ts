@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { normalizeEmail } from '../../domain/payments/card.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
 import { THREE_DECIMAL_CURRENCIES, ZERO_DECIMAL_CURRENCIES } from '../../domain/payments-api/minor-units.ts';
+import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 /** The product the generic `/payments` API books a payment under when the caller names none. */
 export const PAYMENTS_API_PRODUCT_SLUG = 'payments-api';
@@ -100,11 +101,14 @@ interface PaymentRow {
 
 /**
  * A void stays its own transaction (spec 2.8: kind `void`, referring to the authorization), so a canceled payment
- * (order `voided` or `expired`) reads its status there; the authorization keeps its own (3367 while it was held).
+ * (order `voided` or `expired`) reads its status there while the authorization still says Preauthorized (3367); a hold
+ * whose end the processor told (`endHold`) keeps that status on the authorization, which then says how it ended.
  */
 const SELECT_PAYMENTS = `
   select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, c.email,
-         t.id as transaction_id, coalesce(v.status_id, t.status_id) as status_id, coalesce(v.status, t.status) as status, t.success, t.mid,
+         t.id as transaction_id,
+         case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status_id, t.status_id) else t.status_id end as status_id,
+         case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status, t.status) else t.status end as status, t.success, t.mid,
          t.merchant_account_id, t.gateway_transaction_id, t.bin, t.last4, t.brand, t.expiry_month, t.expiry_year, t.refunded_amount, t.refund_reserved_amount
     from orders o
     join customers c on c.id = o.customer_id

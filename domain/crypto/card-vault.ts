@@ -20,13 +20,22 @@ export type SealedCard = string & { readonly __sealed: unique symbol };
 export interface CardVault {
   seal(card: ValidatedCard): Promise<SealedCard>;
   /** The card; its `cvv` is empty when it had none or when the key its security code was sealed under is destroyed. */
-  open(sealed: SealedCard): Promise<ValidatedCard>;
+  open(sealed: SealedCard): Promise<OpenedCard>;
   fingerprint(pan: string): string;
   /**
    * Keyed digest (HMAC-SHA256) of a request an Idempotency-Key is bound to. Keyed, so a database reader cannot
    * test guesses against it; callers put the card's fingerprint in the request, never the PAN or CVV.
    */
   requestDigest(canonicalRequest: string): string;
+}
+
+/** A card as opened, with how it was sealed. */
+export interface OpenedCard extends ValidatedCard {
+  /**
+   * Sealed without a security code: a card kept for rebills, charged without its holder. Never a checkout's card, which
+   * always carries one, even once the key of its security code is destroyed (its `cvv` is then empty, `kept` false).
+   */
+  readonly kept: boolean;
 }
 
 /** A key security codes are sealed under: random, kept (wrapped) only until it is destroyed. */
@@ -88,14 +97,15 @@ export function createCardVault(dataEncryptionKey: Buffer, securityCodeKeys: Sec
   };
 
   return {
-    async seal(card) {
+    async seal(opened) {
+      const { kept: _howItWasSealed, ...card } = opened as Partial<OpenedCard> & ValidatedCard;
       const content: SealedCardContent = card.cvv ? { ...card, cvv: '', securityCode: await sealSecurityCode(card.cvv) } : card;
       return (await encrypt(JSON.stringify(content), sealingKey)) as SealedCard;
     },
     async open(sealed) {
       // Cards sealed before security codes had keys of their own carry the CVV inline (`securityCode` absent).
       const { securityCode, ...card } = JSON.parse(await decrypt(sealed, sealingKey)) as SealedCardContent;
-      return securityCode === undefined ? card : { ...card, cvv: await openSecurityCode(securityCode) };
+      return securityCode === undefined ? { ...card, kept: !card.cvv } : { ...card, cvv: await openSecurityCode(securityCode), kept: false };
     },
     fingerprint: createCardFingerprinter(dataEncryptionKey),
     requestDigest: (canonicalRequest) => createHmac('sha256', requestDigestKey).update(canonicalRequest).digest('hex'),

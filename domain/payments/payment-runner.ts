@@ -36,7 +36,7 @@ export interface PaymentRunner extends ThreeDSecureRunner {
    * decided first. `not_waiting` when the payment waits on no open challenge (or did not answer in time).
    */
   supersedeChallenge(input: { tenantId: number; submitOrderId: number }): Promise<'expired' | 'completed' | 'not_waiting'>;
-  /** The first answer of an existing payment; undefined when no such payment was started. */
+  /** The answer of an existing payment: its final result once known, else its first; undefined when none was started. */
   resume(tenantId: number, submitOrderId: number): Promise<SubmitResult | undefined>;
 }
 

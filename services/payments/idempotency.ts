@@ -40,7 +40,7 @@ export async function claimIdempotencyKey(
       // A first answer waiting on 3-D Secure is no longer the answer once the challenge ended: the payment tells its
       // final result (one Temporal no longer knows, or cannot be asked now, answers what was kept).
       if (existing.result && awaitsChallenge(existing.result)) {
-        const latest = await deps.runner.resume(claim.tenantId, existing.submitOrderId).catch(() => undefined);
+        const latest = await Promise.race([deps.runner.resume(claim.tenantId, existing.submitOrderId).catch(() => undefined), delay(CHALLENGE_REFRESH_MS)]);
         return pWaitFor.resolveWith<IdempotencyClaim>({ replay: latest ?? existing.result });
       }
       if (existing.result) return pWaitFor.resolveWith<IdempotencyClaim>({ replay: existing.result });
@@ -78,6 +78,10 @@ export async function claimIdempotencyKey(
 export async function rememberIdempotentResult(em: EntityManager, claim: { tenantId: number; key: string }, result: SubmitResult): Promise<void> {
   await storeIdempotentResult(em, claim.tenantId, claim.key, result);
 }
+
+/** How long a repeat waits for a challenged payment to say how it stands before replaying the kept answer (Temporal away). */
+const CHALLENGE_REFRESH_MS = 2_000;
+const delay = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref());
 
 /** A first answer that waits on the cardholder's 3-D Secure challenge (or redirect), completed through `/3ds`. */
 const awaitsChallenge = (result: SubmitResult): boolean => result.info === 'Pending' || result.info === 'RedirectRequired';

@@ -32,7 +32,7 @@ describe('card vault', () => {
     const sealed = await vault.seal(card);
     expect(decodeProtectedHeader(sealed)).toEqual({ alg: 'dir', enc: 'A256GCM' });
     expect(sealed).not.toMatch(/4242424242424242|"cvv"/);
-    await expect(vault.open(sealed)).resolves.toEqual(card);
+    await expect(vault.open(sealed)).resolves.toEqual({ ...card, kept: false });
   });
 
   it('keeps the CVV out of what DATA_ENCRYPTION_KEY opens: once its key is destroyed, the card opens without it', async () => {
@@ -48,14 +48,15 @@ describe('card vault', () => {
     keys.nextPeriod();
     const later = await vault.seal(card);
     keys.destroy('cvv-0');
-    await expect(vault.open(sealed)).resolves.toEqual({ ...card, cvv: '' });
+    // Still a checkout's card, not one kept for rebills: never charged as merchant-initiated for want of its CVV.
+    await expect(vault.open(sealed)).resolves.toEqual({ ...card, cvv: '', kept: false });
     // A card sealed in a later period has a key of its own, still there.
-    await expect(vault.open(later)).resolves.toEqual(card);
+    await expect(vault.open(later)).resolves.toEqual({ ...card, kept: false });
   });
 
   it('opens a card sealed before security codes had keys of their own (the CVV inline)', async () => {
     const legacy = (await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(card))).setProtectedHeader({ alg: 'dir', enc: 'A256GCM' }).encrypt(envelopeKey)) as SealedCard;
-    await expect(createCardVault(dataEncryptionKey, keysInMemory().store).open(legacy)).resolves.toEqual(card);
+    await expect(createCardVault(dataEncryptionKey, keysInMemory().store).open(legacy)).resolves.toEqual({ ...card, kept: false });
   });
 
   it('seals a card without a CVV (a rebill\'s) without a security-code key', async () => {
@@ -63,7 +64,10 @@ describe('card vault', () => {
     const vault = createCardVault(dataEncryptionKey, keys.store);
     const sealed = await vault.seal({ ...card, cvv: '' });
     expect(keys.asked()).toBe(0);
-    await expect(vault.open(sealed)).resolves.toEqual({ ...card, cvv: '' });
+    await expect(vault.open(sealed)).resolves.toEqual({ ...card, cvv: '', kept: true });
+    // Sealed again as it was opened (a kept card re-sealed): how it was sealed is read, never stored.
+    const resealed = await vault.seal(await vault.open(sealed));
+    expect(JSON.parse(new TextDecoder().decode((await compactDecrypt(resealed, envelopeKey)).plaintext))).not.toHaveProperty('kept');
   });
 
   it('refuses an envelope altered or sealed under another key', async () => {

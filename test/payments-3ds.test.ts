@@ -30,6 +30,18 @@ async function answerChallenge(threeDSecureId: string, outcome: 'authenticate' |
   expect(answer.ok).toBe(true);
 }
 
+/** The completion, asked again (as a checkout page does after each 409) until the processor has the cardholder's answer. */
+function completeOnceAnswered(completion: { threeDSecureId: string; partnerSession: string }) {
+  return vi.waitFor(
+    async () => {
+      const answer = await complete(completion);
+      expect(answer.status).toBe(200);
+      return answer;
+    },
+    { timeout: 5_000, interval: 250 },
+  );
+}
+
 async function paymentState(submitOrderId: number) {
   const em = app.orm.em.fork();
   const [order] = await em.execute(`select state from orders where id = ?`, [submitOrderId]);
@@ -61,14 +73,7 @@ describe('3-D Secure completion', () => {
 
     await answerChallenge(pending.body.threeDSecureId, 'authenticate');
     // Asked again within the second of the last ask, it is still "not yet": the page asks again, as after any 409.
-    const done = await vi.waitFor(
-      async () => {
-        const answer = await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
-        expect(answer.status).toBe(200);
-        return answer;
-      },
-      { timeout: 5_000, interval: 250 },
-    );
+    const done = await completeOnceAnswered({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
     expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636, submitOrderId: pending.body.submitOrderId });
   });
 
@@ -81,14 +86,7 @@ describe('3-D Secure completion', () => {
     expect((await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, key)).body).toEqual(pending.body);
 
     await answerChallenge(pending.body.threeDSecureId, 'authenticate');
-    const done = await vi.waitFor(
-      async () => {
-        const answer = await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
-        expect(answer.status).toBe(200);
-        return answer;
-      },
-      { timeout: 5_000, interval: 250 },
-    );
+    const done = await completeOnceAnswered({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
     expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true });
     // A checkout that lost the completion's answer and sends its submit again learns how it ended, not of a dead challenge.
     const repeat = await post(app, `/api/${tenant.productId}`, tenant.apiKey, body, key);

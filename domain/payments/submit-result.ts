@@ -2,6 +2,9 @@
 export const SUBMIT_INFOS = ['Success', 'Error', 'Failed', 'LimitReached', 'UserBlocked', 'None', 'AlreadySubscribed', 'Pending', 'RedirectRequired'] as const;
 export type SubmitInfo = (typeof SUBMIT_INFOS)[number];
 
+/** A first answer that waits on the cardholder (a 3-D Secure challenge or a redirect), completed through `/3ds`. */
+export const awaitsCardholder = (result: { readonly info: SubmitInfo }): boolean => result.info === 'Pending' || result.info === 'RedirectRequired';
+
 export interface GatewayResponse {
   readonly gateway: string;
   readonly httpStatus: number;

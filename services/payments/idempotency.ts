@@ -4,7 +4,7 @@ import { findIdempotencyKey, insertIdempotencyKey, storeIdempotentResult, takeOv
 import { reserveOrderId } from '../../data/queries/orders.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
-import type { SubmitResult } from '../../domain/payments/submit-result.ts';
+import { awaitsCardholder, type SubmitResult } from '../../domain/payments/submit-result.ts';
 
 /** The request goes on with this submit order id, or is answered by its first request's result. */
 export type IdempotencyClaim = { readonly id: number } | { readonly replay: SubmitResult };
@@ -39,7 +39,7 @@ export async function claimIdempotencyKey(
       lastError = undefined;
       // A first answer waiting on 3-D Secure is no longer the answer once the challenge ended: the payment tells its
       // final result (one Temporal no longer knows, or cannot be asked now, answers what was kept).
-      if (existing.result && awaitsChallenge(existing.result)) {
+      if (existing.result && awaitsCardholder(existing.result)) {
         const latest = await Promise.race([deps.runner.resume(claim.tenantId, existing.submitOrderId).catch(() => undefined), delay(CHALLENGE_REFRESH_MS)]);
         return pWaitFor.resolveWith<IdempotencyClaim>({ replay: latest ?? existing.result });
       }
@@ -82,7 +82,4 @@ export async function rememberIdempotentResult(em: EntityManager, claim: { tenan
 /** How long a repeat waits for a challenged payment to say how it stands before replaying the kept answer (Temporal away). */
 const CHALLENGE_REFRESH_MS = 2_000;
 const delay = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref());
-
-/** A first answer that waits on the cardholder's 3-D Secure challenge (or redirect), completed through `/3ds`. */
-const awaitsChallenge = (result: SubmitResult): boolean => result.info === 'Pending' || result.info === 'RedirectRequired';
 

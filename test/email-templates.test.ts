@@ -5,6 +5,8 @@ import { classifySmtpFailure } from '../domain/email/smtp-outcome.ts';
 import { createStringTemplateCompiler, RenderedTooLargeError, STRING_TEMPLATE_LIMITS } from '../domain/email/string-templates.ts';
 import { createEmailRenderer } from '../domain/email/render-email.ts';
 import { decodeEmailCursor, encodeEmailCursor } from '../domain/email/email-query.ts';
+import { decodeLeadCursor, encodeLeadCursor } from '../domain/leads/lead-query.ts';
+import { decodeMitigationCursor, encodeMitigationCursor } from '../domain/mitigation/search.ts';
 
 const problemOf = (content: string, compiler = createStringTemplateCompiler()) => {
   const compiled = compiler.compile(content);
@@ -183,6 +185,16 @@ describe('e-mail cursors', () => {
     ]) {
       expect(decodeEmailCursor(encodeEmailCursor({ createdAt: createdAt!, id: badId! }))).toBeUndefined();
     }
+  });
+
+  it('belong to their own list: a lead\'s or a transaction\'s cursor of the same shape is no e-mail cursor, nor the other way round', () => {
+    const position = { createdAt: '2026-11-23 10:15:00.123456+00', id: '0b7c2f4e-3a9d-4c1e-9f7a-2d5e6b8c1a00' };
+    const leadCursor = encodeLeadCursor({ updatedAt: position.createdAt, id: position.id });
+    expect(decodeLeadCursor(leadCursor)).toEqual({ updatedAt: position.createdAt, id: position.id });
+    expect(decodeEmailCursor(leadCursor)).toBeUndefined();
+    expect(() => decodeLeadCursor(encodeEmailCursor(position))).toThrow('not a cursor');
+    expect(() => decodeMitigationCursor(encodeEmailCursor({ createdAt: '1795000000000000', id: position.id }))).toThrow('not a cursor');
+    expect(decodeEmailCursor(encodeMitigationCursor({ sentMicros: '1795000000000000', id: position.id }))).toBeUndefined();
   });
 });
 

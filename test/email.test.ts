@@ -579,6 +579,9 @@ describe('tracking and tenant isolation', () => {
     expect(second.pageInfo.hasNextPage).toBe(false);
     const bad = await page('not-a-cursor');
     expect(bad.errors?.[0]?.message).toContain('after is not a cursor');
+    // A cursor of this list is no position in another list of the same shape (leads page by a timestamp and an id too).
+    const mixedUp = await gql(app, `Bearer ${reader.apiKey}`, 'query($after: String) { customerLeads(after: $after) { edges { cursor } } }', { after: first.pageInfo.endCursor });
+    expect(mixedUp.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
   it('the operator authorizes sender domains; a tenant key cannot', async () => {
@@ -773,7 +776,7 @@ describe('hostile input answers 400, never 500', () => {
     ['an id of dashes', ['2026-11-23 10:00:00+00', '-'.repeat(36)]],
     ['an id with extra text', ['2026-11-23 10:00:00+00', `${randomUUID()}x`]],
   ])('a GraphQL e-mail cursor with %s is BAD_USER_INPUT', async (_case, position) => {
-    const after = Buffer.from(JSON.stringify(position)).toString('base64url');
+    const after = Buffer.from(JSON.stringify(['emails', ...position])).toString('base64url');
     const answer = await gql(app, `Bearer ${tenant.apiKey}`, 'query($after: String) { emails(first: 2, after: $after) { edges { cursor } } }', { after });
     expect(answer.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(answer.errors?.[0]?.message).toContain('after is not a cursor');

@@ -541,7 +541,7 @@ describe('GraphQL customerLeads', () => {
     expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     // A forged cursor whose date PostgreSQL would not take is bad input too, not an internal error.
     for (const updatedAt of ['2024-13-45 99:99:99+00', '0000-01-01 00:00:00+00', '2026-02-30 10:00:00+00', '2026-01-01 00:00:00+99', '2026-01-01 00:00:00-16', '2026-01-01 00:00:00+15:99']) {
-      const after = Buffer.from(JSON.stringify([updatedAt, '6ba7b810-9dad-11d1-80b4-00c04fd430c8'])).toString('base64url');
+      const after = Buffer.from(JSON.stringify(['customerLeads', updatedAt, '6ba7b810-9dad-11d1-80b4-00c04fd430c8'])).toString('base64url');
       const forged = await graphql(base(), paged.apiKey, `query($after: String) { customerLeads(after: $after) { edges { cursor } } }`, { after });
       expect(forged.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     }

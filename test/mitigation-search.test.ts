@@ -471,7 +471,7 @@ describe('GraphQL mitigationTransactions', () => {
     expect((await graphql(QUERY, { after: 'bm90LWEtY3Vyc29y' })).errors[0].extensions.code).toBe('BAD_USER_INPUT');
     // Well-formed but far outside any time PostgreSQL can compute with (would overflow the timestamp arithmetic).
     for (const micros of ['-999999999999999999', '999999999999999999', '-1']) {
-      const forged = Buffer.from(`${micros}.${visible[0]!.id}`).toString('base64url');
+      const forged = Buffer.from(JSON.stringify(['transactions', micros, visible[0]!.id])).toString('base64url');
       const answer = await graphql(QUERY, { after: forged });
       expect(answer.errors?.[0]?.extensions.code, micros).toBe('BAD_USER_INPUT');
     }

@@ -1,5 +1,6 @@
 import { LEAD_LIMITS, LEAD_STATUSES, type LeadStatus } from './lead.ts';
 import { LeadQueryError } from './lead-errors.ts';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../validation/keyset-cursor.ts';
 import { isCursorTimestamp } from '../validation/timestamps.ts';
 
 /** Filters of the lead query (spec 4.4); every given one must match. */
@@ -76,17 +77,12 @@ export function checkFilter(name: keyof typeof FILTER_NAMES, value: string): str
   }
 }
 
-/** Cursors are opaque to clients: base64url of the position. */
 export function encodeLeadCursor(cursor: LeadCursor): string {
-  return Buffer.from(JSON.stringify([cursor.updatedAt, cursor.id])).toString('base64url');
+  return encodeKeysetCursor('customerLeads', [cursor.updatedAt, cursor.id]);
 }
 
 export function decodeLeadCursor(value: string): LeadCursor {
-  try {
-    const [updatedAt, id] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown[];
-    if (typeof updatedAt === 'string' && typeof id === 'string' && UUID.test(id) && isCursorTimestamp(updatedAt)) return { updatedAt, id };
-  } catch {
-    // falls through to the refusal
-  }
+  const [updatedAt, id] = decodeKeysetCursor('customerLeads', value, 2) ?? [];
+  if (updatedAt !== undefined && id !== undefined && UUID.test(id) && isCursorTimestamp(updatedAt)) return { updatedAt, id };
   throw new LeadQueryError(['after: not a cursor of this query']);
 }

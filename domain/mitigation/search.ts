@@ -1,5 +1,6 @@
 import { validationError } from '../errors.ts';
 import { toMoneyString } from '../money.ts';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../validation/keyset-cursor.ts';
 import { SEARCH_YEARS } from '../validation/timestamps.ts';
 import { keptName } from '../payments/person-name.ts';
 
@@ -224,7 +225,7 @@ export interface MitigationCursor {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export function encodeMitigationCursor(cursor: MitigationCursor): string {
-  return Buffer.from(`${cursor.sentMicros}.${cursor.id}`).toString('base64url');
+  return encodeKeysetCursor('transactions', [cursor.sentMicros, cursor.id]);
 }
 
 /**
@@ -234,10 +235,10 @@ export function encodeMitigationCursor(cursor: MitigationCursor): string {
 const CURSOR_MICROS = { min: 0n, max: 253_402_300_800_000_000n } as const;
 
 export function decodeMitigationCursor(text: string): MitigationCursor {
-  const match = /^(-?\d{1,18})\.([0-9a-f-]{36})$/.exec(Buffer.from(text, 'base64url').toString('utf8'));
-  const micros = match ? BigInt(match[1]!) : -1n;
-  if (!match || !UUID.test(match[2]!) || micros < CURSOR_MICROS.min || micros >= CURSOR_MICROS.max) {
+  const [sentMicros, id] = decodeKeysetCursor('transactions', text, 2) ?? [];
+  const micros = sentMicros !== undefined && /^-?\d{1,18}$/.test(sentMicros) ? BigInt(sentMicros) : -1n;
+  if (sentMicros === undefined || id === undefined || !UUID.test(id) || micros < CURSOR_MICROS.min || micros >= CURSOR_MICROS.max) {
     throw validationError('after', 'after is not a cursor of this search');
   }
-  return { sentMicros: match[1]!, id: match[2]! };
+  return { sentMicros, id };
 }

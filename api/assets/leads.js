@@ -70,6 +70,7 @@
     });
   }
 
+  var TRACKING_FIELDS = 'cfa_*/d2d_*'; // how a 422 names the CFA/D2D fields as a whole (at most 50 per write)
   var MAX_SCANS = 500; // the gateway keeps at most 500 scans per lead: the oldest give way
   var MAX_PAGE = 2048; // and a scan's page of at most 2,048 characters: a longer path is cut, never refused for good
 
@@ -97,7 +98,11 @@
         // the fields for the next write to send.
         if (error.status === 422) {
           error.details.forEach(function (detail) {
-            delete state.contact[detail.slice(0, detail.indexOf(':'))];
+            var named = detail.slice(0, detail.indexOf(':'));
+            // Too many CFA/D2D fields names none of them: this call's are the ones that went over the limit.
+            if (named === TRACKING_FIELDS) {
+              for (var given in fields) if (/^(cfa|d2d)_/.test(given)) delete state.contact[given];
+            } else delete state.contact[named];
           });
           save(state);
         }

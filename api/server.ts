@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { GraphQLSchema } from 'graphql';
 import { poolExecutor } from '../data/sql-executor.ts';
+import { censorCardNumbers } from '../platform/logger.ts';
 import type { GatewayDeps, GatewayServices } from './gateway-deps.ts';
 import { mountGraphQL } from './graphql/apollo.ts';
 import { buildGatewaySchema } from './graphql/schema.ts';
@@ -12,6 +13,7 @@ import { sendError } from './http/errors.ts';
 import { refuseEncodedBodies } from './http/content-encoding.ts';
 import { refuseHostileText } from './http/hostile-input.ts';
 import { trackRequestsInFlight, type RequestsInFlight } from './http/requests-in-flight.ts';
+import { maskCardNumbersInErrorAnswers } from './http/card-numbers-in-answers.ts';
 import { answerFrameworkErrors, answerUnknownRoutes, MAX_PATH_PARAMETER_LENGTH } from './http/method-not-allowed.ts';
 import { requireDocumentedApiKeys } from './http/authentication.ts';
 import { registerOpenApi } from './http/openapi.ts';
@@ -62,7 +64,8 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     trustProxy: config.trustedProxies ?? false,
     genReqId: (request) => {
       const given = headerValue(request.headers['x-request-id']);
-      return given && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
+      // A caller's id is logged with every line of its request and sent back: one holding a card number is not taken.
+      return given && /^[\w.-]{1,100}$/.test(given) && censorCardNumbers(given) === given ? given : randomUUID();
     },
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
@@ -71,6 +74,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   });
 
   app.decorate('requestsInFlight', trackRequestsInFlight(app));
+  maskCardNumbersInErrorAnswers(app);
   useSchemaCompilers(app);
   const answerUnknownRoute = answerUnknownRoutes(app, { shapes: UNKNOWN_ROUTE_SHAPES });
   // A request that reached no route is answered as such (404 or 405), whatever its body or headers got wrong first.

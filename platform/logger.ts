@@ -33,9 +33,14 @@ export const REDACTED_PATHS = [
   'err.cause.hint',
 ];
 
-const CARD_NUMBER = /\b(?:\d[ -]?){12,18}\d\b/g;
+/**
+ * 13 digits or more, whole or in groups split by single spaces or dashes, wherever they stand: inside a word
+ * (`pay_4242…`, `x4242…x`), where `\b` finds no edge, and in longer runs (a card number followed by its CVV), which a
+ * 13-to-19 pattern bounded on both sides would pass over. A log has no number that long it must keep whole.
+ */
+const CARD_NUMBER = /(?<!\d)\d(?:[ -]?\d){12,}(?!\d)/g;
 
-/** Masks anything shaped like a card number (13-19 digits) in free text. */
+/** Masks anything shaped like a card number (13 digits or more) in free text. */
 export function censorCardNumbers(text: string): string {
   return text.replace(CARD_NUMBER, (match) => {
     const digits = match.replace(/\D/g, '');
@@ -91,7 +96,7 @@ export function createLogger(options: { level: string; name?: string; destinatio
         req: (req: LoggedRequest) => ({
           method: req.method,
           url: typeof req.url === 'string' ? loggedUrl(req.url) : undefined,
-          host: req.host,
+          host: typeof req.host === 'string' ? censorCardNumbers(req.host) : undefined,
           remoteAddress: req.ip,
           remotePort: req.socket?.remotePort,
         }),

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import canonicalJson from 'safe-stable-stringify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -168,5 +169,48 @@ describe('a processor that echoes the card it was sent', () => {
     expect(answer.body.gatewayResponses[0].response).toContain('401288******1881');
     await refusingApp.temporal.client.workflow.getHandle(workflowIds.payment(refusingTenant.id, answer.body.submitOrderId)).result();
     await expectNoCardAnywhere(refusingApp, refusingTenant.id, answer.body, pan, '482');
+  });
+});
+
+describe('a card number sent where no card goes', () => {
+  /** One request as a client sends it, any Host and headers included (fetch would not send a Host of its own). */
+  function send(path: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+    const { hostname, port } = new URL(app.baseUrl);
+    return new Promise((resolve, reject) => {
+      const request = httpRequest({ hostname, port, path, headers }, (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, text }));
+      });
+      request.on('error', reject).end();
+    });
+  }
+
+  it('is masked in every error answer and never written to the log: a path, a query parameter, an id, the Host, a request id', async () => {
+    const pans = ['4506604420738536', '4342412427316415', '4914968813837189', '4290007492514670', '4971912209029464', '4266026585421106'];
+    const answers = [
+      await send(`/payments/${pans[0]}`, { authorization: tenant.apiKey }),
+      await send(`/payments/pay_${pans[1]}`, { authorization: tenant.apiKey }),
+      await send(`/api/admin/statuses?foo${pans[2]}=1`, tenant.adminHeaders),
+      await send('/healthz', { 'x-request-id': pans[3]! }),
+      await send('/nothing-here', { host: `${pans[4]}.example` }),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([404, 404, 400, 200, 404]);
+    const graphqlAnswer = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${app.config.operatorToken}` },
+      // Refused by its resolver: an answer of status 200 whose error names the application asked for.
+      body: JSON.stringify({ query: `mutation { generateLeadKeys(tenantId: ${tenant.id}, application: "shop-${pans[5]}", environment: "test") { publishableKey } }` }),
+    });
+    expect(graphqlAnswer.status).toBe(200);
+    const graphqlText = await graphqlAnswer.text();
+    // The answers still say what was refused, as far as a card number may be shown.
+    expect(answers[0]!.text).toContain('450660******8536');
+    expect(graphqlText).toContain('426602******1106');
+    expect(answers[3]!.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    for (const pan of pans) {
+      for (const answer of [...answers.map((a) => a.text + JSON.stringify(a.headers)), graphqlText]) expect(answer).not.toContain(pan);
+      expect(app.logs.text()).not.toContain(pan);
+    }
   });
 });

@@ -122,6 +122,8 @@ describe('writing a lead', () => {
     ['pending data that is base64 of broken JSON', { email: 'a@example.com', session_id: 's1', pending_data_b64: Buffer.from('{"a":').toString('base64') }, 'pending_data_b64'],
     ['scans that are not an array', { email: 'a@example.com', session_id: 's1', scans: { page: '/' } }, 'scans'],
     ['a NUL byte in a name', { email: 'a@example.com', session_id: 's1', first_name: 'Ada\u0000' }, 'first_name'],
+    ['a card number typed into a name', { email: 'a@example.com', session_id: 's1', last_name: 'Silva 4242 4242 4242 4242' }, 'last_name'],
+    ['a card number typed into the phone', { email: 'a@example.com', session_id: 's1', phone: '4111-1111-1111-1111' }, 'phone'],
     ['an unpaired surrogate in a CFA field', { email: 'a@example.com', session_id: 's1', cfa_device: 'x\ud800' }, 'cfa_device'],
     ['a NUL byte inside the pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: b64({ a: 'x\u0000y' }) }, 'pending_data_b64.a'],
     ['an unpaired surrogate inside the pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: b64({ a: '\ud800' }) }, 'pending_data_b64.a'],
@@ -139,6 +141,13 @@ describe('writing a lead', () => {
     const refused = await postLead(base(), body, secret());
     expect(refused.status).toBe(422);
     expect(refused.body.error!.details).toEqual([expect.stringMatching(new RegExp(`^${field.replace(/[[\]]/g, '\\$&')}: `))]);
+  });
+
+  it('keeps a phone of 15 digits though they pass Luhn: a phone number is that long, and only a longer run is a card', async () => {
+    const sessionId = newSessionId();
+    const kept = await postLead(base(), { email: 'a@example.com', session_id: sessionId, phone: '+378282246310005' }, secret());
+    expect(kept.status).toBe(201);
+    expect((await leadRows(sessionId))[0]).toMatchObject({ phone: '+378282246310005' });
   });
 
   it('answers a list of scans too long with one problem, not one per item: the answer stays smaller than the request', async () => {

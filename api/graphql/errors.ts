@@ -3,6 +3,7 @@ import { unwrapResolverError } from '@apollo/server/errors';
 import { ArgumentValidationError } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
+import { maskCardNumbers } from '../../domain/payments/card-echo.ts';
 
 /** GraphQL error codes of each domain error code; exhaustive like the REST mapping. */
 export const GRAPHQL_CODES = {
@@ -39,8 +40,16 @@ function rejectionOf(error: unknown): RejectedOperationError | undefined {
   return error instanceof GraphQLError && error.originalError instanceof RejectedOperationError ? error.originalError : undefined;
 }
 
-/** Domain errors keep their message and gain a code; anything unexpected is masked. */
+/**
+ * Domain errors keep their message and gain a code; anything unexpected is masked. A card number quoted by a message
+ * (an id or value given in the wrong place: `Value is not a valid UUID: 4242…`) is masked as REST's error answers mask it.
+ */
 export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const answer = answerOf(formatted, error);
+  return { ...answer, message: maskCardNumbers(answer.message) };
+}
+
+function answerOf(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const rejection = rejectionOf(error);
   if (rejection) {
     const { code, field } = rejection.extensions;

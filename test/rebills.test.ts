@@ -65,7 +65,7 @@ async function subscribe(app: TestApp, tenant: MerchantTenant, product: string):
 /** Read from the database while polling (the REST read counts against the key's rate limit of 100 a minute). */
 const subscription = async (app: TestApp, tenant: MerchantTenant, id: number) => {
   const found = await findTenantSubscription(app.orm.em.fork(), tenant.id, id);
-  return { status: found?.state, billed_periods: found?.billedPeriods, cancel_reason: found?.cancelReason };
+  return { status: found?.state, billed_periods: found?.billedPeriods, cancel_reason: found?.cancelReason, grace_until: found?.graceUntil ?? null };
 };
 const rebillsOf = (app: TestApp, id: number) => listRebills(app.orm.em.fork(), id);
 const amountsOf = (app: TestApp, orderId: number) =>
@@ -341,13 +341,25 @@ describe('recurring rebills (in-process worker)', () => {
       timeout: 15_000,
       interval: 200,
     });
-    expect(await subscription(app, tenant, id)).toMatchObject({ status: 'grace', billed_periods: 0 });
+    expect(await subscription(app, tenant, id)).toMatchObject({ status: 'grace', billed_periods: 0, grace_until: expect.any(Date) });
     expect((await rebillsOf(app, id)).every((r) => r.statusId === null || r.statusId === 0)).toBe(true);
 
     await app.orm.em.fork().execute(`update merchant_accounts set monthly_cap = 1000000 where tenant_id = ?`, [tenant.id]);
     await vi.waitFor(async () => expect((await rebillsOf(app, id)).filter((r) => r.period === 1 && r.state === 'paid')).toHaveLength(1), { timeout: 15_000, interval: 200 });
     expect((await subscription(app, tenant, id)).status).toBe('active');
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
+  it('keeps no grace period once cancelled while a rebill waits for its retry: nothing is retried after a cancel', async () => {
+    const tenant = await createMerchantTenant(app, {
+      products: [planProduct('capped', '4.99', { dunning: { insufficientFundsRetrySeconds: [600], otherRetrySeconds: [600] } })],
+      merchantAccounts: [merchantAccount('CAP-2', { monthlyCap: 10 })],
+    });
+    const id = await subscribe(app, tenant, 'capped');
+    await vi.waitFor(async () => expect(await subscription(app, tenant, id)).toMatchObject({ status: 'grace', grace_until: expect.any(Date) }), { timeout: 15_000, interval: 200 });
+    const cancelled = await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', grace_until: null });
+    expect(await subscription(app, tenant, id)).toMatchObject({ status: 'cancelled', grace_until: null });
   });
 
   it('pauses twice in one period while the endpoint fails: each pause is its own webhook, and billing goes on', async () => {

@@ -198,7 +198,8 @@ export async function cancelSubscription(em: EntityManager, cancellation: { subs
   const ended = await em.execute<{ id: number }[]>(
     // An ended subscription is never charged again, so the card kept for its rebills goes with it (PCI DSS: no card
     // data past its purpose); a rebill already in flight carries its own sealed copy in its payment's input.
-    `update subscriptions set state = 'cancelled', cancelled_at = now(), cancel_reason = ?, paused_at = null, pause_reason = null, sealed_card = null
+    // No grace either: nothing is retried after a cancel.
+    `update subscriptions set state = 'cancelled', cancelled_at = now(), cancel_reason = ?, paused_at = null, pause_reason = null, grace_until = null, sealed_card = null
       where id = ? and state <> 'cancelled' returning id`,
     [cancellation.reason, cancellation.subscriptionId],
   );

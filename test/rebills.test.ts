@@ -350,6 +350,23 @@ describe('recurring rebills (in-process worker)', () => {
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
   });
 
+  it('keeps retrying a rebill the processor never received (HTTP 500 to every try) without dunning it as the customer\'s decline', async () => {
+    const tenant = await createMerchantTenant(app, {
+      // .97: the sandbox answers every authorization, inquiry and resend of the rebill with HTTP 500, authorizing nothing.
+      products: [planProduct('outage', '4.97', { dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [1] } })],
+      merchantAccounts: [merchantAccount('OUT-1')],
+    });
+    const id = await subscribe(app, tenant, 'outage');
+    // Dunned as a decline (4285 is a soft one), one retry a second apart would have cancelled it (`retries_exhausted`).
+    await vi.waitFor(async () => expect((await rebillsOf(app, id)).filter((r) => r.period === 1 && r.state === 'declined').length).toBeGreaterThanOrEqual(3), {
+      timeout: 20_000,
+      interval: 200,
+    });
+    expect(await subscription(app, tenant, id)).toMatchObject({ status: 'grace', billed_periods: 0, cancel_reason: null });
+    expect((await rebillsOf(app, id)).filter((r) => r.state === 'declined').every((r) => r.statusId === 4285)).toBe(true);
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
   it('keeps no grace period once cancelled while a rebill waits for its retry: nothing is retried after a cancel', async () => {
     const tenant = await createMerchantTenant(app, {
       products: [planProduct('capped', '4.99', { dunning: { insufficientFundsRetrySeconds: [600], otherRetrySeconds: [600] } })],

@@ -1,5 +1,6 @@
 import type { SubscriptionPlan } from '../catalog/product.ts';
 import { statusById } from '../statuses/status-codes.ts';
+import { StatusId } from '../statuses/status-ids.ts';
 
 const DAY = 86_400;
 
@@ -71,6 +72,15 @@ export function firstChargeWaitSeconds(plan: SubscriptionPlan, salvagedStatusId?
  */
 export function rebillNotProcessed(result: { readonly chargeSuccess: boolean; readonly statusId: number; readonly info: string }): boolean {
   return !result.chargeSuccess && result.statusId === 0 && (result.info === 'None' || result.info === 'Error');
+}
+
+/**
+ * A rebill the processor never received: it answered no authorization, status inquiries found none, and the resends
+ * met the same (the processor away or failing, HTTP 5xx): 4285 System Timeout, the gateway's status, never an
+ * issuer's. Not the customer's decline either.
+ */
+export function rebillNeverReachedProcessor(result: { readonly chargeSuccess: boolean; readonly statusId: number }): boolean {
+  return !result.chargeSuccess && result.statusId === StatusId.SYSTEM_TIMEOUT;
 }
 
 /** How long a period's rebill is retried while the gateway cannot process it, before it is dunned as a decline. */

@@ -21,7 +21,7 @@ import type { Activities } from '../../activities/index.ts';
 import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
 import type { PaymentEnd } from '../../domain/payments/submit-result.ts';
-import { NOT_PROCESSED_RETRY_LIMIT_SECONDS, nextDunningStep, notProcessedRetrySeconds, periodSeconds, rebillNotProcessed, trialSeconds } from '../../domain/subscriptions/dunning.ts';
+import { NOT_PROCESSED_RETRY_LIMIT_SECONDS, nextDunningStep, notProcessedRetrySeconds, periodSeconds, rebillNeverReachedProcessor, rebillNotProcessed, trialSeconds } from '../../domain/subscriptions/dunning.ts';
 import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, subscriptionProgressQuery, type BillingStall } from '../contract/subscription-signals.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
@@ -81,6 +81,12 @@ const PAYMENTS_TELL_UNCERTAIN_CHARGES = 'payments-tell-uncertain-charges';
  * terminated it); they replay so. From it on, billing pauses there for the merchant, the charge uncertain.
  */
 const UNFINISHED_REBILLS_PAUSE = 'unfinished-rebill-payments-pause';
+/**
+ * Runs before this patch dunned a rebill the processor never received (4285, the processor away) as the customer's
+ * decline, cancelling the subscription when the schedule ran out; they replay so. From it on, such a rebill is tried
+ * again as one the gateway could not process.
+ */
+const PROCESSOR_OUTAGES_ARE_NOT_DECLINES = 'processor-outages-are-not-declines';
 /** Runs before this patch dunned by the earlier code sets (`nextDunningStep(…, 'before')`); they replay so. */
 const DUNNING_CODES = 'dunning-codes-stops-and-outages';
 /**
@@ -218,11 +224,13 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     log.error('Rebill failed but may have charged the card: billing paused until the merchant resumes it', { subscriptionId: input.subscriptionId, period: input.period, orderId: rebill.orderId });
     return pauseForUncertainCharge(event);
   }
-  // A rebill the gateway could not process (no merchant account with room for it, a step of ours failing for good) is
-  // not the customer's decline: it is tried again on the plan's "other" delays, repeating the last, without using the
-  // dunning schedule, for up to 30 days of this period; only then is it dunned like a decline.
+  // A rebill the gateway could not process (no merchant account with room for it, a step of ours failing for good, a
+  // processor that never received it) is not the customer's decline: it is tried again on the plan's "other" delays,
+  // repeating the last, without using the dunning schedule, for up to 30 days of this period; only then is it dunned
+  // like a decline.
   const notProcessedSince = input.notProcessed?.since ?? new Date(now).toISOString();
-  if (rebillNotProcessed(result) && now - Date.parse(notProcessedSince) < NOT_PROCESSED_RETRY_LIMIT_SECONDS * 1000 && patched(GATEWAY_FAILURES_ARE_NOT_DECLINES)) {
+  const gatewayCouldNotProcess = rebillNotProcessed(result) || (rebillNeverReachedProcessor(result) && patched(PROCESSOR_OUTAGES_ARE_NOT_DECLINES));
+  if (gatewayCouldNotProcess && now - Date.parse(notProcessedSince) < NOT_PROCESSED_RETRY_LIMIT_SECONDS * 1000 && patched(GATEWAY_FAILURES_ARE_NOT_DECLINES)) {
     const count = input.notProcessed?.count ?? 0;
     const afterSeconds = notProcessedRetrySeconds(input.plan, count);
     const retryAt = new Date(now + afterSeconds * 1000).toISOString();

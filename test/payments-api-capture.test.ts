@@ -75,6 +75,18 @@ describe('authorization only (capture: false)', () => {
     expect(await approvedVolumeOf(tenant.id)).toBe(volumeBefore + 1999);
   });
 
+  it('captures once per Idempotency-Key: a repeat answers the capture, a void with the key is 409 and voids nothing', async () => {
+    const held = await pay(paymentBody('4242424242424242', { capture: false }));
+    const key = { 'idempotency-key': `capture-${randomUUID()}` };
+    const captured = await call(app, 'POST', `/payments/${held.body.id}/capture`, tenant.apiKey, undefined, key);
+    expect(captured.body).toMatchObject({ id: held.body.id, status: 'succeeded' });
+    expect(await call(app, 'POST', `/payments/${held.body.id}/capture`, tenant.apiKey, undefined, key)).toEqual(captured);
+    const reused = await call(app, 'POST', `/payments/${held.body.id}/void`, tenant.apiKey, undefined, key);
+    expect(reused.status).toBe(409);
+    expect(reused.body.error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused' });
+    expect((await transactionsOf(held.body.id)).map((t) => t.kind)).toEqual(['authorization']);
+  });
+
   it('voids on request: a void transaction refers to the authorization, and a capture is then refused', async () => {
     const volumeBefore = await approvedVolumeOf(tenant.id);
     const held = await pay(paymentBody('4242424242424242', { capture: false }));

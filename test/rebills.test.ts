@@ -379,6 +379,36 @@ describe('recurring rebills (in-process worker)', () => {
     expect(await subscription(app, tenant, id)).toMatchObject({ status: 'cancelled', grace_until: null });
   });
 
+  it('takes an Idempotency-Key on its actions: a repeat answers the first answer and changes nothing, another action with the key is 409', async () => {
+    const tenant = await subscriptionTenant(app);
+    const [id, other] = [await subscribe(app, tenant, 'hourly'), await subscribe(app, tenant, 'hourly')];
+    const act = (action: string, subscriptionId: number, key?: string) =>
+      call(app, 'POST', `/subscriptions/${subscriptionId}/${action}`, tenant.apiKey, undefined, key === undefined ? {} : { 'idempotency-key': key });
+    const paused = await act('pause', id, 'pause-once');
+    expect(paused).toMatchObject({ status: 200, body: { id, paused: true } });
+    expect((await act('resume', id)).body.paused).toBe(false);
+    // The pause's answer was lost and the client retries it after someone resumed: answered as then, not paused again.
+    expect(await act('pause', id, 'pause-once')).toEqual(paused);
+    expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body.paused).toBe(false);
+    for (const [action, subscriptionId] of [['resume', id], ['pause', other]] as const) {
+      const reused = await act(action, subscriptionId, 'pause-once');
+      expect(reused.status).toBe(409);
+      expect(reused.body.error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused', param: 'Idempotency-Key' });
+    }
+    expect((await call(app, 'GET', `/subscriptions/${other}`, tenant.apiKey)).body.paused).toBe(false);
+    expect((await act('pause', id, 'k'.repeat(256))).status).toBe(400);
+
+    // Ten requests at once with one key, five pausing and five resuming: one action runs; each other request is
+    // answered that action's answer or 409 (the other action's, or while the first runs), never acts.
+    const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => act(i % 2 === 0 ? 'pause' : 'resume', id, 'raced')));
+    const answered = racing.map((answer, i) => ({ action: i % 2 === 0 ? 'pause' : 'resume', ...answer })).filter((answer) => answer.status === 200);
+    expect(racing.every((answer) => answer.status === 200 || answer.status === 409)).toBe(true);
+    expect(answered.length).toBeGreaterThanOrEqual(1);
+    const winner = answered[0]!.action;
+    expect(answered.every((answer) => answer.action === winner && answer.body.paused === (winner === 'pause'))).toBe(true);
+    expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body.paused).toBe(winner === 'pause');
+  });
+
   it('pauses twice in one period while the endpoint fails: each pause is its own webhook, and billing goes on', async () => {
     const secret = generateWebhookSecret();
     // Every delivery fails and stays scheduled for another attempt, so a pause recorded twice would find its delivery running.

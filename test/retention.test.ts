@@ -83,6 +83,9 @@ describe('retention', () => {
     await seedDelivery(`old-failed-${unique}`, 'failed', '40 days', '39 days');
     await seedDelivery(`fresh-delivered-${unique}`, 'delivered', '29 days', '29 days');
     await seedDelivery(`old-pending-${unique}`, 'pending', '90 days', null);
+    for (const [key, age] of [['action-old', '8 days'], ['action-fresh', '6 days']]) {
+      await sql(`insert into action_idempotency_keys (tenant_id, key, action, target, answer, created_at) values (?, ?, 'pause', 'subscription 1', '{}', ${ago(age!)})`, [tenantId, key]);
+    }
     for (const [subject, age] of [['old', '2 hours'], ['fresh', '1 minute']]) {
       await sql(`insert into rate_limit_windows (subject, window_start, request_count) values (?, date_trunc('minute', ${ago(age!)}), 1)`, [`retention-${unique}:${subject}`]);
     }
@@ -92,6 +95,7 @@ describe('retention', () => {
     expect(deleted).toMatchObject({ submit_attempts: expect.any(Number), idempotency_keys: expect.any(Number), webhook_deliveries: expect.any(Number) });
     expect(await submitAttempts()).toEqual(['fresh@example.com']);
     expect(await idempotencyKeys()).toEqual(['key-fresh']);
+    expect(await column(`select key from action_idempotency_keys where tenant_id = ?`, [tenantId])).toEqual(['action-fresh']);
     const kept = [`fresh-delivered-${unique}`, `old-pending-${unique}`];
     expect(await deliveries()).toEqual(kept);
     expect(await attemptsOf([...kept, `old-delivered-${unique}`, `old-failed-${unique}`])).toEqual(kept);

@@ -12,6 +12,7 @@ export const RETENTION_SECONDS: Record<RetentionTable, number> = {
   submit_attempts: 2 * DAY,
   // A client may retry a keyed submit for at least 24 hours (Stripe's promise); a week leaves room for slow retry queues.
   idempotency_keys: 7 * DAY,
+  action_idempotency_keys: 7 * DAY,
   // Counted from a delivery's end: a month for a tenant to look up what was sent and how the receiver answered.
   webhook_deliveries: 30 * DAY,
   // Windows last a minute; the limiter drops a subject's old windows itself, this catches subjects that went quiet.

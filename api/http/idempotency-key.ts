@@ -12,6 +12,13 @@ const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 export const idempotencyKeyHeader = (description: string) =>
   Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY.source, description }));
 
+/** The headers of an action on an existing resource (capture, void; a subscription's cancel, pause, resume). */
+export const ActionIdempotencyHeaders = Type.Object({
+  'Idempotency-Key': idempotencyKeyHeader(
+    "Makes the action safe to retry: the key's first request acts and its answer is kept 7 days; a repeat answers that answer, whatever changed since; the key with another action or resource is 409 `idempotency_key_reused`, while its first request runs 409 `idempotency_key_in_use`",
+  ),
+});
+
 /** The request's Idempotency-Key, or undefined; a malformed one is 400 naming the header. */
 export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const key = request.headers['idempotency-key'];

@@ -12,9 +12,10 @@ import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { createPayment } from '../../services/payments-api/create-payment.ts';
 import type { ProductLookup } from '../../services/catalog/product-cache.ts';
 import { decideAuthorization } from '../../services/payments-api/decide-authorization.ts';
+import { actOnce } from '../../services/payments-api/idempotent-action.ts';
 import { requestRefund } from '../../services/refunds/request-refund.ts';
 import { callerOf } from '../http/authentication.ts';
-import { idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency-key.ts';
+import { ActionIdempotencyHeaders, idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency-key.ts';
 import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
@@ -189,14 +190,18 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
           tags: ['payments'],
           security: API_KEY_REQUIRED,
           params: PaymentParams,
+          headers: ActionIdempotencyHeaders,
           body: NoParametersBody,
-          response: { 200: ref(Payment), ...errors(400, 401, 402, 404, 413, 415, 429, 500, 503) },
+          response: { 200: ref(Payment), ...errors(400, 401, 402, 404, 409, 413, 415, 429, 500, 503) },
         },
         preValidation: bodyMayBeLeftOut,
         async handler(request) {
           const principal = callerOf(request);
-          const orderId = await decideAuthorization({ em: request.em, runner: deps.runner }, { tenantId: principal.tenantId, paymentId: request.params.id, decision });
-          return loadPayment(request, principal.tenantId, `pay_${orderId}`);
+          const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action: decision, target: `payment ${request.params.id}` };
+          return actOnce(request.em, keyed, async () => {
+            const orderId = await decideAuthorization({ em: request.em, runner: deps.runner }, { tenantId: principal.tenantId, paymentId: request.params.id, decision });
+            return loadPayment(request, principal.tenantId, `pay_${orderId}`);
+          });
         },
       });
     }

@@ -7,7 +7,9 @@ import { toMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import { SUBSCRIPTION_ACTIONS, type SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
 import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
 import { controlSubscription, findSubscriptionOf } from '../../services/subscriptions/control-subscription.ts';
+import { actOnce } from '../../services/payments-api/idempotent-action.ts';
 import { callerOf } from '../http/authentication.ts';
+import { ActionIdempotencyHeaders, idempotencyKeyOf } from '../http/idempotency-key.ts';
 import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
@@ -76,6 +78,8 @@ const errors = {
   429: ref(PaymentApiErrorResponse, { description: 'Rate limit of the API key exceeded' }),
   500: ref(PaymentApiErrorResponse, { description: 'Unexpected error' }),
 };
+/** An action's Idempotency-Key used with another request, or while its first request runs. */
+const keyErrors = { 409: ref(PaymentApiErrorResponse, { description: 'Idempotency-Key reused with another action or subscription, or its first request is still running' }) };
 /** The actions take a body (an empty one, or none): what any body may be refused with. */
 const bodyErrors = {
   413: ref(PaymentApiErrorResponse, { description: 'Request body too large' }),
@@ -113,13 +117,16 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
           tags: ['payments'],
           security: API_KEY_REQUIRED,
           params: Params,
+          headers: ActionIdempotencyHeaders,
           body: NoParametersBody,
-          response: { 200: ref(SubscriptionObject), ...errors, ...bodyErrors },
+          response: { 200: ref(SubscriptionObject), ...errors, ...bodyErrors, ...keyErrors },
         },
         preValidation: bodyMayBeLeftOut,
         async handler(request) {
           const principal = callerOf(request);
-          return subscriptionJson(await controlSubscription({ em: request.em, controller: deps.controller, deliveries: deps.deliveries, logger: request.log }, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action }));
+          const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action, target: `subscription ${request.params.id}` };
+          const control = { em: request.em, controller: deps.controller, deliveries: deps.deliveries, logger: request.log };
+          return actOnce(request.em, keyed, async () => subscriptionJson(await controlSubscription(control, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action })));
         },
       });
     }

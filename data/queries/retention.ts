@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 export type RetentionTable =
   | 'submit_attempts'
   | 'idempotency_keys'
+  | 'action_idempotency_keys'
   | 'webhook_deliveries'
   | 'rate_limit_windows'
   | 'email_idempotency_keys'
@@ -16,6 +17,7 @@ export type RetentionTable =
 const EXPIRED: Record<RetentionTable, string> = {
   submit_attempts: `created_at < now() - make_interval(secs => ?)`,
   idempotency_keys: `created_at < now() - make_interval(secs => ?)`,
+  action_idempotency_keys: `created_at < now() - make_interval(secs => ?)`,
   // A pending delivery is still being retried: only ended ones expire, counted from their end. Attempts go with them (on delete cascade).
   webhook_deliveries: `state <> 'pending' and completed_at < now() - make_interval(secs => ?)`,
   rate_limit_windows: `window_start < now() - make_interval(secs => ?)`,

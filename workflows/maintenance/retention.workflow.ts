@@ -10,8 +10,9 @@ const TABLES = Object.keys({
   webhook_deliveries: true,
   rate_limit_windows: true,
   email_idempotency_keys: true,
-  // Last: a run in flight when this table was added replays its earlier purges in the same order.
+  // Added after the others: a run in flight when a table was added replays its earlier purges in the same order.
   card_security_code_keys: true,
+  action_idempotency_keys: true,
 } satisfies Record<RetentionTable, true>) as RetentionTable[];
 
 const { purgeExpiredRows } = proxyActivities<Activities>({

@@ -2143,6 +2143,10 @@ export interface operations {
    */
   capturePayment: {
     parameters: {
+      header?: {
+        /** @description Makes the action safe to retry: the key's first request acts and its answer is kept 7 days; a repeat answers that answer, whatever changed since; the key with another action or resource is 409 `idempotency_key_reused`, while its first request runs 409 `idempotency_key_in_use` */
+        "Idempotency-Key"?: string;
+      };
       path: {
         /**
          * @description Payment id
@@ -2184,6 +2188,12 @@ export interface operations {
       };
       /** @description No such payment for this key (`resource_missing`) */
       404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Idempotency-Key reused with another request, or its first request is still running */
+      409: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };
@@ -2226,6 +2236,10 @@ export interface operations {
    */
   voidPayment: {
     parameters: {
+      header?: {
+        /** @description Makes the action safe to retry: the key's first request acts and its answer is kept 7 days; a repeat answers that answer, whatever changed since; the key with another action or resource is 409 `idempotency_key_reused`, while its first request runs 409 `idempotency_key_in_use` */
+        "Idempotency-Key"?: string;
+      };
       path: {
         /**
          * @description Payment id
@@ -2267,6 +2281,12 @@ export interface operations {
       };
       /** @description No such payment for this key (`resource_missing`) */
       404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Idempotency-Key reused with another request, or its first request is still running */
+      409: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };
@@ -2416,6 +2436,10 @@ export interface operations {
   /** Cancels a subscription: no further rebills (one already running completes) */
   cancelSubscription: {
     parameters: {
+      header?: {
+        /** @description Makes the action safe to retry: the key's first request acts and its answer is kept 7 days; a repeat answers that answer, whatever changed since; the key with another action or resource is 409 `idempotency_key_reused`, while its first request runs 409 `idempotency_key_in_use` */
+        "Idempotency-Key"?: string;
+      };
       path: {
         /**
          * @description Subscription id (`subscriptionId` of the submit result)
@@ -2451,6 +2475,12 @@ export interface operations {
       };
       /** @description No such subscription for this key */
       404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Idempotency-Key reused with another action or subscription, or its first request is still running */
+      409: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };
@@ -2484,6 +2514,10 @@ export interface operations {
   /** Pauses recurring billing until resumed */
   pauseSubscription: {
     parameters: {
+      header?: {
+        /** @description Makes the action safe to retry: the key's first request acts and its answer is kept 7 days; a repeat answers that answer, whatever changed since; the key with another action or resource is 409 `idempotency_key_reused`, while its first request runs 409 `idempotency_key_in_use` */
+        "Idempotency-Key"?: string;
+      };
       path: {
         /**
          * @description Subscription id (`subscriptionId` of the submit result)
@@ -2519,6 +2553,12 @@ export interface operations {
       };
       /** @description No such subscription for this key */
       404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Idempotency-Key reused with another action or subscription, or its first request is still running */
+      409: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };
@@ -2552,6 +2592,10 @@ export interface operations {
   /** Resumes a paused subscription; a period that fell due meanwhile is billed at once */
   resumeSubscription: {
     parameters: {
+      header?: {
+        /** @description Makes the action safe to retry: the key's first request acts and its answer is kept 7 days; a repeat answers that answer, whatever changed since; the key with another action or resource is 409 `idempotency_key_reused`, while its first request runs 409 `idempotency_key_in_use` */
+        "Idempotency-Key"?: string;
+      };
       path: {
         /**
          * @description Subscription id (`subscriptionId` of the submit result)
@@ -2587,6 +2631,12 @@ export interface operations {
       };
       /** @description No such subscription for this key */
       404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Idempotency-Key reused with another action or subscription, or its first request is still running */
+      409: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };

@@ -1,0 +1,47 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { claimActionKey, findActionKey, releaseActionKey, storeActionAnswer, type ActionRequest } from '../../data/queries/action-idempotency-keys.ts';
+import { PaymentApiError } from '../../domain/payments-api/errors.ts';
+
+/**
+ * A claim with no answer after this long was abandoned (its process died mid-action): a retry of the same request
+ * takes it over. Every action answers well within it (a capture or void waits at most the submit answer timeout's
+ * share; a subscription action some seconds).
+ */
+const ABANDONED_AFTER_SECONDS = 120;
+
+/**
+ * Runs an action on an existing resource (capture, void; a subscription's cancel, pause, resume) at most once per
+ * Idempotency-Key: the key's first request acts and its answer is kept; a repeat answers that answer, whatever has
+ * happened to the resource since (a pause retried after someone resumed does not pause again); the key used with
+ * another action or resource is 409 `idempotency_key_reused`, and while its first request runs, 409
+ * `idempotency_key_in_use`. An action that fails keeps no key: its retry runs again. Without a key the action runs
+ * as asked, each time (the actions are idempotent by themselves: they set a state).
+ */
+export async function actOnce<Answer>(em: EntityManager, request: Omit<ActionRequest, 'key'> & { key: string | undefined }, act: () => Promise<Answer>): Promise<Answer> {
+  const { key } = request;
+  if (key === undefined) return act();
+  const keyed: ActionRequest = { ...request, key };
+  if (!(await claimActionKey(em, keyed, ABANDONED_AFTER_SECONDS))) return replay(em, keyed);
+  let answer: Answer;
+  try {
+    answer = await act();
+  } catch (error) {
+    await releaseActionKey(em, keyed);
+    throw error;
+  }
+  await storeActionAnswer(em, keyed, answer);
+  return answer;
+}
+
+async function replay<Answer>(em: EntityManager, request: ActionRequest): Promise<Answer> {
+  const stored = await findActionKey(em, request.tenantId, request.key);
+  // Released between the claim and this read (its action failed): the caller retries and acts.
+  if (!stored) throw inUse();
+  if (stored.action !== request.action || stored.target !== request.target) {
+    throw new PaymentApiError('idempotency_error', 'idempotency_key_reused', `Idempotency-Key was already used with a different request (${stored.action} of ${stored.target})`, { param: 'Idempotency-Key' });
+  }
+  if (stored.answer === null) throw inUse();
+  return stored.answer as Answer;
+}
+
+const inUse = () => new PaymentApiError('idempotency_error', 'idempotency_key_in_use', 'The first request with this Idempotency-Key is still running; retry it shortly', { param: 'Idempotency-Key' });

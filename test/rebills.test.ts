@@ -184,6 +184,12 @@ describe('recurring rebills (in-process worker)', () => {
       expect(types.filter((t) => t === 'subscription.renewed').length).toBeGreaterThanOrEqual(3);
       // Every rebill's own transaction webhook, plus the first payment's.
       expect(types.filter((t) => t === 'transaction.completed').length).toBeGreaterThanOrEqual(4);
+      // Each rebill's transaction event names the subscription it charged, as its `subscription.renewed` does.
+      const rebillEvents = receiver.received
+        .map((r) => r.payload as { type: string; data: { submitOrderId: number; subscriptionId: number } })
+        .filter((p) => p.type === 'transaction.completed' && paid.some((rebill) => rebill.orderId === p.data.submitOrderId));
+      expect(rebillEvents.length).toBeGreaterThanOrEqual(3);
+      expect(rebillEvents.every((p) => p.data.subscriptionId === id)).toBe(true);
       expect(receiver.received.every((r) => r.verified)).toBe(true);
     } finally {
       await receiver.close();

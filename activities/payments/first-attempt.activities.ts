@@ -27,7 +27,7 @@ export interface FirstAttemptInput extends OpenPaymentOrderInput {
    * paid lead), in the result the workflow answers with: no step after the answer. Absent (a workflow started by an
    * older worker), the workflow records it after the answer itself.
    */
-  readonly tellTheTenant?: { readonly resultContext: ResultContext };
+  readonly tellTheTenant?: { readonly resultContext: ResultContext; /** A rebill's subscription. */ readonly rebillOf?: number };
 }
 
 /**
@@ -83,7 +83,8 @@ export function createFirstAttemptActivities(deps: AuthorizationActivityDeps) {
       if (!tellTheTenant || runGivenUp()) return { ...opened, attempt, settlement };
       // What the tenant is told is the answer the workflow gives: the same pure function over the same facts.
       const result = buildProcessedResult({ submitOrderId: order.submitOrderId, resultContext: tellTheTenant.resultContext }, account, [attempt], settlement, { salvage });
-      const outcome = paymentOutcomeOf(result, { ...order, partnerSession: order.order.partnerSession }, new Date().toISOString());
+      const context = { ...order, partnerSession: order.order.partnerSession, ...(tellTheTenant.rebillOf ? { subscriptionId: tellTheTenant.rebillOf } : {}) };
+      const outcome = paymentOutcomeOf(result, context, new Date().toISOString());
       const told = await recordPaymentOutcome(outcome, { waitForLock: false }).catch((error: unknown) => {
         // Settled all the same: the workflow records the outcome after its answer, with retries.
         // The SQLSTATE only: the driver's message can quote the statement's values (a session id, the webhook's body).

@@ -81,4 +81,6 @@ export interface PaymentWorkflowInput {
   readonly subscriptionPlan: SubscriptionPlan | null;
   readonly resultContext: ResultContext;
   readonly settings: PaymentSettings;
+  /** A rebill: the subscription it charges, which its transaction event names (absent in rebills of before). */
+  readonly rebillOf?: number;
 }

@@ -44,6 +44,8 @@ export interface OutcomeContext {
   readonly amount: string;
   readonly currency: string;
   readonly partnerSession?: string;
+  /** A rebill's subscription: its result names none (the payment created none), its event does. */
+  readonly subscriptionId?: number;
 }
 
 /** The outcome of a payment that ended with `result`, at `at` (ISO 8601): one definition for the workflow and its first step. */
@@ -68,7 +70,7 @@ export function transactionEventOf(result: SubmitResult, payment: OutcomeContext
     transactionId: result.transactionId,
     orderId: result.orderId,
     submitOrderId: result.submitOrderId,
-    subscriptionId: result.subscriptionId,
+    subscriptionId: payment.subscriptionId ?? result.subscriptionId,
     mid: result.mid,
     email: result.email,
     partnerSession: persistedPartnerSession(payment.partnerSession) ?? '',

@@ -255,7 +255,14 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   let payment: PaymentView = input;
   const attempts: AttemptResult[] = [];
   /** Whose outcome the tenant is told of. */
-  const outcomeContext: OutcomeContext = { tenantId: input.tenantId, productId: input.productId, amount: input.amount, currency: input.currency, partnerSession: input.order.partnerSession };
+  const outcomeContext: OutcomeContext = {
+    tenantId: input.tenantId,
+    productId: input.productId,
+    amount: input.amount,
+    currency: input.currency,
+    partnerSession: input.order.partnerSession,
+    ...(input.rebillOf ? { subscriptionId: input.rebillOf } : {}),
+  };
   let hold: Hold | undefined;
   /**
    * The payment ends failed though the card may have been charged: an authorization's outcome stayed unknown when the
@@ -545,7 +552,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
           authorization: authorizationRequest(),
           terms: { cascade: input.cascade, ...(input.capture === false ? { capture: false } : {}) },
           plan: input.subscriptionPlan,
-          tellTheTenant: { resultContext: input.resultContext },
+          tellTheTenant: { resultContext: input.resultContext, ...(input.rebillOf ? { rebillOf: input.rebillOf } : {}) },
         });
       } catch (error) {
         // Failed for good opening the order (text PostgreSQL refuses): nothing was sent, the payment ends failed.

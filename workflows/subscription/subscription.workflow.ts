@@ -94,6 +94,8 @@ const PROCESSOR_OUTAGES_ARE_NOT_DECLINES = 'processor-outages-are-not-declines';
  * made is found and recorded, not made twice, and one it never made is made now.
  */
 const UNCERTAIN_CHARGES_ASKED_AGAIN = 'uncertain-charges-asked-again';
+/** Runs before this patch started rebills whose transaction event named no subscription (0); they replay so. */
+const REBILLS_NAME_THEIR_SUBSCRIPTION = 'rebills-name-their-subscription';
 /** Runs before this patch dunned by the earlier code sets (`nextDunningStep(…, 'before')`); they replay so. */
 const DUNNING_CODES = 'dunning-codes-stops-and-outages';
 /**
@@ -294,6 +296,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
             subscriptionPlan: null,
             resultContext: { email: rebill.email, amount: rebill.amount, bin: rebill.card.bin, last4: rebill.card.last4 },
             settings: input.settings,
+            // Its transaction event names the subscription it charges.
+            ...(patched(REBILLS_NAME_THEIR_SUBSCRIPTION) ? { rebillOf: input.subscriptionId } : {}),
           },
         ],
       });

@@ -303,6 +303,8 @@ describe('transaction webhook', () => {
           ...Object.fromEntries(fields.map((field) => [field, answer[field]])),
           currency: 'USD',
           productId: hooked.productId,
+          // The id a refund's event names its payment by.
+          paymentId: `pay_${answer.submitOrderId}`,
           // A partnerSession longer than the order keeps (50) is not a correlation the tenant can use.
           partnerSession: body.partnerSession.length <= 50 ? body.partnerSession : '',
         });

@@ -1,3 +1,4 @@
+import { paymentId } from '../payments-api/ids.ts';
 import { persistedPartnerSession } from './payment-input.ts';
 import type { SubmitResult } from './submit-result.ts';
 
@@ -8,7 +9,13 @@ import type { SubmitResult } from './submit-result.ts';
 export type TransactionEventData = Pick<
   SubmitResult,
   'info' | 'statusId' | 'error' | 'chargeSuccess' | 'subscribeSuccess' | 'declineSalvage' | 'amount' | 'transactionId' | 'orderId' | 'submitOrderId' | 'subscriptionId' | 'mid' | 'email' | 'partnerSession' | 'serviceSession' | 'bin' | 'last4'
-> & { kind: 'payment'; currency: string; productId: number };
+> & {
+  kind: 'payment';
+  currency: string;
+  productId: number;
+  /** The payment's id in the generic API (`pay_<submitOrderId>`), which a refund's event carries too: the join key. */
+  paymentId: string;
+};
 
 /** A successful charge of a checkout session, to mark the session's lead paid (spec 3.2). */
 export interface PaidLead {
@@ -70,6 +77,7 @@ export function transactionEventOf(result: SubmitResult, payment: OutcomeContext
     transactionId: result.transactionId,
     orderId: result.orderId,
     submitOrderId: result.submitOrderId,
+    paymentId: paymentId(result.submitOrderId),
     subscriptionId: payment.subscriptionId ?? result.subscriptionId,
     mid: result.mid,
     email: result.email,

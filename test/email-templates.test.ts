@@ -36,6 +36,9 @@ describe('string templates', () => {
     ['{{log "x"}}', 'calls a helper'],
     ['{{a b}}', 'calls a helper'],
     ['{{#if a}}unclosed', 'is not a valid template'],
+    // `{{#if}}` keeps the context: a parent path reads above the data and could only render nothing.
+    ['<p>{{../name}}</p>', 'reads a parent context'],
+    ['{{#if a}}{{../../b}}{{/if}}', 'reads a parent context'],
   ])('refuse %s', (content, problem) => {
     expect(problemOf(content)).toContain(problem);
   });

@@ -267,6 +267,8 @@ describe('e-mail errors (spec 7.2)', () => {
     ['more than 50 recipients', { to: Array.from({ length: 30 }, (_, i) => `a${i}@inbox.example`), cc: Array.from({ length: 21 }, (_, i) => `c${i}@inbox.example`) }, { to: expect.stringContaining('51 recipients') }],
     ['template data of the wrong shape', { data: { heading: 'H' } }, { 'data.bodyContent': 'is required' }],
     ['a javascript: link', { data: { heading: 'H', bodyContent: 'B', ctaText: 'Go', ctaUrl: 'javascript:alert(1)' } }, { 'data.ctaUrl': expect.stringContaining('must match pattern') }],
+    // No body at all: the variables name no key of the data (nothing on an object's prototype is read either).
+    ['a template that renders nothing with this data', { templateType: 'string', templateName: undefined, templateContent: ' {{constructor.constructor}}{{nme}} ', data: { name: 'Ada' } }, { templateContent: expect.stringContaining('renders nothing with this data') }],
     ['data a template cannot print', { templateType: 'string', templateName: undefined, templateContent: '<p>{{o}}</p>', data: { o: { toString: 'x' } } }, { templateContent: expect.stringContaining('cannot be rendered with this data') }],
     // The worker derives a text part from the HTML; what its converter would never finish (a list numbered from beyond
     // 2^53) or finish only after seconds (quotes nested past 8) is refused here, never left to block a worker.

@@ -156,8 +156,11 @@ function checkMessage(item: BatchEmailItem, prefix: string, compiler: StringTemp
         // Rendered now with the real data: an output over the limit is refused here, not found by the worker.
         try {
           // The worker derives the plain-text part from this HTML: what it could not convert is refused now.
-          const problem = plainTextProblem(compiled(data));
-          if (problem === undefined) template = { type: 'string', content: item.templateContent };
+          const html = compiled(data);
+          const problem = plainTextProblem(html);
+          // An e-mail of no body at all is a mistake (variables named unlike the data's keys), never sent as one.
+          if (html.trim() === '') details[field('templateContent')] = 'renders nothing with this data: an e-mail needs a body (do the variables name keys of data?)';
+          else if (problem === undefined) template = { type: 'string', content: item.templateContent };
           else details[field('templateContent')] = `renders HTML whose plain-text part cannot be made with this data: ${problem}`;
         } catch (error) {
           details[field('templateContent')] =

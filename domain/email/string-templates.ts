@@ -6,7 +6,7 @@ import Handlebars from 'handlebars';
  * (DESIGN 4): `{{variable}}` is HTML-escaped, `{{{variable}}}` inserts raw HTML, dotted paths read nested
  * data, a missing variable renders empty, `{{#if}}` is false for missing, null, false, '', 0 and [].
  *
- * Only `{{#if}}`/`{{else}}` blocks are allowed. Partials (`{{> name}}`) are refused: they are how a template
+ * Only `{{#if}}`/`{{else}}` blocks are allowed, and since they keep the context, no parent path (`{{../x}}`). Partials (`{{> name}}`) are refused: they are how a template
  * would load another template, and no template may come from anywhere but the request. The compiler runs
  * with `knownHelpersOnly` in an isolated Handlebars environment with nothing registered, so a template can
  * call no helper that was not known when it was checked.
@@ -83,6 +83,10 @@ function checkTree(program: hbs.AST.Program, limits: StringTemplateLimits): stri
         if (!ALLOWED_BLOCKS.has(name)) return `uses the block {{#${name}}}; only {{#if}}...{{else}}...{{/if}} is supported`;
         break;
       }
+      case 'PathExpression':
+        // `{{#if}}` keeps the context, so `../` always reads above the data: it could only ever render nothing.
+        if (((node.depth as number | undefined) ?? 0) > 0) return `reads a parent context ({{${(node.original as string | undefined) ?? '../'}}}); read the variable by its own name: {{#if}} does not change the context`;
+        break;
       case 'MustacheStatement':
       case 'SubExpression': {
         const path = node.path as Node;

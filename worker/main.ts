@@ -4,7 +4,7 @@ import { openOrm } from '../data/orm.ts';
 import { requireSetting } from '../platform/require-setting.ts';
 import { connectTemporal, ensureSearchAttributes } from '../adapters/temporal/connection.ts';
 import { workerFromConfig } from './worker-from-config.ts';
-import { ensureRetentionSchedule, ensureUnstartedRefundsSchedule } from './maintenance-schedules.ts';
+import { ensureRetentionSchedule, ensureUnstartedDeliveriesSchedule, ensureUnstartedRefundsSchedule } from './maintenance-schedules.ts';
 
 /** The worker process: `npm run worker` (production) or a child of `npm start`. */
 const config = loadConfig();
@@ -18,6 +18,10 @@ await ensureRetentionSchedule(admin.client, { taskQueue: config.temporalTaskQueu
 await ensureUnstartedRefundsSchedule(admin.client, {
   taskQueue: config.temporalTaskQueue,
   settings: { processorTimeoutMs: config.processorTimeoutMs, webhookSchedule: config.webhookRetrySchedule, webhookTimeoutMs: config.webhookTimeoutMs },
+});
+await ensureUnstartedDeliveriesSchedule(admin.client, {
+  taskQueue: config.temporalTaskQueue,
+  settings: { schedule: config.webhookRetrySchedule, attemptTimeoutMs: config.webhookTimeoutMs },
 });
 await admin.close();
 

@@ -1,9 +1,12 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { retentionWorkflow } from '../workflows/maintenance/retention.workflow.ts';
 import type { UnstartedRefundSettings, unstartedRefundsWorkflow } from '../workflows/maintenance/unstarted-refunds.workflow.ts';
+import type { unstartedDeliveriesWorkflow } from '../workflows/maintenance/unstarted-deliveries.workflow.ts';
+import type { DeliverySettings } from '../workflows/webhooks/start-deliveries.ts';
 
 export const RETENTION_SCHEDULE_ID = 'maintenance/retention';
 export const UNSTARTED_REFUNDS_SCHEDULE_ID = 'maintenance/unstarted-refunds';
+export const UNSTARTED_DELIVERIES_SCHEDULE_ID = 'maintenance/unstarted-deliveries';
 
 /**
  * Creates a maintenance schedule unless it exists. Every worker calls this at start, so several starting at once
@@ -60,6 +63,29 @@ export async function ensureUnstartedRefundsSchedule(
       action: {
         type: 'startWorkflow',
         workflowType: 'unstartedRefundsWorkflow',
+        args: [options.settings],
+        taskQueue: options.taskQueue,
+        workflowId: scheduleId,
+        workflowExecutionTimeout: '10 minutes',
+      },
+      policies: { ...MAINTENANCE_POLICIES, catchupWindow: '5 minutes' },
+    }),
+  );
+}
+
+/**
+ * The sweep for webhook deliveries a gateway recorded but never started, every five minutes, with the delivery settings
+ * of the configuration the first worker started with (as the refunds' sweep).
+ */
+export async function ensureUnstartedDeliveriesSchedule(client: Client, options: { taskQueue: string; settings: DeliverySettings; scheduleId?: string }): Promise<void> {
+  const scheduleId = options.scheduleId ?? UNSTARTED_DELIVERIES_SCHEDULE_ID;
+  await ensureSchedule(client, () =>
+    client.schedule.create<typeof unstartedDeliveriesWorkflow>({
+      scheduleId,
+      spec: { intervals: [{ every: '5 minutes' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'unstartedDeliveriesWorkflow',
         args: [options.settings],
         taskQueue: options.taskQueue,
         workflowId: scheduleId,

@@ -5,5 +5,6 @@ export { subscriptionWorkflow } from './subscription/subscription.workflow.ts';
 export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery.workflow.ts';
 export { retentionWorkflow } from './maintenance/retention.workflow.ts';
 export { unstartedRefundsWorkflow } from './maintenance/unstarted-refunds.workflow.ts';
+export { unstartedDeliveriesWorkflow } from './maintenance/unstarted-deliveries.workflow.ts';
 export { emailDeliveryWorkflow } from './email/email-delivery.workflow.ts';
 export { floorWorkflow } from './floor/floor.workflow.ts';

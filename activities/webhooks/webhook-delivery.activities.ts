@@ -6,6 +6,7 @@ import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../schema/e
 import { signWebhook } from '../../domain/webhooks/signing.ts';
 import { parseRetryAfter } from '../../domain/webhooks/retry-policy.ts';
 import { storableText } from '../../domain/validation/hostile-text.ts';
+import { findUnstartedDeliveries } from '../../data/queries/webhook-deliveries.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export type AttemptOutcome =
@@ -143,7 +144,12 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
     });
   }
 
-  return withPermanentFailures({ attemptWebhookDelivery, concludeWebhookDelivery });
+  /** Deliveries recorded at least `olderThanSeconds` ago and never attempted (see findUnstartedDeliveries). */
+  async function listUnstartedDeliveries(input: { olderThanSeconds: number; limit: number }): Promise<{ deliveryId: string }[]> {
+    return findUnstartedDeliveries(deps.orm.em.fork(), { createdBefore: new Date(Date.now() - input.olderThanSeconds * 1000), limit: input.limit });
+  }
+
+  return withPermanentFailures({ attemptWebhookDelivery, concludeWebhookDelivery, listUnstartedDeliveries });
 }
 
 /** Its tenant or endpoint was removed (the rows cascade): no retry will bring it back. */

@@ -49,3 +49,16 @@ export async function insertWebhookDeliveries(em: EntityManager, deliveries: rea
     [JSON.stringify(deliveries.map((d) => ({ id: d.id, tenant_id: d.tenantId, endpoint_id: d.endpointId, event_type: d.eventType, body: d.body })))],
   );
 }
+
+/**
+ * Deliveries recorded before `createdBefore` that were never attempted, oldest first: ones whose delivery workflow a
+ * gateway did not start (it recorded the event and then could not reach Temporal, or stopped). A delivery whose
+ * workflow runs but has not attempted yet is listed too; starting it again is refused by its workflow id.
+ */
+export async function findUnstartedDeliveries(em: EntityManager, input: { createdBefore: Date; limit: number }): Promise<{ deliveryId: string }[]> {
+  const rows = await em.execute<{ id: string }[]>(
+    `select id from webhook_deliveries where state = 'pending' and attempt_count = 0 and created_at < ? order by created_at limit ?`,
+    [input.createdBefore, input.limit],
+  );
+  return rows.map((row) => ({ deliveryId: row.id }));
+}

@@ -433,6 +433,9 @@ describe('recurring rebills (in-process worker)', () => {
         await vi.waitFor(() => expect(firstAttempts(type)).toHaveLength(count), { timeout: 10_000, interval: 100 });
       };
       await control('pause', true, 'subscription.paused', 1);
+      // A pause the merchant asked for carries no reason: null, as the subscription's pause_reason.
+      const firstPause = receiver.received.find((r) => (r.payload as { type: string }).type === 'subscription.paused')!;
+      expect((firstPause.payload as { data: Record<string, unknown> }).data).toMatchObject({ subscriptionId: id, reason: null });
       await control('resume', false, 'subscription.resumed', 1);
       await control('pause', true, 'subscription.paused', 2);
       await control('resume', false, 'subscription.resumed', 2);

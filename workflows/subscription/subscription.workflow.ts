@@ -349,7 +349,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
           pauses += 1;
           const reason = pauseReason ? { reason: pauseReason } : {};
           await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: true, ...reason }));
-          await notify('subscription.paused', `paused-${pause()}`, reason);
+          // A pause the merchant asked for has no reason: `null`, as the subscription's `pause_reason` says it.
+          await notify('subscription.paused', `paused-${pause()}`, { reason: pauseReason ?? null });
           pauseTold = true;
         }
         await condition(() => !paused || cancelReason !== undefined || grownLong());

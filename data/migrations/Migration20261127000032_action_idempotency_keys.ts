@@ -19,6 +19,7 @@ export class Migration20261127000032_action_idempotency_keys extends Migration {
       "created_at" timestamptz not null default now(),
       primary key ("tenant_id", "key"));`);
     this.addSql(`create index "action_idempotency_keys_created_at_index" on "action_idempotency_keys" ("created_at");`);
+    this.addSql(`alter table "action_idempotency_keys" add constraint "action_idempotency_keys_tenant_id_foreign" foreign key ("tenant_id") references "tenants" ("id") on delete cascade;`);
   }
 
   override down(): void | Promise<void> {

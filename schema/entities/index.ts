@@ -2,7 +2,7 @@ import { Application, LeadKeySet } from './application.entity.ts';
 import { AuditEntry, RateLimitWindow } from './audit.entity.ts';
 import { Affiliate, Campaign, Customer } from './customer.entity.ts';
 import { Order, Rebill, Subscription } from './order.entity.ts';
-import { BlocklistEntry, IdempotencyKey, SubmitAttempt } from './risk.entity.ts';
+import { ActionIdempotencyKey, BlocklistEntry, IdempotencyKey, SubmitAttempt } from './risk.entity.ts';
 import { CustomerLead } from './lead.entity.ts';
 import { Email, EmailEvent, EmailIdempotencyKey } from './email.entity.ts';
 import { Transaction } from './transaction.entity.ts';
@@ -57,6 +57,7 @@ export const ENTITIES = [
   BlocklistEntry,
   SubmitAttempt,
   IdempotencyKey,
+  ActionIdempotencyKey,
   CardEncryptionKey,
   CardSecurityCodeKey,
   CustomerLead,

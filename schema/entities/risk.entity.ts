@@ -59,3 +59,23 @@ const IdempotencyKeySchema = defineEntity({
 });
 export class IdempotencyKey extends IdempotencyKeySchema.class {}
 IdempotencyKeySchema.setClass(IdempotencyKey);
+
+/**
+ * An `Idempotency-Key` of an action on an existing payment or subscription (capture, void, cancel, pause, resume): the
+ * action and resource it names, and that action's first answer for its repeats (null while it runs).
+ */
+const ActionIdempotencyKeySchema = defineEntity({
+  name: 'ActionIdempotencyKey',
+  tableName: 'action_idempotency_keys',
+  properties: {
+    tenant: () => p.manyToOne(Tenant).primary().deleteRule('cascade'),
+    key: p.string().length(255).primary(),
+    action: p.text(),
+    target: p.text(),
+    answer: p.json<unknown>().nullable(),
+    createdAt: p.datetime().defaultRaw('now()'),
+  },
+  indexes: [{ properties: ['createdAt'] }],
+});
+export class ActionIdempotencyKey extends ActionIdempotencyKeySchema.class {}
+ActionIdempotencyKeySchema.setClass(ActionIdempotencyKey);

@@ -45,7 +45,16 @@ const WebhookDeliverySchema = defineEntity({
     createdAt: p.datetime().onCreate(() => new Date()),
     completedAt: p.datetime().nullable(),
   },
-  indexes: [{ properties: ['tenant', 'createdAt'] }, { properties: ['endpoint', 'createdAt'] }, { properties: ['completedAt'] }],
+  indexes: [
+    { properties: ['tenant', 'createdAt'] },
+    { properties: ['endpoint', 'createdAt'] },
+    { properties: ['completedAt'] },
+    // The deliveries never attempted, oldest first: what the unstarted-deliveries sweep reads.
+    {
+      name: 'webhook_deliveries_unstarted_index',
+      expression: `create index "webhook_deliveries_unstarted_index" on "webhook_deliveries" ("created_at") where state = 'pending' and attempt_count = 0`,
+    },
+  ],
 });
 export class WebhookDelivery extends WebhookDeliverySchema.class {}
 WebhookDeliverySchema.setClass(WebhookDelivery);

@@ -278,6 +278,10 @@ describe('recurring rebills (in-process worker)', () => {
     const read = await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey);
     expect(read.body).toMatchObject({ object: 'subscription', status: 'active', paused: true, pause_reason: null, amount: 499, currency: 'USD' });
     expect(await undocumentedParts(app.baseUrl, '/subscriptions/{id}', 'get', 200, read.body)).toEqual([]);
+    // GraphQL tells what REST tells, its grace and creation time included.
+    const viaGraphql = await graphql(app.baseUrl, tenant.apiKey, 'query($id: Int!) { subscription(id: $id) { graceUntil createdAt } }', { id });
+    expect(viaGraphql.data?.subscription).toMatchObject({ graceUntil: null });
+    expect(Math.floor(Date.parse(viaGraphql.data?.subscription.createdAt) / 1000)).toBe(read.body.created);
     const before = (await rebillsOf(app, id)).length;
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect((await rebillsOf(app, id)).length).toBe(before);

@@ -37,11 +37,17 @@ export class SubscriptionType {
   @Field(() => DateTimeResolver, { description: 'The next charge or dunning retry; once cancelled, when it would have been (nothing is charged after a cancel: read state)' })
   nextBillingAt!: Date;
 
+  @Field(() => DateTimeResolver, { nullable: true, description: 'While `grace`: when the declined rebill is retried; null otherwise' })
+  graceUntil!: Date | null;
+
   @Field(() => DateTimeResolver, { nullable: true })
   cancelledAt!: Date | null;
 
   @Field(() => String, { nullable: true, description: '`cancelled_by_merchant`, `hard_decline`, `retries_exhausted`, `no_card_on_file` (no card was kept for rebills) or `blocked` (its card or e-mail was blocklisted after the checkout)' })
   cancelReason!: string | null;
+
+  @Field(() => DateTimeResolver)
+  createdAt!: Date;
 }
 
 @ArgsType()

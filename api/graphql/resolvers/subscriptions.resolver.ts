@@ -18,8 +18,10 @@ const toType = (s: SubscriptionView): SubscriptionType => ({
   currency: s.currency,
   billedPeriods: s.billedPeriods,
   nextBillingAt: s.nextBillingAt,
+  graceUntil: s.graceUntil,
   cancelledAt: s.cancelledAt,
   cancelReason: s.cancelReason,
+  createdAt: s.createdAt,
 });
 
 /** The service's refusals in GraphQL's terms: a missing subscription is NOT_FOUND, any other refusal BAD_USER_INPUT. */

@@ -1,6 +1,7 @@
 /**
- * The sandbox's memory of every authorization it made. It lives in memory only: a restarted sandbox
- * has forgotten everything, which is what a test processor should do.
+ * The sandbox's memory of every authorization and refund it made. It lives in memory; the sandbox process saves it
+ * to a file (`snapshot`, and `createLedger(saved)` at start), so a local stack restarted keeps the payments it made
+ * refundable, capturable and voidable, as a processor would. Tests run it in memory only.
  */
 import type { CardNetwork } from './test-cards.ts';
 
@@ -67,15 +68,31 @@ export interface Ledger {
   refundedCents(authorizationId: string): bigint;
   recordRefund(refund: RefundAnswer): void;
   stats(): SandboxStats;
+  /** Everything the ledger holds, as JSON can keep it. */
+  snapshot(): LedgerState;
 }
 
-export function createLedger(): Ledger {
+/** A ledger as saved: plain JSON (cents as decimal strings). */
+export interface LedgerState {
+  readonly authorizations: readonly Authorization[];
+  readonly firstMerchantByOrder: readonly (readonly [string, string])[];
+  readonly countByOrder: readonly (readonly [string, number])[];
+  readonly refunds: readonly RefundAnswer[];
+  readonly refundedCents: readonly (readonly [string, string])[];
+}
+
+export function createLedger(saved?: LedgerState): Ledger {
   const byReference = new Map<string, Authorization>();
   const byId = new Map<string, Authorization>();
-  const firstMerchantByOrder = new Map<string, string>();
-  const countByOrder = new Map<string, number>();
-  const refunds = new Map<string, RefundAnswer>();
-  const refundedByAuthorization = new Map<string, bigint>();
+  const firstMerchantByOrder = new Map<string, string>(saved?.firstMerchantByOrder ?? []);
+  const countByOrder = new Map<string, number>(saved?.countByOrder ?? []);
+  const refunds = new Map<string, RefundAnswer>((saved?.refunds ?? []).map((refund) => [refund.reference, refund]));
+  const refundedByAuthorization = new Map<string, bigint>((saved?.refundedCents ?? []).map(([id, cents]) => [id, BigInt(cents)]));
+  // One object under both keys, as recorded: a capture or void changes what either finds.
+  for (const authorization of saved?.authorizations ?? []) {
+    byReference.set(authorization.reference, authorization);
+    byId.set(authorization.id, authorization);
+  }
 
   return {
     byReference: (reference) => byReference.get(reference),
@@ -108,5 +125,12 @@ export function createLedger(): Ledger {
         byReference: references,
       };
     },
+    snapshot: () => ({
+      authorizations: [...byReference.values()],
+      firstMerchantByOrder: [...firstMerchantByOrder],
+      countByOrder: [...countByOrder],
+      refunds: [...refunds.values()],
+      refundedCents: [...refundedByAuthorization].map(([id, cents]) => [id, cents.toString()] as const),
+    }),
   };
 }

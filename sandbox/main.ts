@@ -2,6 +2,7 @@
  * Runs the sandbox card processor as its own process (`npm run sandbox`); its settings (SANDBOX_PROCESSOR_PORT,
  * SANDBOX_HOST, SANDBOX_SLOW_RESPONSE_MS, SANDBOX_PUBLIC_URL) are in docs/configuration.md.
  */
+import path from 'node:path';
 import { loadConfig } from '../platform/config.ts';
 import { startSandboxProcessor } from './processor-server.ts';
 
@@ -10,6 +11,8 @@ const sandbox = await startSandboxProcessor({
   port: config.sandboxProcessorPort,
   host: config.sandboxHost,
   slowResponseMs: config.sandboxSlowResponseMs,
+  // What it authorized survives a restart, as the payments in the database do.
+  stateFile: path.resolve(config.dataDir, 'sandbox', 'ledger.json'),
   ...(config.sandboxPublicUrl ? { publicUrl: config.sandboxPublicUrl } : {}),
 });
 console.log(`sandbox processor listening on ${sandbox.url}`);

@@ -2,7 +2,8 @@
  * The sandbox card processor: a separate HTTP server whose outcomes are decided by test card
  * (`test-cards.ts`) and amount, so every authorization the gateway makes is a real HTTP exchange.
  *
- * State lives in memory (`ledger.ts`). Answers never contain the card number or the CVV (not even in
+ * State lives in memory (`ledger.ts`), saved to `stateFile` when one is given (the sandbox process keeps it under
+ * DATA_DIR, so a restarted local stack can still capture, void and refund what it authorized). Answers never contain the card number or the CVV (not even in
  * error messages: `http-setup.ts` parses request bodies itself so a parse error cannot quote them),
  * and nothing is logged.
  *
@@ -24,6 +25,7 @@ import { registerChallengeRoutes } from './challenge-routes.ts';
 import { registerRefundRoutes } from './refund-routes.ts';
 import { installSafeHttp } from './http-setup.ts';
 import { createLedger, type SandboxStats } from './ledger.ts';
+import { readLedgerFile, saveLedgerToFile } from './ledger-file.ts';
 import { createSlowAnswers } from './slow-answers.ts';
 
 export type { SandboxStats } from './ledger.ts';
@@ -37,6 +39,8 @@ export interface SandboxProcessorOptions {
   slowResponseMs?: number;
   /** Base URL the cardholder's browser reaches the sandbox at (challenge pages); default the listening URL. */
   publicUrl?: string;
+  /** Where the ledger is kept across restarts; default none (memory only, as tests want). */
+  stateFile?: string;
 }
 
 export interface SandboxProcessor {
@@ -46,12 +50,15 @@ export interface SandboxProcessor {
 }
 
 export async function startSandboxProcessor(options: SandboxProcessorOptions = {}): Promise<SandboxProcessor> {
-  const ledger = createLedger();
+  const ledger = createLedger(options.stateFile ? readLedgerFile(options.stateFile) : undefined);
+  const saved = options.stateFile ? saveLedgerToFile(ledger, options.stateFile) : undefined;
   const slowAnswers = createSlowAnswers();
   let publicUrl = '';
 
   const app = Fastify({ logger: false, forceCloseConnections: true, bodyLimit: 64 * 1024 });
   installSafeHttp(app);
+  // Every change comes from a POST (authorize, challenge answer, 3-D Secure completion, capture, void, refund).
+  if (saved) app.addHook('onResponse', async (request) => void (request.method === 'POST' && saved.changed()));
   registerAuthorizationRoutes(app, { ledger, slowAnswers, slowResponseMs: options.slowResponseMs ?? 20_000, publicUrl: () => publicUrl });
   registerChallengeRoutes(app, ledger);
   registerRefundRoutes(app, { ledger, slowAnswers, slowResponseMs: options.slowResponseMs ?? 20_000 });
@@ -71,6 +78,7 @@ export async function startSandboxProcessor(options: SandboxProcessorOptions = {
     async close() {
       slowAnswers.releaseAll();
       await app.close();
+      saved?.flush();
     },
   };
 }

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuthorizationOutcome, AuthorizationRequest, ProcessorGateway, RawExchange } from '../adapters/processors/processor-gateway.ts';
 import { createProcessorRegistry } from '../adapters/processors/registry.ts';
@@ -390,6 +393,43 @@ describe('card data', () => {
       // authorization code such as "M2CVVA" may spell the word).
       expect(exchange.response).not.toMatch(/"cvv"|\bcvv\s*[:=]/i);
       expect(exchange.response).not.toMatch(new RegExp(`[^0-9a-f]${CVV}[^0-9a-f]`));
+    }
+  });
+});
+
+describe('a sandbox given a state file (the process npm start runs)', () => {
+  it('still knows, once restarted, what it authorized, captured and refunded: refunds go on, a reference is not charged again', async () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'sandbox-ledger-'));
+    const stateFile = path.join(directory, 'sandbox', 'ledger.json');
+    try {
+      const first = await startSandboxProcessor({ stateFile });
+      const before = createSandboxAdapter({ baseUrl: first.url });
+      const charged = request('4242424242424242', { amount: '40.00' });
+      const held = request('4242424242424242', { amount: '15.00', capture: false });
+      const approval = (await before.authorize(charged, TIMEOUT)).outcome;
+      const hold = (await before.authorize(held, TIMEOUT)).outcome;
+      if (approval.kind !== 'approved' || hold.kind !== 'approved') throw new Error('not approved');
+      expect((await before.refund({ reference: `re_${randomUUID()}`, processorTransactionId: approval.processorTransactionId, amount: '30.00' }, TIMEOUT)).outcome).toMatchObject({ kind: 'refunded' });
+      await first.close();
+
+      const second = await startSandboxProcessor({ stateFile });
+      try {
+        const after = createSandboxAdapter({ baseUrl: second.url });
+        expect((await after.inquire(charged.reference, TIMEOUT)).outcome).toEqual(approval);
+        // Sent again under its reference: the same approval, not a second charge.
+        expect((await after.authorize(charged, TIMEOUT)).outcome).toEqual(approval);
+        expect(second.stats().totalAuthorizations).toBe(2);
+        // What is left to refund is what was left before the restart.
+        expect((await after.refund({ reference: `re_${randomUUID()}`, processorTransactionId: approval.processorTransactionId, amount: '10.01' }, TIMEOUT)).outcome).toMatchObject({ kind: 'declined' });
+        expect((await after.refund({ reference: `re_${randomUUID()}`, processorTransactionId: approval.processorTransactionId, amount: '10.00' }, TIMEOUT)).outcome).toMatchObject({ kind: 'refunded' });
+        expect((await after.capture(hold.processorTransactionId, TIMEOUT)).outcome).toMatchObject({ answered: true, captured: true });
+      } finally {
+        await second.close();
+      }
+      // Kept whole, never a half-written file beside it.
+      expect(readdirSync(path.dirname(stateFile))).toEqual(['ledger.json']);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
     }
   });
 });

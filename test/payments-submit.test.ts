@@ -297,6 +297,7 @@ describe('a card number typed into a field that is not the card', () => {
     ['address.firstName', { address: { firstName: '4111 1111 1111 1111', lastName: 'Lovelace' } }, '4111 1111 1111 1111'],
     ['shippingAddress.street', { shippingAddress: { street: 'card 4000056655665556 exp 12/30' } }, '4000056655665556'],
     ['card.name', { card: { ...card('4242424242424242'), name: '5555-5555-5555-4444' } }, '5555-5555-5555-4444'],
+    ['address.street', { address: { street: 'card 4996.3148.6779.4771' } }, '4996.3148.6779.4771'],
   ])('%s: 400 naming the field, nothing kept, nothing logged', async (field, overrides, pan) => {
     const before = app.logs.lines.length;
     const refused = await submit(submitBody('4242424242424242', overrides), { 'idempotency-key': `pan-in-text-${randomUUID()}` });

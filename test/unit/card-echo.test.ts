@@ -8,6 +8,7 @@ describe('maskCardEcho', () => {
     expect(maskCardEcho('card.number 4111111111111111 (cvv 739) failed')).toBe('card.number 411111******1111 (cvv ***) failed');
     expect(maskCardEcho('{"number":"4242 4242 4242 4242","cvv":"123"}')).toBe('{"number":"424242******4242","cvv":"***"}');
     expect(maskCardEcho('pan=4242-4242-4242-4242&cvc2=1234')).toBe('pan=424242******4242&cvc2=***');
+    expect(maskCardEcho('card 4996.3148.6779.4771 on file')).toBe('card 499631******4771 on file');
     expect(maskCardEcho('Security code: 739')).toBe('Security code: ***');
   });
 

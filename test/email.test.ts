@@ -269,6 +269,11 @@ describe('e-mail errors (spec 7.2)', () => {
     ['a javascript: link', { data: { heading: 'H', bodyContent: 'B', ctaText: 'Go', ctaUrl: 'javascript:alert(1)' } }, { 'data.ctaUrl': expect.stringContaining('must match pattern') }],
     // No body at all: the variables name no key of the data (nothing on an object's prototype is read either).
     ['a template that renders nothing with this data', { templateType: 'string', templateName: undefined, templateContent: ' {{constructor.constructor}}{{nme}} ', data: { name: 'Ada' } }, { templateContent: expect.stringContaining('renders nothing with this data') }],
+    [
+      'an amount too large to print as one',
+      { templateName: 'order-confirmation', data: { storeName: 'A', orderNumber: '1', currency: 'USD', items: [{ name: 'x', quantity: 1, unitPrice: 1e21 }], total: '1.00' } },
+      { 'data.items[0].unitPrice': expect.any(String) },
+    ],
     ['data a template cannot print', { templateType: 'string', templateName: undefined, templateContent: '<p>{{o}}</p>', data: { o: { toString: 'x' } } }, { templateContent: expect.stringContaining('cannot be rendered with this data') }],
     // The worker derives a text part from the HTML; what its converter would never finish (a list numbered from beyond
     // 2^53) or finish only after seconds (quotes nested past 8) is refused here, never left to block a worker.

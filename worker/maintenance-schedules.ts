@@ -1,8 +1,7 @@
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
 import type { retentionWorkflow } from '../workflows/maintenance/retention.workflow.ts';
-import type { UnstartedRefundSettings, unstartedRefundsWorkflow } from '../workflows/maintenance/unstarted-refunds.workflow.ts';
+import type { unstartedRefundsWorkflow } from '../workflows/maintenance/unstarted-refunds.workflow.ts';
 import type { unstartedDeliveriesWorkflow } from '../workflows/maintenance/unstarted-deliveries.workflow.ts';
-import type { DeliverySettings } from '../workflows/webhooks/start-deliveries.ts';
 
 export const RETENTION_SCHEDULE_ID = 'maintenance/retention';
 export const UNSTARTED_REFUNDS_SCHEDULE_ID = 'maintenance/unstarted-refunds';
@@ -47,25 +46,21 @@ export async function ensureRetentionSchedule(client: Client, options: { taskQue
 }
 
 /**
- * The sweep for refunds whose workflow never started, every five minutes. Its arguments are the refund settings
- * of the configuration the first worker started with; an operator who changes them updates the schedule's action
- * (or deletes the schedule, which the next worker start creates anew).
+ * A sweep every five minutes, started with the settings of the configuration the first worker started with; an
+ * operator who changes them updates the schedule's action (or deletes the schedule, which the next worker start
+ * creates anew). A run has until the next is due.
  */
-export async function ensureUnstartedRefundsSchedule(
-  client: Client,
-  options: { taskQueue: string; settings: UnstartedRefundSettings; scheduleId?: string },
-): Promise<void> {
-  const scheduleId = options.scheduleId ?? UNSTARTED_REFUNDS_SCHEDULE_ID;
+async function ensureFiveMinuteSweep(client: Client, sweep: { scheduleId: string; workflowType: string; settings: unknown; taskQueue: string }): Promise<void> {
   await ensureSchedule(client, () =>
-    client.schedule.create<typeof unstartedRefundsWorkflow>({
-      scheduleId,
+    client.schedule.create({
+      scheduleId: sweep.scheduleId,
       spec: { intervals: [{ every: '5 minutes' }] },
       action: {
         type: 'startWorkflow',
-        workflowType: 'unstartedRefundsWorkflow',
-        args: [options.settings],
-        taskQueue: options.taskQueue,
-        workflowId: scheduleId,
+        workflowType: sweep.workflowType,
+        args: [sweep.settings],
+        taskQueue: sweep.taskQueue,
+        workflowId: sweep.scheduleId,
         workflowExecutionTimeout: '10 minutes',
       },
       policies: { ...MAINTENANCE_POLICIES, catchupWindow: '5 minutes' },
@@ -73,25 +68,25 @@ export async function ensureUnstartedRefundsSchedule(
   );
 }
 
-/**
- * The sweep for webhook deliveries a gateway recorded but never started, every five minutes, with the delivery settings
- * of the configuration the first worker started with (as the refunds' sweep).
- */
-export async function ensureUnstartedDeliveriesSchedule(client: Client, options: { taskQueue: string; settings: DeliverySettings; scheduleId?: string }): Promise<void> {
-  const scheduleId = options.scheduleId ?? UNSTARTED_DELIVERIES_SCHEDULE_ID;
-  await ensureSchedule(client, () =>
-    client.schedule.create<typeof unstartedDeliveriesWorkflow>({
-      scheduleId,
-      spec: { intervals: [{ every: '5 minutes' }] },
-      action: {
-        type: 'startWorkflow',
-        workflowType: 'unstartedDeliveriesWorkflow',
-        args: [options.settings],
-        taskQueue: options.taskQueue,
-        workflowId: scheduleId,
-        workflowExecutionTimeout: '10 minutes',
-      },
-      policies: { ...MAINTENANCE_POLICIES, catchupWindow: '5 minutes' },
-    }),
-  );
+/** The sweep for refunds whose workflow never started, with the refund settings. */
+export async function ensureUnstartedRefundsSchedule(
+  client: Client,
+  options: { taskQueue: string; settings: Parameters<typeof unstartedRefundsWorkflow>[0]; scheduleId?: string },
+): Promise<void> {
+  await ensureFiveMinuteSweep(client, {
+    scheduleId: options.scheduleId ?? UNSTARTED_REFUNDS_SCHEDULE_ID,
+    workflowType: 'unstartedRefundsWorkflow',
+    settings: options.settings,
+    taskQueue: options.taskQueue,
+  });
+}
+
+/** The sweep for webhook deliveries a gateway recorded but never started, with the delivery settings. */
+export async function ensureUnstartedDeliveriesSchedule(client: Client, options: { taskQueue: string; settings: Parameters<typeof unstartedDeliveriesWorkflow>[0]; scheduleId?: string }): Promise<void> {
+  await ensureFiveMinuteSweep(client, {
+    scheduleId: options.scheduleId ?? UNSTARTED_DELIVERIES_SCHEDULE_ID,
+    workflowType: 'unstartedDeliveriesWorkflow',
+    settings: options.settings,
+    taskQueue: options.taskQueue,
+  });
 }

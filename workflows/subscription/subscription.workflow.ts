@@ -87,13 +87,6 @@ const UNFINISHED_REBILLS_PAUSE = 'unfinished-rebill-payments-pause';
  * again as one the gateway could not process.
  */
 const PROCESSOR_OUTAGES_ARE_NOT_DECLINES = 'processor-outages-are-not-declines';
-/**
- * Runs before this patch, resumed after an uncertain charge, charged the period again under a new order (twice, when
- * the uncertain one had charged); they replay so. From it on, the pause names the uncertain try, and the resume charges
- * that try's own order again: its payment runs again under the references the processor already knows, so a charge it
- * made is found and recorded, not made twice, and one it never made is made now.
- */
-const UNCERTAIN_CHARGES_ASKED_AGAIN = 'uncertain-charges-asked-again';
 /** Runs before this patch started rebills whose transaction event named no subscription (0); they replay so. */
 const REBILLS_NAME_THEIR_SUBSCRIPTION = 'rebills-name-their-subscription';
 /** Runs before this patch dunned by the earlier code sets (`nextDunningStep(…, 'before')`); they replay so. */
@@ -135,11 +128,6 @@ export interface SubscriptionWorkflowInput {
   readonly pauseReason?: PauseReason;
   /** When the charge falls due (a wait continued as new keeps its due time exactly); else `waitSeconds` from the run's start. */
   readonly dueAt?: string;
-  /**
-   * The try of this period whose charge was left uncertain (billing paused for it): the next charge is that try's own
-   * order again, not a new one. Absent in runs of before `uncertain-charges-asked-again`.
-   */
-  readonly uncertainAttempt?: number;
 }
 
 /** A rebill ready to charge. */
@@ -199,12 +187,10 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   let pauses = input.pauses ?? 0;
   let pauseTold = input.pauseTold ?? false;
   let rebill: ChargePlan;
-  // The try charged: this one, or the one whose charge was left uncertain, charged again under its own order.
-  const attempt = input.uncertainAttempt ?? input.retries;
   for (;;) {
     const cancelled = await waitUntilDue();
     if (cancelled) return cancelled;
-    const prepared = await persist('prepareRebill', () => prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt }), { untilCancelled: true });
+    const prepared = await persist('prepareRebill', () => prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries }), { untilCancelled: true });
     // Cancelled while the step was failing: nothing was charged.
     if (prepared === undefined) return end(cancelReason ?? 'cancelled_by_merchant');
     // The merchant's cancel, received while the step ran, is the reason before what the step found (a blocklisted card).
@@ -222,15 +208,15 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   // whether the card was charged is not known.
   if (ended === undefined) {
     log.error('Rebill payment ended without a result: billing paused until the merchant resumes it', { subscriptionId: input.subscriptionId, period: input.period, orderId: rebill.orderId });
-    return pauseForUncertainCharge({ period: input.period, attempt, orderId: rebill.orderId, transactionId: '', statusId: 0, amount: rebill.amount, currency: rebill.currency });
+    return pauseForUncertainCharge({ period: input.period, attempt: input.retries, orderId: rebill.orderId, transactionId: '', statusId: 0, amount: rebill.amount, currency: rebill.currency });
   }
   const result = ended;
-  const event: RebillEvent = { period: input.period, attempt, orderId: rebill.orderId, transactionId: result.transactionId, statusId: result.statusId, amount: rebill.amount, currency: rebill.currency };
+  const event: RebillEvent = { period: input.period, attempt: input.retries, orderId: rebill.orderId, transactionId: result.transactionId, statusId: result.statusId, amount: rebill.amount, currency: rebill.currency };
   if (result.chargeSuccess) {
     // The checkout's salvaged charge (period 0) paid at last: the first period starts now, after the trial, as it would have at checkout.
     const waitSeconds = periodSeconds(input.plan) + (input.period === 0 ? trialSeconds(input.plan) : 0);
     const nextBillingAt = new Date(now + waitSeconds * 1000).toISOString();
-    await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt, paid: true, statusId: result.statusId, nextBillingAt, graceUntil: null }));
+    await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: true, statusId: result.statusId, nextBillingAt, graceUntil: null }));
     await notify('subscription.renewed', `renewed-${input.period}`, { ...event, nextBillingAt });
     return next({ ...input, period: input.period + 1, retries: 0, notProcessed: undefined, waitSeconds });
   }
@@ -251,21 +237,21 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     const afterSeconds = notProcessedRetrySeconds(input.plan, count);
     const retryAt = new Date(now + afterSeconds * 1000).toISOString();
     log.warn('Rebill not processed by the gateway; trying again later', { subscriptionId: input.subscriptionId, period: input.period, info: result.info, error: result.error, retryAt });
-    await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));
+    await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));
     await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt });
     return next({ ...input, retries: input.retries + 1, notProcessed: { since: notProcessedSince, count: count + 1 }, waitSeconds: afterSeconds });
   }
   const step = nextDunningStep(result.statusId, input.retries - (input.notProcessed?.count ?? 0), input.plan, patched(DUNNING_CODES) ? 'current' : 'before');
   if (step.kind === 'stop') {
     await persist('recordRebill', () =>
-      recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt, paid: false, statusId: result.statusId, nextBillingAt: new Date(now).toISOString(), graceUntil: null }),
+      recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: new Date(now).toISOString(), graceUntil: null }),
     );
     await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null });
     // A cancel that arrived during the charge was the merchant's word before the decline's: it is the reason.
     return end(cancelReason ?? step.reason);
   }
   const retryAt = new Date(now + step.afterSeconds * 1000).toISOString();
-  await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));
+  await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));
   await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt });
   return next({ ...input, retries: input.retries + 1, waitSeconds: step.afterSeconds });
 
@@ -318,17 +304,15 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   /**
    * A rebill that may have charged the card is not charged again under a new order (that could charge the period
-   * twice): billing tells a failed payment whose charge is uncertain and pauses until the merchant resumes or cancels.
-   * Resumed, the same try's order is charged again (`uncertainAttempt`): its payment runs anew under the attempt
-   * references the processor deduplicates, so it finds and records an approval the processor gave, and charges only a
-   * card it never charged. Not the customer's decline, it takes nothing from the dunning schedule.
+   * twice): billing tells a failed payment whose charge is uncertain and pauses until the merchant, having asked the
+   * processor about the order, resumes (the period is then charged under a new order) or cancels. Not the customer's
+   * decline, it takes nothing from the dunning schedule.
    */
   async function pauseForUncertainCharge(event: RebillEvent): Promise<SubscriptionEnd> {
     await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null, chargeUncertain: true });
     paused = true;
     const notProcessed = { since: input.notProcessed?.since ?? new Date(now).toISOString(), count: (input.notProcessed?.count ?? 0) + 1 };
-    const askAgain = patched(UNCERTAIN_CHARGES_ASKED_AGAIN) ? { uncertainAttempt: event.attempt } : {};
-    return next({ ...input, retries: input.retries + 1, notProcessed, waitSeconds: 0 }, { pauseReason: 'charge_uncertain', ...askAgain });
+    return next({ ...input, retries: input.retries + 1, notProcessed, waitSeconds: 0 }, { pauseReason: 'charge_uncertain' });
   }
 
   /**
@@ -384,22 +368,13 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
    * The next period or retry in a fresh run, due `waitSeconds` after the charge's end (`now`): the date recorded and
    * told. A cancel that arrived during the charge is honoured first.
    */
-  async function next(nextInput: SubscriptionWorkflowInput, options: { pauseReason?: PauseReason; uncertainAttempt?: number } = {}): Promise<SubscriptionEnd> {
+  async function next(nextInput: SubscriptionWorkflowInput, options: { pauseReason?: PauseReason } = {}): Promise<SubscriptionEnd> {
     await condition(allHandlersFinished);
     // Cancelled during a charge that paid its period: the period told is the one its next charge would have paid.
     if (cancelReason !== undefined) return end(cancelReason, nextInput.period);
     const dueAt = patched(BILLING_DATES_AS_RECORDED) ? new Date(now + nextInput.waitSeconds * 1000).toISOString() : undefined;
     // A new wait: its pauses are counted (and told) afresh.
-    // An uncertain try is charged again by the next run only: any other next step has charged past it.
-    return continueAsNew<typeof subscriptionWorkflow>({
-      ...nextInput,
-      paused,
-      pauses: undefined,
-      pauseTold: undefined,
-      pauseReason: paused ? options.pauseReason : undefined,
-      dueAt,
-      uncertainAttempt: options.uncertainAttempt,
-    });
+    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, pauseReason: paused ? options.pauseReason : undefined, dueAt });
   }
 
   /** Ends the subscription; `period` is the one left unpaid (this run's, unless its charge just paid it). */

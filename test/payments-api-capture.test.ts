@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createAuthorizationHoldActivities } from '../activities/payments-api/authorization-hold.activities.ts';
+import { claimActionKey, findActionKey, releaseActionKey, storeActionAnswer } from '../data/queries/action-idempotency-keys.ts';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
@@ -85,6 +86,26 @@ describe('authorization only (capture: false)', () => {
     expect(reused.status).toBe(409);
     expect(reused.body.error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused' });
     expect((await transactionsOf(held.body.id)).map((t) => t.kind)).toEqual(['authorization']);
+  });
+
+  it('hands an abandoned action key to a retry of the same request only, and the first request then changes nothing of it', async () => {
+    const em = app.orm.em.fork();
+    const request = { tenantId: tenant.id, key: `taken-over-${randomUUID()}`, action: 'capture', target: 'payment pay_1' };
+    const first = await claimActionKey(em, request, 900);
+    expect(first).toBeDefined();
+    expect(await claimActionKey(em, request, 900)).toBeUndefined();
+    // Its process died: fifteen minutes on, a retry of the same request takes the key over; another request never does.
+    await em.execute(`update action_idempotency_keys set created_at = now() - interval '16 minutes' where tenant_id = ? and key = ?`, [tenant.id, request.key]);
+    expect(await claimActionKey(em, { ...request, action: 'void' }, 900)).toBeUndefined();
+    const retry = await claimActionKey(em, request, 900);
+    expect(retry).toBeDefined();
+    expect(retry).not.toBe(first);
+    // The first request, late: neither its answer nor its failure touches the retry's claim.
+    await storeActionAnswer(em, request, first!, { late: true });
+    await releaseActionKey(em, request, first!);
+    expect(await findActionKey(em, tenant.id, request.key)).toMatchObject({ answer: null });
+    await storeActionAnswer(em, request, retry!, { status: 'succeeded' });
+    expect(await findActionKey(em, tenant.id, request.key)).toMatchObject({ answer: { status: 'succeeded' } });
   });
 
   it('voids on request: a void transaction refers to the authorization, and a capture is then refused', async () => {

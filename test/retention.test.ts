@@ -84,7 +84,7 @@ describe('retention', () => {
     await seedDelivery(`fresh-delivered-${unique}`, 'delivered', '29 days', '29 days');
     await seedDelivery(`old-pending-${unique}`, 'pending', '90 days', null);
     for (const [key, age] of [['action-old', '8 days'], ['action-fresh', '6 days']]) {
-      await sql(`insert into action_idempotency_keys (tenant_id, key, action, target, answer, created_at) values (?, ?, 'pause', 'subscription 1', '{}', ${ago(age!)})`, [tenantId, key]);
+      await sql(`insert into action_idempotency_keys (tenant_id, key, action, target, claim, answer, created_at) values (?, ?, 'pause', 'subscription 1', gen_random_uuid(), '{}', ${ago(age!)})`, [tenantId, key]);
     }
     for (const [subject, age] of [['old', '2 hours'], ['fresh', '1 minute']]) {
       await sql(`insert into rate_limit_windows (subject, window_start, request_count) values (?, date_trunc('minute', ${ago(age!)}), 1)`, [`retention-${unique}:${subject}`]);

@@ -12,7 +12,7 @@ import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { createPayment } from '../../services/payments-api/create-payment.ts';
 import type { ProductLookup } from '../../services/catalog/product-cache.ts';
 import { decideAuthorization } from '../../services/payments-api/decide-authorization.ts';
-import { actOnce } from '../../services/payments-api/idempotent-action.ts';
+import { actOnce } from '../../services/idempotency/idempotent-action.ts';
 import { requestRefund } from '../../services/refunds/request-refund.ts';
 import { callerOf } from '../http/authentication.ts';
 import { ActionIdempotencyHeaders, idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency-key.ts';
@@ -198,7 +198,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         async handler(request) {
           const principal = callerOf(request);
           const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action: decision, target: `payment ${request.params.id}` };
-          return actOnce(request.em, keyed, async () => {
+          return actOnce({ em: request.em, logger: request.log }, keyed, async () => {
             const orderId = await decideAuthorization({ em: request.em, runner: deps.runner }, { tenantId: principal.tenantId, paymentId: request.params.id, decision });
             return loadPayment(request, principal.tenantId, `pay_${orderId}`);
           });

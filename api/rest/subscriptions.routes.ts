@@ -7,7 +7,7 @@ import { toMinorUnits } from '../../domain/payments-api/minor-units.ts';
 import { SUBSCRIPTION_ACTIONS, type SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
 import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
 import { controlSubscription, findSubscriptionOf } from '../../services/subscriptions/control-subscription.ts';
-import { actOnce } from '../../services/payments-api/idempotent-action.ts';
+import { actOnce } from '../../services/idempotency/idempotent-action.ts';
 import { callerOf } from '../http/authentication.ts';
 import { ActionIdempotencyHeaders, idempotencyKeyOf } from '../http/idempotency-key.ts';
 import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
@@ -126,7 +126,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
           const principal = callerOf(request);
           const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action, target: `subscription ${request.params.id}` };
           const control = { em: request.em, controller: deps.controller, deliveries: deps.deliveries, logger: request.log };
-          return actOnce(request.em, keyed, async () => subscriptionJson(await controlSubscription(control, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action })));
+          return actOnce({ em: request.em, logger: request.log }, keyed, async () => subscriptionJson(await controlSubscription(control, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action })));
         },
       });
     }

@@ -15,6 +15,7 @@ export class Migration20261127000032_action_idempotency_keys extends Migration {
       "key" varchar(255) not null,
       "action" text not null,
       "target" text not null,
+      "claim" uuid not null,
       "answer" jsonb null,
       "created_at" timestamptz not null default now(),
       primary key ("tenant_id", "key"));`);

@@ -72,6 +72,8 @@ const ActionIdempotencyKeySchema = defineEntity({
     key: p.string().length(255).primary(),
     action: p.text(),
     target: p.text(),
+    /** The request holding the key: only it stores the answer or gives the key back (a takeover makes a new claim). */
+    claim: p.uuid(),
     answer: p.json<unknown>().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
   },

@@ -1,13 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { claimActionKey, findActionKey, releaseActionKey, storeActionAnswer, type ActionRequest } from '../../data/queries/action-idempotency-keys.ts';
+import type { Logger } from '../../domain/logger.ts';
 import { PaymentApiError } from '../../domain/payments-api/errors.ts';
 
 /**
  * A claim with no answer after this long was abandoned (its process died mid-action): a retry of the same request
- * takes it over. Every action answers well within it (a capture or void waits at most the submit answer timeout's
- * share; a subscription action some seconds).
+ * takes it over. Every action answers well within it: a capture or void waits at most the submit answer timeout
+ * (`SUBMIT_ANSWER_TIMEOUT_MS`, 10 minutes at most), a subscription action some seconds.
  */
-const ABANDONED_AFTER_SECONDS = 120;
+const ABANDONED_AFTER_SECONDS = 15 * 60;
 
 /**
  * Runs an action on an existing resource (capture, void; a subscription's cancel, pause, resume) at most once per
@@ -17,19 +18,28 @@ const ABANDONED_AFTER_SECONDS = 120;
  * `idempotency_key_in_use`. An action that fails keeps no key: its retry runs again. Without a key the action runs
  * as asked, each time (the actions are idempotent by themselves: they set a state).
  */
-export async function actOnce<Answer>(em: EntityManager, request: Omit<ActionRequest, 'key'> & { key: string | undefined }, act: () => Promise<Answer>): Promise<Answer> {
+export async function actOnce<Answer>(
+  deps: { em: EntityManager; logger: Logger },
+  request: Omit<ActionRequest, 'key'> & { key: string | undefined },
+  act: () => Promise<Answer>,
+): Promise<Answer> {
   const { key } = request;
   if (key === undefined) return act();
   const keyed: ActionRequest = { ...request, key };
-  if (!(await claimActionKey(em, keyed, ABANDONED_AFTER_SECONDS))) return replay(em, keyed);
+  const claim = await claimActionKey(deps.em, keyed, ABANDONED_AFTER_SECONDS);
+  if (claim === undefined) return replay(deps.em, keyed);
   let answer: Answer;
   try {
     answer = await act();
   } catch (error) {
-    await releaseActionKey(em, keyed);
+    await releaseActionKey(deps.em, keyed, claim);
     throw error;
   }
-  await storeActionAnswer(em, keyed, answer);
+  // The action is done: its answer is the caller's even when it cannot be kept (a repeat then finds the key running,
+  // 409, until the claim is abandoned and a retry takes it over: the actions set a state, so acting again is safe).
+  await storeActionAnswer(deps.em, keyed, claim, answer).catch((error: unknown) => {
+    deps.logger.error({ action: keyed.action, target: keyed.target, error: error instanceof Error ? error.name : typeof error }, 'idempotent action answer not kept');
+  });
   return answer;
 }
 

@@ -34,11 +34,12 @@ export const REDACTED_PATHS = [
 ];
 
 /**
- * 13 digits or more, whole or in groups split by single spaces or dashes, wherever they stand: inside a word
- * (`pay_4242…`, `x4242…x`), where `\b` finds no edge, and in longer runs (a card number followed by its CVV), which a
- * 13-to-19 pattern bounded on both sides would pass over. A log has no number that long it must keep whole.
+ * 13 digits or more, whole or in groups split by single spaces, dashes, dots or underscores, wherever they stand:
+ * inside a word (`pay_4242…`, `x4242…x`), where `\b` finds no edge, and in longer runs (a card number followed by its
+ * CVV), which a 13-to-19 pattern bounded on both sides would pass over. Stricter than the Luhn test answers use
+ * (`maskCardNumbers`): a log has no number that long it must keep whole, and a mistyped card is still a card.
  */
-const CARD_NUMBER = /(?<!\d)\d(?:[ -]?\d){12,}(?!\d)/g;
+const CARD_NUMBER = /(?<!\d)\d(?:[ ._-]?\d){12,}(?!\d)/g;
 
 /** Masks anything shaped like a card number (13 digits or more) in free text. */
 export function censorCardNumbers(text: string): string {

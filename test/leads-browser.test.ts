@@ -135,6 +135,24 @@ it('keeps no field the gateway refuses, so the checkout goes on writing its lead
   await page.close();
 });
 
+it('trims a tab that holds more CFA/D2D fields than a write takes (kept by an older snippet) to 50 once refused, and writes again', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${shops[0]!.origin}/cart`);
+  const sessionId = await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.sessionId());
+  await page.evaluate((session) => {
+    const contact = { email: 'old-tab@example.com', ...Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`cfa_old_${i}`, String(i)])) };
+    (globalThis as unknown as { sessionStorage: { setItem(key: string, value: string): void } }).sessionStorage.setItem('service_leads', JSON.stringify({ session_id: session, scans: [], contact }));
+  }, sessionId);
+  // This page's scan is refused (60 fields) and the tab keeps its first 50; the next page's scan is written.
+  await page.goto(`${shops[0]!.origin}/shipping`);
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.ready)).toBeNull();
+  await page.goto(`${shops[0]!.origin}/payment`);
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.ready)).toMatchObject({ status: 'lead' });
+  const rows = await app.orm.em.fork().getConnection().execute(`select tracking_fields from customer_leads where tenant_id = ? and session_id = ?`, [tenant.id, sessionId]);
+  expect(Object.keys(rows[0]!.tracking_fields).sort()).toEqual(Array.from({ length: 50 }, (_, i) => `cfa_old_${i}`).sort());
+  await page.close();
+});
+
 it('keeps none of the CFA/D2D fields of a call that went over the 50 a write takes, and the ones kept before', async () => {
   const page = await browser.newPage();
   await page.goto(`${shops[0]!.origin}/cart`);
@@ -142,19 +160,20 @@ it('keeps none of the CFA/D2D fields of a call that went over the 50 a write tak
   await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.identify({ email: 'tracked@example.com', cfa_device: 'ios', d2d_rep: 'r-7' }));
   // 50 more: 52 in the tab, over what one write takes. The gateway names the fields as a whole, none of them alone.
   const refused = await page.evaluate(() => {
-    const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`cfa_extra_${i}`, String(i)]));
+    // With a field the lead already holds, changed: that one is no new field and stays in the tab.
+    const many = { cfa_device: 'android', ...Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`cfa_extra_${i}`, String(i)])) };
     return (globalThis as unknown as ShopWindow).ServiceLeads.identify(many).then(
       () => undefined,
       (error: Error & { status: number; details: string[] }) => ({ status: error.status, details: error.details }),
     );
   });
   expect(refused).toMatchObject({ status: 422, details: [expect.stringMatching(/^cfa_\*\/d2d_\*: /)] });
-  // The tab writes again, with the two fields it had before the refused call.
+  // The tab writes again, with the two fields it had before the refused call (one as that call changed it).
   await page.goto(`${shops[0]!.origin}/payment`);
   expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.ready)).toMatchObject({ status: 'lead' });
   expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.identify({ cfa_campaign: 'spring' }))).toMatchObject({ status: 'lead' });
   const rows = await app.orm.em.fork().getConnection().execute(`select tracking_fields, scans from customer_leads where tenant_id = ? and session_id = ?`, [tenant.id, sessionId]);
-  expect(rows[0]!.tracking_fields).toEqual({ cfa_device: 'ios', d2d_rep: 'r-7', cfa_campaign: 'spring' });
+  expect(rows[0]!.tracking_fields).toEqual({ cfa_device: 'android', d2d_rep: 'r-7', cfa_campaign: 'spring' });
   expect(rows[0]!.scans.map((scan: { page: string }) => scan.page)).toEqual(['/cart', '/payment']);
   await page.close();
 });

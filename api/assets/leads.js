@@ -70,7 +70,8 @@
     });
   }
 
-  var TRACKING_FIELDS = 'cfa_*/d2d_*'; // how a 422 names the CFA/D2D fields as a whole (at most 50 per write)
+  var TRACKING_FIELDS = 'cfa_*/d2d_*'; // how a 422 names the CFA/D2D fields as a whole
+  var MAX_TRACKING_FIELDS = 50; // a lead holds at most 50 of them
   var MAX_SCANS = 500; // the gateway keeps at most 500 scans per lead: the oldest give way
   var MAX_PAGE = 2048; // and a scan's page of at most 2,048 characters: a longer path is cut, never refused for good
 
@@ -80,32 +81,52 @@
     return /[\ud800-\udbff]$/.test(kept) ? kept.slice(0, -1) : kept;
   }
 
+  function isTracking(name) {
+    return /^(cfa|d2d)_/.test(name);
+  }
+
+  /**
+   * A field the gateway refuses would refuse every later write of the tab (each page's scan too): it is not kept,
+   * whichever call gave it (the gateway keeps what it last took). Too many CFA/D2D fields names none of them: the ones
+   * new in this call went over the limit and are dropped, and a tab holding more than a write takes (an older snippet
+   * kept them all) keeps its first 50. Anything else (offline, rate limited) keeps the fields for the next write.
+   */
+  function forgetRefused(error, newInThisCall) {
+    if (error.status !== 422) return;
+    error.details.forEach(function (detail) {
+      var named = detail.slice(0, detail.indexOf(':'));
+      if (named !== TRACKING_FIELDS) {
+        delete state.contact[named];
+        return;
+      }
+      newInThisCall.forEach(function (name) {
+        if (isTracking(name)) delete state.contact[name];
+      });
+      Object.keys(state.contact).filter(isTracking).slice(MAX_TRACKING_FIELDS).forEach(function (name) {
+        delete state.contact[name];
+      });
+    });
+    save(state);
+  }
+
   function scan(page) {
     state.scans.push({ page: cut(page || location.pathname, MAX_PAGE), at: new Date().toISOString() });
     if (state.scans.length > MAX_SCANS) state.scans.splice(0, state.scans.length - MAX_SCANS);
     save(state);
-    return post();
+    return post().catch(function (error) {
+      forgetRefused(error, []);
+      throw error;
+    });
   }
 
   window.ServiceLeads = {
     sessionId: function () { return state.session_id; },
     identify: function (fields) {
+      var newInThisCall = Object.keys(fields).filter(function (name) { return !(name in state.contact); });
       for (var name in fields) state.contact[name] = fields[name];
       save(state);
       return post().catch(function (error) {
-        // A field the gateway refuses would refuse every later write of the tab (each page's scan too): it is not kept,
-        // whichever call gave it (the gateway keeps what it last took). Anything else (offline, rate limited) keeps
-        // the fields for the next write to send.
-        if (error.status === 422) {
-          error.details.forEach(function (detail) {
-            var named = detail.slice(0, detail.indexOf(':'));
-            // Too many CFA/D2D fields names none of them: this call's are the ones that went over the limit.
-            if (named === TRACKING_FIELDS) {
-              for (var given in fields) if (/^(cfa|d2d)_/.test(given)) delete state.contact[given];
-            } else delete state.contact[named];
-          });
-          save(state);
-        }
+        forgetRefused(error, newInThisCall);
         throw error;
       });
     },

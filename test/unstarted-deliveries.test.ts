@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
+import { findUnstartedDeliveries } from '../data/queries/webhook-deliveries.ts';
 import { recordWebhookDeliveries } from '../services/webhooks/dispatch.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
@@ -68,4 +69,21 @@ it('sends a delivery recorded long ago and never started, once however many swee
   expect(receiver.received.every((r) => r.verified)).toBe(true);
   expect(await stateOf(young)).toBe('pending');
   expect(deliveredIds()).not.toContain(young);
+});
+
+it('sweeps a delivery once: one whose workflow closed without attempting it is not listed again ahead of newer ones', async () => {
+  const stuck = await recordedNotStarted();
+  await app.orm.em.fork().execute(`update webhook_deliveries set created_at = now() - interval '30 minutes' where id = ?`, [stuck]);
+  await sweep();
+  await vi.waitFor(async () => expect(await stateOf(stuck)).toBe('delivered'), { timeout: 15_000, interval: 100 });
+  // As a delivery whose workflow ended without an attempt is left: pending, never attempted, its workflow closed.
+  await app.orm.em.fork().execute(`update webhook_deliveries set state = 'pending', attempt_count = 0 where id = ?`, [stuck]);
+  const newer = await recordedNotStarted();
+  await app.orm.em.fork().execute(`update webhook_deliveries set created_at = now() - interval '20 minutes' where id = ?`, [newer]);
+  await sweep();
+  await vi.waitFor(async () => expect(await stateOf(newer)).toBe('delivered'), { timeout: 15_000, interval: 100 });
+  const [{ swept }] = (await app.orm.em.fork().execute<{ swept: boolean }[]>(`select swept_at is not null as swept from webhook_deliveries where id = ?`, [stuck])) as [{ swept: boolean }];
+  expect(swept).toBe(true);
+  const listed = await findUnstartedDeliveries(app.orm.em.fork(), { createdBefore: new Date(), limit: 10_000 });
+  expect(listed.map((d) => d.deliveryId)).not.toContain(stuck);
 });

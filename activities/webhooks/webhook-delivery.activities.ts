@@ -6,7 +6,7 @@ import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../schema/e
 import { signWebhook } from '../../domain/webhooks/signing.ts';
 import { parseRetryAfter } from '../../domain/webhooks/retry-policy.ts';
 import { storableText } from '../../domain/validation/hostile-text.ts';
-import { findUnstartedDeliveries } from '../../data/queries/webhook-deliveries.ts';
+import { findUnstartedDeliveries, markDeliveriesSwept as markSwept } from '../../data/queries/webhook-deliveries.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export type AttemptOutcome =
@@ -149,7 +149,12 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
     return findUnstartedDeliveries(deps.orm.em.fork(), { createdBefore: new Date(Date.now() - input.olderThanSeconds * 1000), limit: input.limit });
   }
 
-  return withPermanentFailures({ attemptWebhookDelivery, concludeWebhookDelivery, listUnstartedDeliveries });
+  /** The deliveries the sweep started, never listed again. */
+  async function markDeliveriesSwept(input: { deliveryIds: string[] }): Promise<void> {
+    await markSwept(deps.orm.em.fork(), input.deliveryIds);
+  }
+
+  return withPermanentFailures({ attemptWebhookDelivery, concludeWebhookDelivery, listUnstartedDeliveries, markDeliveriesSwept });
 }
 
 /** Its tenant or endpoint was removed (the rows cascade): no retry will bring it back. */

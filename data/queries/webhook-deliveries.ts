@@ -51,14 +51,24 @@ export async function insertWebhookDeliveries(em: EntityManager, deliveries: rea
 }
 
 /**
- * Deliveries recorded before `createdBefore` that were never attempted, oldest first: ones whose delivery workflow a
- * gateway did not start (it recorded the event and then could not reach Temporal, or stopped). A delivery whose
- * workflow runs but has not attempted yet is listed too; starting it again is refused by its workflow id.
+ * Deliveries recorded before `createdBefore`, never attempted and not swept yet, oldest first: ones whose delivery
+ * workflow a gateway did not start (it recorded the event and then could not reach Temporal, or stopped). A delivery
+ * whose workflow runs but has not attempted yet is listed too; starting it again is refused by its workflow id.
  */
 export async function findUnstartedDeliveries(em: EntityManager, input: { createdBefore: Date; limit: number }): Promise<{ deliveryId: string }[]> {
   const rows = await em.execute<{ id: string }[]>(
-    `select id from webhook_deliveries where state = 'pending' and attempt_count = 0 and created_at < ? order by created_at limit ?`,
+    `select id from webhook_deliveries where state = 'pending' and attempt_count = 0 and swept_at is null and created_at < ? order by created_at limit ?`,
     [input.createdBefore, input.limit],
   );
   return rows.map((row) => ({ deliveryId: row.id }));
+}
+
+/**
+ * Marks deliveries the sweep started: each is swept once, so one whose workflow closed without attempting it (its
+ * secret unreadable, say) is not listed again, ahead of newer ones, for ever.
+ */
+export async function markDeliveriesSwept(em: EntityManager, deliveryIds: readonly string[]): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  // One JSON parameter: the driver would spread an array parameter into a list.
+  await em.execute(`update webhook_deliveries set swept_at = now() where id in (select jsonb_array_elements_text(?::jsonb)) and swept_at is null`, [JSON.stringify(deliveryIds)]);
 }

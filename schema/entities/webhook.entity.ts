@@ -44,6 +44,8 @@ const WebhookDeliverySchema = defineEntity({
     attemptCount: p.integer().default(0),
     createdAt: p.datetime().onCreate(() => new Date()),
     completedAt: p.datetime().nullable(),
+    /** When the unstarted-deliveries sweep started it (a gateway recorded it and never did). */
+    sweptAt: p.datetime().nullable(),
   },
   indexes: [
     { properties: ['tenant', 'createdAt'] },
@@ -52,7 +54,7 @@ const WebhookDeliverySchema = defineEntity({
     // The deliveries never attempted, oldest first: what the unstarted-deliveries sweep reads.
     {
       name: 'webhook_deliveries_unstarted_index',
-      expression: `create index "webhook_deliveries_unstarted_index" on "webhook_deliveries" ("created_at") where state = 'pending' and attempt_count = 0`,
+      expression: `create index "webhook_deliveries_unstarted_index" on "webhook_deliveries" ("created_at") where state = 'pending' and attempt_count = 0 and swept_at is null`,
     },
   ],
 });

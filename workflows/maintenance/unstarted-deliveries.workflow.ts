@@ -2,7 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import { startWebhookDeliveries, type DeliverySettings } from '../webhooks/start-deliveries.ts';
 
-const { listUnstartedDeliveries } = proxyActivities<Activities>({
+const { listUnstartedDeliveries, markDeliveriesSwept } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3, initialInterval: '5 seconds' },
 });
@@ -25,5 +25,7 @@ const BATCH = 200;
 export async function unstartedDeliveriesWorkflow(settings: DeliverySettings): Promise<{ listed: number }> {
   const unstarted = await listUnstartedDeliveries({ olderThanSeconds: UNSTARTED_AFTER_SECONDS, limit: BATCH });
   await startWebhookDeliveries(unstarted, settings);
+  // Marked once started (a run that failed to start them lists them again): each delivery is swept once.
+  await markDeliveriesSwept({ deliveryIds: unstarted.map((delivery) => delivery.deliveryId) });
   return { listed: unstarted.length };
 }

@@ -153,6 +153,31 @@ it('trims a tab that holds more CFA/D2D fields than a write takes (kept by an ol
   await page.close();
 });
 
+it('mends a tab whose scans the gateway refuses: a body too large loses its oldest scans, and a page is never kept with a NUL', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${shops[0]!.origin}/cart`);
+  const sessionId = await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.sessionId());
+  await page.evaluate((session) => {
+    // 500 scans of 900 characters (an older tab's): about 466 KB, over the 256 KiB a write takes.
+    const scans = Array.from({ length: 500 }, (_, i) => ({ page: `/p${i}/${'x'.repeat(890)}`, at: new Date().toISOString() }));
+    (globalThis as unknown as { sessionStorage: { setItem(key: string, value: string): void } }).sessionStorage.setItem(
+      'service_leads',
+      JSON.stringify({ session_id: session, scans, contact: { email: 'big-tab@example.com' } }),
+    );
+  }, sessionId);
+  await page.goto(`${shops[0]!.origin}/shipping`);
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.ready)).toBeNull();
+  await page.goto(`${shops[0]!.origin}/payment`);
+  expect(await page.evaluate(() => (globalThis as unknown as ShopWindow).ServiceLeads.ready)).toMatchObject({ status: 'lead' });
+  const scanned = await page.evaluate(() => (globalThis as unknown as { ServiceLeads: { scan(page: string): Promise<unknown> } }).ServiceLeads.scan('/re\u0000view'));
+  expect(scanned).toMatchObject({ status: 'lead' });
+  const rows = await app.orm.em.fork().getConnection().execute(`select scans from customer_leads where tenant_id = ? and session_id = ?`, [tenant.id, sessionId]);
+  const pages: string[] = rows[0]!.scans.map((scan: { page: string }) => scan.page);
+  expect(pages.length).toBeLessThan(300);
+  expect(pages.slice(-2)).toEqual(['/payment', '/review']);
+  await page.close();
+});
+
 it('keeps none of the CFA/D2D fields of a call that went over the 50 a write takes, and the ones kept before', async () => {
   const page = await browser.newPage();
   await page.goto(`${shops[0]!.origin}/cart`);

@@ -76,8 +76,12 @@
   var MAX_PAGE = 2048; // and a scan's page of at most 2,048 characters: a longer path is cut, never refused for good
 
   function cut(text, length) {
-    var kept = text.slice(0, length);
-    // Never half an emoji: a lone surrogate would be refused, and kept in the tab it would refuse every later write.
+    // No NUL and no lone surrogate anywhere (U+FFFD in its place): either would be refused, and kept in the tab it
+    // would refuse every later write.
+    var clean = String(text).replace(/\u0000/g, '');
+    if (typeof clean.toWellFormed === 'function') clean = clean.toWellFormed();
+    var kept = clean.slice(0, length);
+    // Never half an emoji at the cut.
     return /[\ud800-\udbff]$/.test(kept) ? kept.slice(0, -1) : kept;
   }
 
@@ -86,26 +90,41 @@
   }
 
   /**
-   * A field the gateway refuses would refuse every later write of the tab (each page's scan too): it is not kept,
+   * What the gateway refuses would refuse every later write of the tab (each page's scan too), so it is not kept,
    * whichever call gave it (the gateway keeps what it last took). Too many CFA/D2D fields names none of them: the ones
-   * new in this call went over the limit and are dropped, and a tab holding more than a write takes (an older snippet
-   * kept them all) keeps its first 50. Anything else (offline, rate limited) keeps the fields for the next write.
+   * new in this call went over the limit and are dropped, and a tab holding more than a lead takes (an older snippet
+   * kept them all) keeps its first 50. A body too large loses its oldest half of scans, a refused scan itself; what
+   * names nothing the tab holds loses what this call added. Anything else (offline, rate limited) keeps everything
+   * for the next write.
    */
-  function forgetRefused(error, newInThisCall) {
-    if (error.status !== 422) return;
+  function forgetRefused(error, newInThisCall, scanned) {
+    if (error.status !== 422 && error.status !== 413) return;
+    var refusedScans = [];
+    var halveScans = false;
     error.details.forEach(function (detail) {
       var named = detail.slice(0, detail.indexOf(':'));
-      if (named !== TRACKING_FIELDS) {
-        delete state.contact[named];
-        return;
+      var scanAt = /^scans\[(\d+)\]/.exec(named);
+      if (named === TRACKING_FIELDS) {
+        newInThisCall.forEach(function (name) {
+          if (isTracking(name)) delete state.contact[name];
+        });
+        Object.keys(state.contact).filter(isTracking).slice(MAX_TRACKING_FIELDS).forEach(function (name) {
+          delete state.contact[name];
+        });
+      } else if (Object.prototype.hasOwnProperty.call(state.contact, named)) delete state.contact[named];
+      else if (scanAt) refusedScans.push(Number(scanAt[1]));
+      else if (named === 'body' || named === 'scans') halveScans = true;
+      else {
+        newInThisCall.forEach(function (name) {
+          delete state.contact[name];
+        });
+        if (scanned) state.scans.pop();
       }
-      newInThisCall.forEach(function (name) {
-        if (isTracking(name)) delete state.contact[name];
-      });
-      Object.keys(state.contact).filter(isTracking).slice(MAX_TRACKING_FIELDS).forEach(function (name) {
-        delete state.contact[name];
-      });
     });
+    refusedScans.sort(function (a, b) { return b - a; }).forEach(function (index) {
+      state.scans.splice(index, 1);
+    });
+    if (halveScans) state.scans.splice(0, Math.ceil(state.scans.length / 2));
     save(state);
   }
 
@@ -114,7 +133,7 @@
     if (state.scans.length > MAX_SCANS) state.scans.splice(0, state.scans.length - MAX_SCANS);
     save(state);
     return post().catch(function (error) {
-      forgetRefused(error, []);
+      forgetRefused(error, [], true);
       throw error;
     });
   }
@@ -126,7 +145,7 @@
       for (var name in fields) state.contact[name] = fields[name];
       save(state);
       return post().catch(function (error) {
-        forgetRefused(error, newInThisCall);
+        forgetRefused(error, newInThisCall, false);
         throw error;
       });
     },

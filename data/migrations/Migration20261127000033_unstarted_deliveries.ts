@@ -12,6 +12,9 @@ export class Migration20261127000033_unstarted_deliveries extends Migration {
 
   override up(): void | Promise<void> {
     this.addSql(`alter table "webhook_deliveries" add column "swept_at" timestamptz null;`);
+    // Deliveries of before the sweep had their fate then (their workflows long closed, perhaps past Temporal's
+    // retention, where a start would no longer be refused): the sweep is for deliveries from now on.
+    this.addSql(`update "webhook_deliveries" set "swept_at" = now() where state = 'pending' and attempt_count = 0;`);
     this.addSql(`create index "webhook_deliveries_unstarted_index" on "webhook_deliveries" ("created_at") where state = 'pending' and attempt_count = 0 and swept_at is null;`);
   }
 

@@ -1,7 +1,7 @@
 import { passesLuhn } from './card.ts';
 
-/** Digits in groups split by single spaces, dashes or dots (`4111 1111 1111 1111 123`, `4111.1111.…`): where a card number may hide. */
-const DIGIT_RUN = /(?<!\d)\d+(?:[ .-]\d+)*(?!\d)/g;
+/** Digits in groups split by single spaces, dashes, dots or underscores (`4111 1111 1111 1111 123`, `4111.1111.…`): where a card number may hide. */
+const DIGIT_RUN = /(?<!\d)\d+(?:[ ._-]\d+)*(?!\d)/g;
 /** A security code after its name: `"cvv":"739"`, `"cvvNumber":"739"`, `cvc 739`, `CVC2 is 739`, `security_code: 739`. */
 const SECURITY_CODE = /(\b(?:cvv2?|cvc2?|cid|security[ _-]?code)\w*["']?\s*(?:is\s+|[:=(]\s*)?["']?)\d{3,4}(?!\d)/gi;
 const CARD_LENGTH = { min: 13, max: 19 } as const;
@@ -46,7 +46,7 @@ export function fieldHoldingCardNumber(fields: Readonly<Record<string, string | 
 
 /** The run with each card number in it masked: the longest Luhn-valid span of whole groups from each group on. */
 function maskCardsInRun(run: string, minDigits: number = CARD_LENGTH.min): string {
-  const parts = run.split(/([ .-])/);
+  const parts = run.split(/([ ._-])/);
   const groups = parts.filter((_, index) => index % 2 === 0);
   const separators = parts.filter((_, index) => index % 2 === 1);
   let masked = '';

@@ -32,7 +32,10 @@ export async function actOnce<Answer>(
   try {
     answer = await act();
   } catch (error) {
-    await releaseActionKey(deps.em, keyed, claim);
+    // The action's own refusal is the answer; a key that cannot be given back waits out its 15 minutes (409 meanwhile).
+    await releaseActionKey(deps.em, keyed, claim).catch((releaseError: unknown) => {
+      deps.logger.error({ action: keyed.action, target: keyed.target, error: releaseError instanceof Error ? releaseError.name : typeof releaseError }, 'idempotent action key not given back');
+    });
     throw error;
   }
   // The action is done: its answer is the caller's even when it cannot be kept (a repeat then finds the key running,

@@ -86,6 +86,14 @@ describe('authorization only (capture: false)', () => {
     expect(reused.status).toBe(409);
     expect(reused.body.error).toMatchObject({ type: 'idempotency_error', code: 'idempotency_key_reused' });
     expect((await transactionsOf(held.body.id)).map((t) => t.kind)).toEqual(['authorization']);
+    // Another tenant's key on this payment: 404, and nothing of it kept (neither its key nor the id it typed).
+    const other = await createPaymentsApiTenant(app);
+    const foreignKey = `foreign-${randomUUID()}`;
+    expect((await call(app, 'POST', `/payments/${held.body.id}/void`, other.apiKey, undefined, { 'idempotency-key': foreignKey })).status).toBe(404);
+    expect((await call(app, 'POST', '/payments/4111111111111111/void', other.apiKey, undefined, { 'idempotency-key': foreignKey })).status).toBe(404);
+    const kept = await app.orm.em.fork().execute(`select target from action_idempotency_keys where tenant_id = ? or target like '%4111111111111111%'`, [other.id]);
+    expect(kept).toEqual([]);
+    expect((await get(`/payments/${held.body.id}`)).body.status).toBe('succeeded');
   });
 
   it('hands an abandoned action key to a retry of the same request only, and the first request then changes nothing of it', async () => {

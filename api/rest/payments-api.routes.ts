@@ -197,10 +197,14 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         preValidation: bodyMayBeLeftOut,
         async handler(request) {
           const principal = callerOf(request);
-          const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action: decision, target: `payment ${request.params.id}` };
+          // An id that names no payment is refused before a key is claimed: the key's row never holds what the caller
+          // typed (a card number pasted as the id).
+          const orderId = orderIdOf(request.params.id);
+          if (orderId === undefined) throw resourceMissing('payment', request.params.id);
+          const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action: decision, target: `payment pay_${orderId}` };
           return actOnce({ em: request.em, logger: request.log }, keyed, async () => {
-            const orderId = await decideAuthorization({ em: request.em, runner: deps.runner }, { tenantId: principal.tenantId, paymentId: request.params.id, decision });
-            return loadPayment(request, principal.tenantId, `pay_${orderId}`);
+            const decided = await decideAuthorization({ em: request.em, runner: deps.runner }, { tenantId: principal.tenantId, paymentId: request.params.id, decision });
+            return loadPayment(request, principal.tenantId, `pay_${decided}`);
           });
         },
       });

@@ -9,6 +9,7 @@ import { createRetentionActivities, type RetentionActivityDeps } from './mainten
 import { createRefundActivities } from './refunds/refund.activities.ts';
 import { createAuthorizationHoldActivities } from './payments-api/authorization-hold.activities.ts';
 import { createSubscriptionActivities } from './subscriptions/subscription.activities.ts';
+import { createUncertainRebillActivities } from './subscriptions/uncertain-rebill.activities.ts';
 import { createFloorActivities } from './floor/floor.activities.ts';
 import { createEmailDeliveryActivities, type EmailActivityDeps } from './email/email-delivery.activities.ts';
 
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRefundActivities(deps),
     ...createAuthorizationHoldActivities(deps),
     ...createSubscriptionActivities(deps),
+    ...createUncertainRebillActivities(deps),
     ...createEmailDeliveryActivities(deps),
     ...createFloorActivities(),
   };

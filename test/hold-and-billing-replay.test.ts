@@ -55,6 +55,14 @@ describe('workflows that met a failure before the patches', () => {
     ).resolves.toBeUndefined();
   });
 
+  it('a subscription resumed after an uncertain charge, before `ask-about-uncertain-charge-before-charging-again`, replays', async () => {
+    // Recorded with that patch's branch taken out: paused for a rebill whose answer was lost, resumed by the merchant,
+    // and the period charged under a new order without asking the processor first, as the code of before did.
+    await expect(
+      Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/uncertain-charge-resumed-before-patch'), 'subscription/replay-uncertain-resumed'),
+    ).resolves.toBeUndefined();
+  });
+
   it('a subscription whose billing step failed replays', async () => {
     await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/step-failed-before-patch'), 'subscription/replay-step-failed')).resolves.toBeUndefined();
   });

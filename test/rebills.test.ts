@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { cancelSubscription, findTenantSubscription, listRebills, nextBillingPeriodOf, setSubscriptionPaused } from '../data/queries/rebills.ts';
 import { createSubscriptionActivities } from '../activities/subscriptions/subscription.activities.ts';
+import { createUncertainRebillActivities } from '../activities/subscriptions/uncertain-rebill.activities.ts';
+import { processorsFromConfig } from '../worker/processors-from-config.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { attemptReference } from '../domain/payments/attempts.ts';
 import { subscriptionProgressQuery } from '../workflows/contract/subscription-signals.ts';
@@ -882,7 +884,7 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
     await front?.close();
   });
 
-  it('pauses billing for the merchant instead of charging the period again under a new order (the lost charge may have been approved); a resume charges it anew', async () => {
+  it('pauses billing for the merchant instead of charging the period again under a new order (the lost charge may have been approved); a resume that still cannot learn the outcome pauses again', async () => {
     const secret = generateWebhookSecret();
     const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
     try {
@@ -912,18 +914,18 @@ describe('a rebill whose answer was lost and whose processor cannot be asked abo
       expect(await rebillsOf(app, id)).toHaveLength(1);
       expect(typesTold()).toEqual(['subscription.paused', 'subscription.payment_failed']);
 
-      // The merchant asked the processor and resumes: the period is charged again, under a new order (here lost again).
+      // The merchant resumes; the gateway asks the processor about the uncertain try first, and still gets no answer:
+      // nothing is charged on a guess, billing pauses again (told), and no new order is opened.
+      const inquiriesBefore = front.inquiries();
       expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(200);
-      await waitUntilTold(['subscription.paused', 'subscription.paused', 'subscription.payment_failed', 'subscription.payment_failed', 'subscription.resumed']);
-      const rebills = await rebillsOf(app, id);
-      expect(rebills.map((r) => [r.period, r.attempt])).toEqual([
-        [1, 0],
-        [1, 1],
-      ]);
-      expect(rebills[1]!.orderId).not.toBe(rebill!.orderId);
-      // Resumed, the reason went with the pause; the second hold gives it again.
-      expect(told().filter((p) => p.type === 'subscription.resumed')).toHaveLength(1);
+      await waitUntilTold(['subscription.paused', 'subscription.paused', 'subscription.payment_failed', 'subscription.resumed']);
+      expect(front.inquiries()).toBeGreaterThan(inquiriesBefore);
+      expect(await rebillsOf(app, id)).toEqual([rebill]);
+      expect(told().filter((p) => p.type === 'subscription.paused').map((p) => p.data.reason)).toEqual(['charge_uncertain', 'charge_uncertain']);
       expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ paused: true, pause_reason: 'charge_uncertain' });
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(await rebillsOf(app, id)).toEqual([rebill]);
+      expect(await authorizationsFor(rebill!.orderId)).toBe(1);
     } finally {
       await receiver.close();
     }
@@ -1033,6 +1035,204 @@ describe('a rebill whose payment ends not knowing whether it charged', () => {
       await receiver.close();
     }
   }, 90_000);
+});
+
+describe('a resume after an uncertain rebill asks the processor about it first', () => {
+  let app: TestApp;
+  let front: Awaited<ReturnType<typeof startProcessorFront>>;
+  beforeAll(async () => {
+    // Each test sets the front's rules: while they refuse inquiries, a lost answer leaves the rebill uncertain (the
+    // payment gives up asking after a second, at its second inquiry).
+    front = await startProcessorFront(inject('sandboxProcessorUrl'), {});
+    app = await startTestApp({ SANDBOX_PROCESSOR_URL: front.url, UNKNOWN_OUTCOME_GIVE_UP_SECONDS: '1' });
+    await app.startWorker();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await front?.close();
+  });
+
+  /** A tenant with one plan billing every 10 s (time to read what a resume did before the next period) and a webhook endpoint. */
+  async function tenantWithPlan(recurringAmount: string) {
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    const tenant = await createMerchantTenant(app, { products: [planProduct('plan', recurringAmount, { intervalSeconds: 10 })], merchantAccounts: [merchantAccount('UNC-1'), merchantAccount('UNC-2', { acquiringBank: 'Bank 2' })] });
+    await provision(
+      { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+      parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'Hooked', clientId: tenant.clientId, webhookEndpoints: [{ slug: 'subs', url: receiver.url, secret }] }] }),
+    );
+    const events = () => receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> });
+    const told = (type: string) => events().filter((p) => p.type === type);
+    return { tenant, receiver, told, events };
+  }
+  const paused = (app: TestApp, tenant: MerchantTenant, id: number) => call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey).then((r) => r.body as Record<string, unknown>);
+
+  it('takes an approval the processor confirms as the period\'s charge: recorded, told, and the period not charged again', async () => {
+    front.setRules({ refusedInquiries: Number.MAX_SAFE_INTEGER });
+    const { tenant, receiver, told } = await tenantWithPlan('4.98');
+    try {
+      const id = await subscribe(app, tenant, 'plan');
+      await vi.waitFor(() => expect(told('subscription.paused')).toHaveLength(1), { timeout: 45_000, interval: 200 });
+      const [rebill] = await rebillsOf(app, id);
+      // The processor approved the try whose answer was lost: the gateway's record still says it timed out.
+      expect(await amountsOf(app, rebill!.orderId)).toEqual([{ amount: '4.98', success: false, kind: 'authorization' }]);
+
+      // The processor answers again; the merchant resumes.
+      front.setRules({});
+      expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(200);
+      await vi.waitFor(() => expect(told('subscription.renewed')).toHaveLength(1), { timeout: 20_000, interval: 200 });
+      const sandbox = (await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${attemptReference(rebill!.orderId, 1)}`)).json()) as { id: string; code: number };
+      expect(told('subscription.renewed')[0]!.data).toMatchObject({ subscriptionId: id, period: 1, attempt: 0, orderId: rebill!.orderId, transactionId: sandbox.id, statusId: sandbox.code, amount: '4.98' });
+      await vi.waitFor(() => expect(told('transaction.updated')).toHaveLength(1), { timeout: 10_000, interval: 200 });
+      expect(told('transaction.updated')[0]!.data).toEqual({
+        paymentId: `pay_${rebill!.orderId}`,
+        submitOrderId: rebill!.orderId,
+        orderId: rebill!.orderId,
+        subscriptionId: id,
+        change: 'approved',
+        statusId: sandbox.code,
+        amount: '4.98',
+        currency: 'USD',
+      });
+      // One order, sent once, now recorded approved and counted in its account's volume with the checkout's 9.99.
+      expect(await rebillsOf(app, id)).toEqual([{ ...rebill, state: 'paid', statusId: sandbox.code }]);
+      expect(await authorizationsFor(rebill!.orderId)).toBe(1);
+      expect(await amountsOf(app, rebill!.orderId)).toEqual([{ amount: '4.98', success: true, kind: 'authorization' }]);
+      const [order] = await app.orm.em.fork().execute<{ state: string }[]>(`select state from orders where id = ?`, [rebill!.orderId]);
+      expect(order!.state).toBe('approved');
+      const [volume] = await app.orm.em.fork().execute<{ approved: string }[]>(
+        `select sum(v.approved_amount)::text as approved from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
+        [tenant.id],
+      );
+      expect(volume!.approved).toBe('14.97');
+      expect(await paused(app, tenant, id)).toMatchObject({ status: 'active', paused: false, pause_reason: null, billed_periods: 1 });
+      expect(told('subscription.payment_failed')).toHaveLength(1);
+      expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).status).toBe(200);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it('charges the period anew, under a new order, when the processor never saw the uncertain try', async () => {
+    // Every try at 4.91 is dropped before the processor: its answer is lost, and no inquiry is answered.
+    front.setRules({ refusedInquiries: Number.MAX_SAFE_INTEGER, dropAuthorizationsOf: '4.91' });
+    const { tenant, receiver, told } = await tenantWithPlan('4.91');
+    try {
+      const id = await subscribe(app, tenant, 'plan');
+      await vi.waitFor(() => expect(told('subscription.paused')).toHaveLength(1), { timeout: 45_000, interval: 200 });
+      const [uncertain] = await rebillsOf(app, id);
+      expect(await authorizationsFor(uncertain!.orderId)).toBe(0);
+
+      front.setRules({});
+      expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(200);
+      await vi.waitFor(() => expect(told('subscription.renewed')).toHaveLength(1), { timeout: 20_000, interval: 200 });
+      const rebills = await rebillsOf(app, id);
+      expect(rebills.map((r) => [r.period, r.attempt, r.state])).toEqual([
+        [1, 0, 'processing'],
+        [1, 1, 'paid'],
+      ]);
+      expect(told('subscription.renewed')[0]!.data).toMatchObject({ period: 1, attempt: 1, orderId: rebills[1]!.orderId });
+      // The try never seen is recorded as such (no longer open), and the new order was charged once.
+      const [never] = await app.orm.em.fork().execute<{ status_id: number; success: boolean; completed: boolean }[]>(
+        `select status_id, success, completed_at is not null as completed from transactions where order_id = ?`,
+        [uncertain!.orderId],
+      );
+      expect(never).toEqual({ status_id: 4285, success: false, completed: true });
+      expect(await authorizationsFor(uncertain!.orderId)).toBe(0);
+      expect(await authorizationsFor(rebills[1]!.orderId)).toBe(1);
+      expect(told('transaction.updated')).toEqual([]);
+      expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).status).toBe(200);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it('pauses again when the processor holds an approval this gateway never recorded (an operator records it): nothing is charged twice', async () => {
+    // The approval is refused by the database for good and its void by the processor: the payment ends uncertain.
+    front.setRules({ refusedVoids: true });
+    const { tenant, receiver, told } = await tenantWithPlan('4.99');
+    const allow = await refuseTransactions(app, tenant.id, '4.99', '23514');
+    try {
+      const id = await subscribe(app, tenant, 'plan');
+      await vi.waitFor(() => expect(told('subscription.paused')).toHaveLength(1), { timeout: 45_000, interval: 200 });
+      const [rebill] = await rebillsOf(app, id);
+      expect(await authorizationsFor(rebill!.orderId)).toBe(1);
+
+      const inquiriesBefore = front.inquiries();
+      expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(200);
+      await vi.waitFor(() => expect(told('subscription.paused')).toHaveLength(2), { timeout: 20_000, interval: 200 });
+      // Both attempts of the order were asked about; the approval stands at the processor.
+      expect(front.inquiries() - inquiriesBefore).toBe(2);
+      expect(await rebillsOf(app, id)).toEqual([rebill]);
+      expect(await amountsOf(app, rebill!.orderId)).toEqual([]);
+      expect(await paused(app, tenant, id)).toMatchObject({ paused: true, pause_reason: 'charge_uncertain' });
+      expect(told('subscription.renewed')).toEqual([]);
+      expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).status).toBe(200);
+    } finally {
+      await allow();
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it('settles a recorded approval whose void went unanswered as the processor says: charged (order approved, told) or voided (nothing charged, its volume given back)', async () => {
+    front.setRules({});
+    const { tenant, receiver } = await tenantWithPlan('4.99');
+    try {
+      const { settleUncertainRebill } = createUncertainRebillActivities({ orm: app.orm, logger: app.logger, processors: processorsFromConfig(app.config) });
+      const em = () => app.orm.em.fork();
+      // Two checkouts, each approved and recorded; each stands here for a rebill whose payment then failed without
+      // learning whether its void went through (its order failed, the approval recorded, no void recorded).
+      const uncertainTry = async () => {
+        const id = await subscribe(app, tenant, 'plan');
+        // Its own billing is stopped: only the try made up below is asked about.
+        expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).status).toBe(200);
+        const [checkout] = await em().execute<{ order_id: number; gateway_transaction_id: string; volume_month: string | null }[]>(
+          `select t.order_id, t.gateway_transaction_id, t.volume_month
+             from subscriptions s join orders o on o.id = s.order_id join transactions t on t.order_id = o.parent_order_id
+            where s.id = ? and t.kind = 'authorization'`,
+          [id],
+        );
+        await em().execute(`insert into rebills (subscription_id, period, attempt, order_id, created_at) values (?, 7, 0, ?, now())`, [id, checkout!.order_id]);
+        await em().execute(`update orders set state = 'failed' where id = ?`, [checkout!.order_id]);
+        return { id, orderId: checkout!.order_id, processorTransactionId: checkout!.gateway_transaction_id };
+      };
+      const stands = await uncertainTry();
+      const voided = await uncertainTry();
+      // The second one's void did go through at the processor.
+      expect((await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${voided.processorTransactionId}/void`, { method: 'POST' })).status).toBe(200);
+      const volume = async () => {
+        const [row] = await em().execute<{ approved: string }[]>(
+          `select sum(v.approved_amount)::text as approved from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
+          [tenant.id],
+        );
+        return row!.approved;
+      };
+      expect(await volume()).toBe('19.98');
+
+      const settle = (id: number) => settleUncertainRebill({ tenantId: tenant.id, subscriptionId: id, period: 7, attempt: 0, timeoutMs: 5_000 });
+      const charged = await settle(stands.id);
+      expect(charged).toMatchObject({ kind: 'charged', orderId: stands.orderId, processorTransactionId: stands.processorTransactionId, amount: '9.99', currency: 'USD' });
+      const orderState = async (orderId: number) => (await em().execute<{ state: string }[]>(`select state from orders where id = ?`, [orderId]))[0]!.state;
+      expect(await orderState(stands.orderId)).toBe('approved');
+      // Asked again (a retried step), it finds the same and tells once.
+      expect(await settle(stands.id)).toMatchObject({ kind: 'charged', orderId: stands.orderId });
+      const updates = await em().execute<{ body: { data: Record<string, unknown> } | string }[]>(`select body from webhook_deliveries where tenant_id = ? and event_type = 'transaction.updated'`, [tenant.id]);
+      expect(updates.map((u) => (typeof u.body === 'string' ? JSON.parse(u.body) : u.body).data)).toEqual([expect.objectContaining({ orderId: stands.orderId, change: 'approved' })]);
+
+      expect(await settle(voided.id)).toEqual({ kind: 'not_charged', orderId: voided.orderId });
+      expect(await orderState(voided.orderId)).toBe('failed');
+      expect(await amountsOf(app, voided.orderId)).toEqual(expect.arrayContaining([{ amount: '9.99', success: true, kind: 'void' }, { amount: '9.99', success: true, kind: 'authorization' }]));
+      expect(await volume()).toBe('9.99');
+      const [refundable] = await em().execute<{ refundable: boolean }[]>(`select refundable from transactions where order_id = ? and kind = 'authorization'`, [voided.orderId]);
+      expect(refundable!.refundable).toBe(false);
+      // Asked again, the void is recorded once.
+      expect(await settle(voided.id)).toEqual({ kind: 'not_charged', orderId: voided.orderId });
+      expect(await amountsOf(app, voided.orderId)).toHaveLength(2);
+      expect(await volume()).toBe('9.99');
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
 });
 
 describe('recurring rebills survive a worker restart (worker processes)', () => {

@@ -106,3 +106,11 @@ export async function closeSubmitOrder(sql: SqlExecutor, close: { orderId: numbe
 }
 
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+
+/**
+ * A payment that ended failed (or never ended: terminated) whose approval the processor later confirmed: the order is
+ * approved after all. An order in any other state is left as it is.
+ */
+export async function approveOrderFoundCharged(sql: SqlExecutor, orderId: number): Promise<void> {
+  await sql.execute(`update orders set state = 'approved', updated_at = now() where id = ? and state in ('processing', 'failed')`, [orderId]);
+}

@@ -140,6 +140,18 @@ export async function openRebill(em: EntityManager, rebill: { subscriptionId: nu
   return row!.order_id;
 }
 
+/** The order a period's try ran under (undefined: never opened), with its amount and currency once its payment opened it. */
+export async function findRebillOrder(
+  em: EntityManager,
+  rebill: { subscriptionId: number; period: number; attempt: number },
+): Promise<{ orderId: number; amount: string | null; currency: string | null } | undefined> {
+  const [row] = await em.execute<{ order_id: number; amount: string | null; currency: string | null }[]>(
+    `select r.order_id, o.amount, o.currency from rebills r left join orders o on o.id = r.order_id where r.subscription_id = ? and r.period = ? and r.attempt = ?`,
+    [rebill.subscriptionId, rebill.period, rebill.attempt],
+  );
+  return row && { orderId: row.order_id, amount: row.amount, currency: row.currency };
+}
+
 /**
  * Whether a failed rebill's order may have charged the card all the same: an authorization whose outcome was never
  * learnt (its answer lost, and the processor could not be asked about it until the payment gave up: recorded as a

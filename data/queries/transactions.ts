@@ -108,3 +108,61 @@ export async function endUncompletedChallenges(sql: SqlExecutor, end: { orderId:
     [end.statusId, end.status, end.orderId, end.submittedStatusId],
   );
 }
+
+/** An authorization attempt of an order as recorded: what asking the processor about it again needs. */
+export interface OrderAuthorization {
+  readonly transactionId: string;
+  readonly reference: string;
+  readonly attemptNumber: number;
+  readonly gateway: string;
+  readonly approved: boolean;
+  readonly statusId: number;
+  /** Null while the outcome is open (an answer lost, recorded as 4285 with no completion). */
+  readonly completedAt: Date | null;
+  /** A successful void refers to it: it charged nothing. */
+  readonly voided: boolean;
+}
+
+export async function listOrderAuthorizations(em: EntityManager, orderId: number): Promise<OrderAuthorization[]> {
+  const rows = await em.execute<
+    { id: string; reference: string; attempt_number: number; gateway: string; success: boolean; status_id: number; completed_at: Date | null; voided: boolean }[]
+  >(
+    `select t.id, t.reference, t.attempt_number, t.gateway, t.success, t.status_id, t.completed_at,
+            exists (select 1 from transactions v where v.original_transaction_id = t.id and v.kind = 'void' and v.success) as voided
+       from transactions t where t.order_id = ? and t.kind = 'authorization' order by t.attempt_number`,
+    [orderId],
+  );
+  return rows.map((row) => ({
+    transactionId: row.id,
+    reference: row.reference,
+    attemptNumber: row.attempt_number,
+    gateway: row.gateway,
+    approved: row.success,
+    statusId: row.status_id,
+    completedAt: row.completed_at,
+    voided: row.voided,
+  }));
+}
+
+/**
+ * The processor's word on an attempt recorded without it (its answer lost and the payment ended before an inquiry was
+ * answered), learnt late: recorded as `recordAttempt` records a final answer (the reservation ended, an approval counted
+ * in its account's volume), from the attempt's own recorded facts. The processor's final word recorded before is kept
+ * (`alreadySettled`); undefined when no attempt has this reference.
+ */
+export async function recordLateAnswer(
+  sql: SqlExecutor,
+  late: { reference: string; processorTransactionId: string | null; statusId: number; status: string; approved: boolean; authCode: string | null; eci: string | null; exchange: RawExchange },
+): Promise<{ alreadySettled: boolean } | undefined> {
+  const [row] = await sql.execute<{ already_settled: boolean }[]>(
+    `select r.already_settled
+       from transactions t
+       cross join lateral routines.record_attempt(gen_random_uuid(), t.order_id, t.merchant_account_id, t.reference, t.attempt_number, t.gateway,
+         ?::text, ?::int, ?::text, ?::boolean, t.amount, t.currency, t.mid, t.descriptor, ?::text, t.email, t.first_name, t.last_name,
+         t.bin, t.last4, t.brand, t.bin_country, t.card_fingerprint, t.expiry_month, t.expiry_year, ?::text,
+         t.sandbox, ?::jsonb, now(), true, null::text) r
+      where t.reference = ? and t.kind = 'authorization'`,
+    [late.processorTransactionId, late.statusId, late.status, late.approved, late.authCode, late.eci, JSON.stringify(late.exchange), late.reference],
+  );
+  return row && { alreadySettled: row.already_settled };
+}

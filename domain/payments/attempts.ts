@@ -38,6 +38,9 @@ export interface AttemptResult {
 /** A 3-D Secure completion asked of the processor: not finished while the cardholder has not answered the challenge. */
 export type ChallengeCompletion = { finished: false } | { finished: true; attempt: AttemptResult };
 
+/** The attempts one order makes at most: its first merchant account, then one cascade to a second. */
+export const MAX_ATTEMPTS_PER_ORDER = 2;
+
 /** Unique per attempt: the processor deduplicates on it, and a status inquiry asks by it. */
 export const attemptReference = (submitOrderId: number, attemptNumber: number) => `ord${submitOrderId}-a${attemptNumber}`;
 

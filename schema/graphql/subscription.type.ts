@@ -21,7 +21,7 @@ export class SubscriptionType {
 
   @Field(() => String, {
     nullable: true,
-    description: 'Why the gateway paused billing: `charge_uncertain` (a failed rebill may have charged the card: ask the processor about its order, then resume or cancel); null when not paused or paused on request',
+    description: 'Why the gateway paused billing: `charge_uncertain` (a failed rebill may have charged the card: a resume asks the processor about its order first, and the period is charged anew only if it charged nothing; or cancel); null when not paused or paused on request',
   })
   pauseReason!: string | null;
 

@@ -17,6 +17,8 @@ export interface FrontRules {
   readonly echoCard?: 'answer' | 'refusal';
   /** Fields laid over every approval the sandbox answers an authorization with (an odd auth code, an ECI that is none). */
   readonly approvalFields?: Record<string, unknown>;
+  /** Drop every authorization of this amount unsent (the connection closed without an answer): the processor never sees it. */
+  readonly dropAuthorizationsOf?: string;
 }
 
 /**
@@ -24,7 +26,8 @@ export interface FrontRules {
  * needs otherwise (an issuer declining one order and approving the next at the same amount, a status inquiry
  * refused). Everything else passes through unchanged.
  */
-export async function startProcessorFront(target: string, rules: FrontRules) {
+export async function startProcessorFront(target: string, initialRules: FrontRules) {
+  let rules = initialRules;
   let inquiries = 0;
   let declinedOrder: string | undefined;
   const server = http.createServer((request, response) => {
@@ -35,6 +38,9 @@ export async function startProcessorFront(target: string, rules: FrontRules) {
       const answer = (status: number, json: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
       if (request.method === 'GET' && request.url?.startsWith('/v1/authorizations/') && ++inquiries <= (rules.refusedInquiries ?? 0)) {
         return answer(401, { error: 'unauthorized' });
+      }
+      if (request.method === 'POST' && request.url === '/v1/authorizations' && rules.dropAuthorizationsOf !== undefined) {
+        if ((JSON.parse(body.toString('utf8')) as { amount: string }).amount === rules.dropAuthorizationsOf) return response.destroy();
       }
       if (request.method === 'POST' && rules.refusedVoids && /^\/v1\/authorizations\/[^/]+\/void$/.test(request.url ?? '')) return answer(401, { error: 'unauthorized' });
       if (request.method === 'POST' && request.url === '/v1/authorizations' && rules.declineFirstOrder) {
@@ -61,6 +67,10 @@ export async function startProcessorFront(target: string, rules: FrontRules) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     inquiries: () => inquiries,
+    /** Changes the rules from the next request on (`refusedInquiries` counts from the inquiries made so far). */
+    setRules: (next: FrontRules) => {
+      rules = { ...next, ...(next.refusedInquiries !== undefined ? { refusedInquiries: inquiries + next.refusedInquiries } : {}) };
+    },
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
 }

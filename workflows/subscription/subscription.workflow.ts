@@ -25,6 +25,7 @@ import { NOT_PROCESSED_RETRY_LIMIT_SECONDS, nextDunningStep, notProcessedRetrySe
 import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, subscriptionProgressQuery, type BillingStall } from '../contract/subscription-signals.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
 import { paymentWorkflow } from '../payment/payment.workflow.ts';
 import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
 import type { SubscriptionEventType } from '../../domain/webhooks/events.ts';
@@ -35,6 +36,15 @@ import type { SubscriptionEventType } from '../../domain/webhooks/events.ts';
  */
 const { prepareRebill, recordRebill, rebillMayHaveCharged, endSubscription, markSubscriptionPaused, recordSubscriptionEvent } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
+});
+/**
+ * Asking the processor about an uncertain rebill: its calls are bounded by the processor timeout (they run at once), and
+ * an answer it cannot get is a finding (`unknown`), not a failure; a failure is the database's, retried as a step.
+ */
+const { settleUncertainRebill } = proxyActivities<Activities>({
+  startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
   scheduleToCloseTimeout: '10 minutes',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
 });
@@ -89,6 +99,12 @@ const UNFINISHED_REBILLS_PAUSE = 'unfinished-rebill-payments-pause';
 const PROCESSOR_OUTAGES_ARE_NOT_DECLINES = 'processor-outages-are-not-declines';
 /** Runs before this patch started rebills whose transaction event named no subscription (0); they replay so. */
 const REBILLS_NAME_THEIR_SUBSCRIPTION = 'rebills-name-their-subscription';
+/**
+ * Runs before this patch charged the period under a new order when the merchant resumed billing paused for an
+ * uncertain charge; they replay so. From it on, the processor is asked about the uncertain try first: an approval it
+ * confirms pays the period, a confirmed absence charges it anew, no answer pauses again.
+ */
+const ASK_BEFORE_CHARGING_AGAIN = 'ask-about-uncertain-charge-before-charging-again';
 /** Runs before this patch dunned by the earlier code sets (`nextDunningStep(…, 'before')`); they replay so. */
 const DUNNING_CODES = 'dunning-codes-stops-and-outages';
 /**
@@ -167,7 +183,7 @@ export interface SubscriptionEnd {
  * continue as new for the next period so the history stays small. A hard decline, an exhausted dunning schedule or
  * a cancel ends it; pause holds the next charge until resumed. A cancel during a charge lets that charge finish.
  * A rebill that may have charged the card though it failed (or whose payment ended without a result) is never charged
- * again on its own: billing pauses for the merchant. A failing step never ends it: database steps are tried again after durable sleeps for as long as it takes (the
+ * again on its own: billing pauses for the merchant, and a resume asks the processor about it before anything is sent. A failing step never ends it: database steps are tried again after durable sleeps for as long as it takes (the
  * subscription shows as stalled meanwhile), and a webhook that cannot be recorded is logged and skipped.
  */
 export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Promise<SubscriptionEnd> {
@@ -186,10 +202,42 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   /** Pauses during this wait: each is its own event (and webhook-id); the first keeps the key it always had. */
   let pauses = input.pauses ?? 0;
   let pauseTold = input.pauseTold ?? false;
+  /**
+   * The try of this period whose charge was left uncertain, asked about before the period is charged again: a run
+   * paused for one starts so (`pauseReason`), its last try (attempt `retries - 1`) being that charge.
+   */
+  let uncertainAttempt = input.paused && input.pauseReason === 'charge_uncertain' ? input.retries - 1 : undefined;
+  /** When the charge (or what was found of an uncertain one) ended: the next charge is due a period or a delay after it. */
+  let now = Date.now();
   let rebill: ChargePlan;
   for (;;) {
     const cancelled = await waitUntilDue();
     if (cancelled) return cancelled;
+    if (uncertainAttempt !== undefined && patched(ASK_BEFORE_CHARGING_AGAIN)) {
+      const found = await persist(
+        'settleUncertainRebill',
+        () => settleUncertainRebill({ tenantId: input.tenantId, subscriptionId: input.subscriptionId, period: input.period, attempt: uncertainAttempt!, timeoutMs: input.settings.processorTimeoutMs }),
+        { untilCancelled: true },
+      );
+      if (found === undefined) return end(cancelReason ?? 'cancelled_by_merchant');
+      if (found.kind === 'charged') {
+        log.warn('The uncertain rebill was charged after all: it pays the period', { subscriptionId: input.subscriptionId, period: input.period, orderId: found.orderId });
+        await startWebhookDeliveries(found.deliveries, { schedule: input.settings.webhookSchedule, attemptTimeoutMs: input.settings.webhookTimeoutMs });
+        now = Date.now();
+        const { orderId, processorTransactionId: transactionId, statusId, amount, currency } = found;
+        return renew({ period: input.period, attempt: uncertainAttempt, orderId, transactionId, statusId, amount, currency });
+      }
+      if (cancelReason !== undefined) return end(cancelReason);
+      if (found.kind === 'unknown') {
+        // Still not known whether the card was charged: never charged again on a guess. Paused again, and told.
+        log.error('The uncertain rebill is still not known to the processor: billing paused again', { subscriptionId: input.subscriptionId, period: input.period, orderId: found.orderId, reason: found.reason });
+        paused = true;
+        pauseReason = 'charge_uncertain';
+        continue;
+      }
+      // The uncertain try charged nothing: the period is charged anew, under a new order.
+      uncertainAttempt = undefined;
+    }
     const prepared = await persist('prepareRebill', () => prepareRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries }), { untilCancelled: true });
     // Cancelled while the step was failing: nothing was charged.
     if (prepared === undefined) return end(cancelReason ?? 'cancelled_by_merchant');
@@ -203,7 +251,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (!paused) break;
   }
   const ended = await chargeRebill(rebill);
-  const now = Date.now();
+  now = Date.now();
   // The rebill's payment ended without a result (an operator terminated it, say, while it waited on a lost answer):
   // whether the card was charged is not known.
   if (ended === undefined) {
@@ -212,14 +260,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   }
   const result = ended;
   const event: RebillEvent = { period: input.period, attempt: input.retries, orderId: rebill.orderId, transactionId: result.transactionId, statusId: result.statusId, amount: rebill.amount, currency: rebill.currency };
-  if (result.chargeSuccess) {
-    // The checkout's salvaged charge (period 0) paid at last: the first period starts now, after the trial, as it would have at checkout.
-    const waitSeconds = periodSeconds(input.plan) + (input.period === 0 ? trialSeconds(input.plan) : 0);
-    const nextBillingAt = new Date(now + waitSeconds * 1000).toISOString();
-    await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: true, statusId: result.statusId, nextBillingAt, graceUntil: null }));
-    await notify('subscription.renewed', `renewed-${input.period}`, { ...event, nextBillingAt });
-    return next({ ...input, period: input.period + 1, retries: 0, notProcessed: undefined, waitSeconds });
-  }
+  if (result.chargeSuccess) return renew(event);
   // A failed rebill may have charged the card all the same: its authorization answer was lost and the processor could
   // not be asked about it until the payment gave up, or its approval could not be voided.
   if (rebillNotProcessed(result) && patched(UNCERTAIN_CHARGES_PAUSE) && (await mayHaveCharged(result, rebill.orderId))) {
@@ -254,6 +295,16 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: input.retries, paid: false, statusId: result.statusId, nextBillingAt: retryAt, graceUntil: retryAt }));
   await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt });
   return next({ ...input, retries: input.retries + 1, waitSeconds: step.afterSeconds });
+
+  /** The period paid by the try `event` tells of: recorded and told, and the next period waits its full length. */
+  async function renew(event: RebillEvent): Promise<SubscriptionEnd> {
+    // The checkout's salvaged charge (period 0) paid at last: the first period starts now, after the trial, as it would have at checkout.
+    const waitSeconds = periodSeconds(input.plan) + (input.period === 0 ? trialSeconds(input.plan) : 0);
+    const nextBillingAt = new Date(now + waitSeconds * 1000).toISOString();
+    await persist('recordRebill', () => recordRebill({ subscriptionId: input.subscriptionId, period: input.period, attempt: event.attempt, paid: true, statusId: event.statusId, nextBillingAt, graceUntil: null }));
+    await notify('subscription.renewed', `renewed-${input.period}`, { ...event, nextBillingAt });
+    return next({ ...input, period: input.period + 1, retries: 0, notProcessed: undefined, waitSeconds });
+  }
 
   /**
    * Charges the rebill through the payment workflow; undefined when that payment ended without a result (terminated,
@@ -304,9 +355,9 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   /**
    * A rebill that may have charged the card is not charged again under a new order (that could charge the period
-   * twice): billing tells a failed payment whose charge is uncertain and pauses until the merchant, having asked the
-   * processor about the order, resumes (the period is then charged under a new order) or cancels. Not the customer's
-   * decline, it takes nothing from the dunning schedule.
+   * twice): billing tells a failed payment whose charge is uncertain and pauses until the merchant resumes (the
+   * processor is then asked about the order first: `settleUncertainRebill`) or cancels. Not the customer's decline, it
+   * takes nothing from the dunning schedule.
    */
   async function pauseForUncertainCharge(event: RebillEvent): Promise<SubscriptionEnd> {
     await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null, chargeUncertain: true });

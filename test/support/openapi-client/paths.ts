@@ -428,7 +428,7 @@ export interface components {
       /** @description `grace` while a declined rebill waits for its dunning retry */
       status: "pending" | "active" | "grace" | "cancelled";
       paused: boolean;
-      /** @description Why the gateway paused billing: `charge_uncertain` (a failed rebill may have charged the card: ask the processor about its order, then resume or cancel); null when not paused or paused on request */
+      /** @description Why the gateway paused billing: `charge_uncertain` (a failed rebill may have charged the card: a resume asks the processor about its order first, and the period is charged anew only if it charged nothing; or cancel); null when not paused or paused on request */
       pause_reason: "charge_uncertain" | null;
       product: number;
       email: string;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { cancelSubscription, findTenantSubscription, listRebills, nextBillingPeriodOf, setSubscriptionPaused } from '../data/queries/rebills.ts';
+import { recordLateAnswer } from '../data/queries/transactions.ts';
 import { createSubscriptionActivities } from '../activities/subscriptions/subscription.activities.ts';
 import { createUncertainRebillActivities } from '../activities/subscriptions/uncertain-rebill.activities.ts';
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
@@ -1077,10 +1078,16 @@ describe('a resume after an uncertain rebill asks the processor about it first',
       // The processor approved the try whose answer was lost: the gateway's record still says it timed out.
       expect(await amountsOf(app, rebill!.orderId)).toEqual([{ amount: '4.98', success: false, kind: 'authorization' }]);
 
-      // The processor answers again; the merchant resumes.
+      // A resume while the processor still refuses to be asked pauses again, nothing sent.
+      expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(200);
+      await vi.waitFor(() => expect(told('subscription.paused')).toHaveLength(2), { timeout: 20_000, interval: 200 });
+      expect(await rebillsOf(app, id)).toEqual([rebill]);
+
+      // The processor answers again; the merchant resumes again.
       front.setRules({});
       expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(200);
       await vi.waitFor(() => expect(told('subscription.renewed')).toHaveLength(1), { timeout: 20_000, interval: 200 });
+      expect(told('subscription.resumed')).toHaveLength(2);
       const sandbox = (await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${attemptReference(rebill!.orderId, 1)}`)).json()) as { id: string; code: number };
       expect(told('subscription.renewed')[0]!.data).toMatchObject({ subscriptionId: id, period: 1, attempt: 0, orderId: rebill!.orderId, transactionId: sandbox.id, statusId: sandbox.code, amount: '4.98' });
       await vi.waitFor(() => expect(told('transaction.updated')).toHaveLength(1), { timeout: 10_000, interval: 200 });
@@ -1094,18 +1101,27 @@ describe('a resume after an uncertain rebill asks the processor about it first',
         amount: '4.98',
         currency: 'USD',
       });
-      // One order, sent once, now recorded approved and counted in its account's volume with the checkout's 9.99.
-      expect(await rebillsOf(app, id)).toEqual([{ ...rebill, state: 'paid', statusId: sandbox.code }]);
+      // One order, sent once, now recorded approved and counted in its account's volume with the checkout's 9.99. (The
+      // next period falls due 10 s after the renewal: what is read here is period 1's.)
+      const volume = async () => {
+        const [row] = await app.orm.em.fork().execute<{ approved: string }[]>(
+          `select sum(v.approved_amount)::text as approved from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
+          [tenant.id],
+        );
+        return row!.approved;
+      };
+      expect(await volume()).toBe('14.97');
+      // The same answer recorded again (a retried step) is kept once.
+      const again = await recordLateAnswer(app.orm.em.fork(), { reference: attemptReference(rebill!.orderId, 1), processorTransactionId: sandbox.id, statusId: sandbox.code, status: 'Approved', approved: true, authCode: 'x', eci: null, exchange: { gateway: 'sandbox', httpStatus: 200, response: '{}' } });
+      expect(again).toEqual({ alreadySettled: true });
+      expect(await volume()).toBe('14.97');
+      expect((await rebillsOf(app, id)).filter((r) => r.period === 1)).toEqual([{ ...rebill, state: 'paid', statusId: sandbox.code }]);
       expect(await authorizationsFor(rebill!.orderId)).toBe(1);
       expect(await amountsOf(app, rebill!.orderId)).toEqual([{ amount: '4.98', success: true, kind: 'authorization' }]);
       const [order] = await app.orm.em.fork().execute<{ state: string }[]>(`select state from orders where id = ?`, [rebill!.orderId]);
       expect(order!.state).toBe('approved');
-      const [volume] = await app.orm.em.fork().execute<{ approved: string }[]>(
-        `select sum(v.approved_amount)::text as approved from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
-        [tenant.id],
-      );
-      expect(volume!.approved).toBe('14.97');
-      expect(await paused(app, tenant, id)).toMatchObject({ status: 'active', paused: false, pause_reason: null, billed_periods: 1 });
+      expect(await paused(app, tenant, id)).toMatchObject({ status: 'active', paused: false, pause_reason: null });
+      expect((await paused(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(1);
       expect(told('subscription.payment_failed')).toHaveLength(1);
       expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).status).toBe(200);
     } finally {
@@ -1158,11 +1174,11 @@ describe('a resume after an uncertain rebill asks the processor about it first',
       const [rebill] = await rebillsOf(app, id);
       expect(await authorizationsFor(rebill!.orderId)).toBe(1);
 
-      const inquiriesBefore = front.inquiries();
+      const askedBefore = front.inquired().length;
       expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(200);
       await vi.waitFor(() => expect(told('subscription.paused')).toHaveLength(2), { timeout: 20_000, interval: 200 });
-      // Both attempts of the order were asked about; the approval stands at the processor.
-      expect(front.inquiries() - inquiriesBefore).toBe(2);
+      // Both attempts the order may have made were asked about; the approval stands at the processor.
+      expect(front.inquired().slice(askedBefore)).toEqual(expect.arrayContaining([attemptReference(rebill!.orderId, 1), attemptReference(rebill!.orderId, 2)]));
       expect(await rebillsOf(app, id)).toEqual([rebill]);
       expect(await amountsOf(app, rebill!.orderId)).toEqual([]);
       expect(await paused(app, tenant, id)).toMatchObject({ paused: true, pause_reason: 'charge_uncertain' });

@@ -1,6 +1,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult, RawExchange } from '../../adapters/processors/processor-gateway.ts';
+import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult } from '../../adapters/processors/processor-gateway.ts';
 import { recordVoid } from '../../data/queries/authorization-holds.ts';
 import { findSealedCredentials } from '../../data/queries/merchant-accounts.ts';
 import { findRecordedAttempt, recordAttempt, type RecordedAttemptOutcome } from '../../data/queries/transactions.ts';
@@ -15,6 +15,7 @@ import {
   type AttemptOutcome,
   type AttemptResult,
   type ChallengeCompletion,
+  storableExchange,
   type MerchantCandidate,
   type UnrecordedAttempt,
 } from '../../domain/payments/attempts.ts';
@@ -259,12 +260,4 @@ function toAttemptOutcome(outcome: AuthorizationOutcome): AttemptOutcome {
     case 'unknown':
       return { kind: 'unknown', reason: outcome.reason };
   }
-}
-
-/**
- * PostgreSQL cannot hold a NUL character, even escaped in JSON: a processor answer carrying one is kept with
- * U+FFFD in its place, since failing to record an attempt the processor may have authorized is worse.
- */
-function storableExchange(exchange: RawExchange): RawExchange {
-  return exchange.response.includes('\0') ? { ...exchange, response: exchange.response.replaceAll('\0', '\uFFFD') } : exchange;
 }

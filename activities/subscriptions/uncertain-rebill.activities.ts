@@ -1,11 +1,12 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult } from '../../adapters/processors/processor-gateway.ts';
 import { recordVoid } from '../../data/queries/authorization-holds.ts';
+import { listTenantGateways } from '../../data/queries/merchant-accounts.ts';
 import { approveOrderFoundCharged } from '../../data/queries/orders.ts';
 import { findRebillOrder } from '../../data/queries/rebills.ts';
-import { listOrderAuthorizations, recordLateAnswer, type OrderAuthorization } from '../../data/queries/transactions.ts';
+import { findRecordedAttempt, listOrderAuthorizations, recordLateAnswer, type OrderAuthorization } from '../../data/queries/transactions.ts';
 import type { Logger } from '../../domain/logger.ts';
-import { attemptReference, MAX_ATTEMPTS_PER_ORDER } from '../../domain/payments/attempts.ts';
+import { attemptReference, MAX_ATTEMPTS_PER_ORDER, storableExchange } from '../../domain/payments/attempts.ts';
 import { statusNameOf } from '../../domain/statuses/status-codes.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 import { uncertainChargeVerdict, type AttemptAtProcessor } from '../../domain/subscriptions/uncertain-charge.ts';
@@ -32,15 +33,22 @@ export type UncertainRebillFinding =
       /** The order's `transaction.updated` (`change: "approved"`), recorded; the workflow starts them. */
       readonly deliveries: RecordedDelivery[];
     }
-  /** Nothing of the order charged the card (declined, voided, never seen, or never opened): charge the period anew. */
-  | { readonly kind: 'not_charged'; readonly orderId?: number }
+  /** Nothing of the order charged the card (declined, voided or never seen): charge the period anew. */
+  | { readonly kind: 'not_charged'; readonly orderId: number }
   /** Still not known (or an approval no transaction records): billing pauses again. */
-  | { readonly kind: 'unknown'; readonly orderId: number; readonly reason: string };
+  | { readonly kind: 'unknown'; readonly orderId?: number; readonly reason: string };
+
+type Answer = ProcessorResult<AuthorizationOutcome | null>;
+/** What one attempt turned out to be, and the approval when it charged. */
+type Settled = { readonly found: AttemptAtProcessor; readonly charge?: { readonly processorTransactionId: string; readonly statusId: number } };
+
+const NOT_CHARGED: Settled = { found: { kind: 'not_charged' } };
+const unanswered = (reason: string): Settled => ({ found: { kind: 'unanswered', reason } });
 
 /**
  * Resolves a rebill whose charge was left uncertain, before its period is charged again: the processor is asked about
  * every attempt of its order, and what it says is recorded (a late approval on its transaction, counted in its merchant
- * account's volume, the order approved and a `transaction.updated` told; a late decline or a void on the attempt).
+ * account's volume, the order approved and a `transaction.updated` told; a late decline, or a void, on the attempt).
  * Asking is a read and recording keeps the first final word, so running it again changes nothing twice.
  */
 export function createUncertainRebillActivities(deps: UncertainRebillActivityDeps) {
@@ -48,32 +56,35 @@ export function createUncertainRebillActivities(deps: UncertainRebillActivityDep
 
   async function settleUncertainRebill(input: { tenantId: number; subscriptionId: number; period: number; attempt: number; timeoutMs: number }): Promise<UncertainRebillFinding> {
     const order = await findRebillOrder(fork(), input);
-    // Never opened: its payment sent nothing.
-    if (!order) return { kind: 'not_charged' };
+    // Billing paused on this try, so its row was opened: without it, nothing says what was sent.
+    if (!order) return { kind: 'unknown', reason: `no order of period ${input.period}, attempt ${input.attempt} is recorded` };
     const recorded = await listOrderAuthorizations(fork(), order.orderId);
+    // An attempt the database never recorded may have gone to any processor the tenant's accounts name.
+    const tenantGateways = await listTenantGateways(fork(), input.tenantId);
     const references = new Set([...Array.from({ length: MAX_ATTEMPTS_PER_ORDER }, (_, i) => attemptReference(order.orderId, i + 1)), ...recorded.map((r) => r.reference)]);
-    // Asked at once (an activity's time is bounded by one processor call), then recorded one by one.
+    // Asked at once (the step's time is bounded by one processor call), then recorded one by one.
     const asked = await Promise.all(
       [...references].map(async (reference) => {
         const attempt = recorded.find((r) => r.reference === reference);
         if (attempt && settledByRecord(attempt)) return { reference, attempt, answers: undefined };
-        const gateways = attempt ? [attempt.gateway] : deps.processors.names();
+        const gateways = attempt ? [attempt.gateway] : tenantGateways;
         return { reference, attempt, answers: await Promise.all(gateways.map((gateway) => inquire(gateway, reference, input.timeoutMs))) };
       }),
     );
     const found: AttemptAtProcessor[] = [];
-    let charge: { processorTransactionId: string; statusId: number } | undefined;
+    let charge: Settled['charge'];
     for (const { reference, attempt, answers } of asked) {
-      const answer = answers ? await recordAnswer(order.orderId, reference, attempt, answers) : { found: { kind: 'not_charged' } as const };
-      found.push(answer.found);
-      if ('charge' in answer && answer.charge && !charge) charge = answer.charge;
+      const settled = answers === undefined ? NOT_CHARGED : attempt ? await recordAnswer(order.orderId, attempt, answers[0]!) : unrecordedAttempt(order.orderId, reference, answers);
+      found.push(settled.found);
+      charge ??= settled.charge;
     }
     const verdict = uncertainChargeVerdict(found);
     deps.logger.info({ subscriptionId: input.subscriptionId, orderId: order.orderId, verdict: verdict.kind }, 'uncertain rebill asked about');
     if (verdict.kind === 'unknown') return { kind: 'unknown', orderId: order.orderId, reason: verdict.reason };
     if (verdict.kind === 'not_charged' || !charge) return { kind: 'not_charged', orderId: order.orderId };
-    const amount = order.amount ?? '0.00';
-    const currency = order.currency ?? '';
+    // An attempt was recorded, so its order was opened: its amount and currency are known.
+    const amount = order.amount!;
+    const currency = order.currency!;
     const deliveries = await recordWebhookDeliveries(fork(), {
       tenantId: input.tenantId,
       event: {
@@ -87,52 +98,60 @@ export function createUncertainRebillActivities(deps: UncertainRebillActivityDep
   }
 
   /**
-   * What the processor said of one attempt, recorded. An attempt the database never recorded was asked of every
-   * processor this deployment has (its account is not known), and nothing of it can be recorded.
+   * An attempt the database never recorded, asked of every processor the tenant's accounts name: nothing of it can be
+   * recorded (an answer names no merchant account), so an approval found stays for an operator.
    */
-  async function recordAnswer(
-    orderId: number,
-    reference: string,
-    attempt: OrderAuthorization | undefined,
-    answers: ProcessorResult<AuthorizationOutcome | null>[],
-  ): Promise<{ found: AttemptAtProcessor; charge?: { processorTransactionId: string; statusId: number } }> {
-    if (!attempt) {
-      const approved = answers.find((a) => a.outcome?.kind === 'approved');
-      if (approved) deps.logger.error({ orderId, reference, gateway: approved.exchange.gateway }, 'an uncertain rebill was approved at the processor but never recorded here: an operator records it');
-      if (approved) return { found: { kind: 'approved', recorded: false } };
-      const unanswered = answers.find((a) => a.outcome !== null && a.outcome.kind !== 'declined');
-      return { found: unanswered ? { kind: 'unanswered', reason: reasonOf(unanswered) } : { kind: 'not_charged' } };
+  function unrecordedAttempt(orderId: number, reference: string, answers: Answer[]): Settled {
+    const approved = answers.find((a) => a.outcome?.kind === 'approved');
+    if (approved) {
+      deps.logger.error({ orderId, reference, gateway: approved.exchange.gateway }, 'an uncertain rebill was approved at the processor but never recorded here: an operator records it');
+      return { found: { kind: 'approved', recorded: false } };
     }
-    const [answer] = answers as [ProcessorResult<AuthorizationOutcome | null>];
+    if (answers.length === 0) return unanswered('no processor to ask: the tenant has no merchant account');
+    const open = answers.find((a) => a.outcome !== null && a.outcome.kind !== 'declined');
+    return open ? unanswered(reasonOf(open)) : NOT_CHARGED;
+  }
+
+  /** What the processor said of an attempt recorded here, recorded on it. */
+  async function recordAnswer(orderId: number, attempt: OrderAuthorization, answer: Answer): Promise<Settled> {
     const outcome = answer.outcome;
+    const exchange = storableExchange(answer.exchange);
+    const { reference } = attempt;
     if (outcome?.kind === 'approved') {
-      await fork().transactional(async (tx) => {
+      // Counted in its account's volume when recorded: an account deleted since cannot take it.
+      if (!attempt.approved && attempt.merchantAccountId === null) return unanswered(`${reference} was approved, but its merchant account no longer exists`);
+      const recordedApproved = await fork().transactional(async (tx) => {
         if (!attempt.approved) {
-          const status = statusNameOf(outcome.statusId);
-          await recordLateAnswer(tx, { reference, processorTransactionId: outcome.processorTransactionId, statusId: outcome.statusId, status, approved: true, authCode: outcome.authCode, eci: outcome.eci ?? null, exchange: answer.exchange });
+          const late = await recordLateAnswer(tx, { reference, processorTransactionId: outcome.processorTransactionId, statusId: outcome.statusId, status: statusNameOf(outcome.statusId), approved: true, authCode: outcome.authCode, eci: outcome.eci ?? null, exchange });
+          // Another final word was recorded meanwhile: the record says which.
+          if (!late || (late.alreadySettled && !(await findRecordedAttempt(tx, reference))?.approved)) return false;
         }
         await approveOrderFoundCharged(tx, orderId);
+        return true;
       });
+      if (!recordedApproved) return unanswered(`${reference} was approved at the processor, but its record says otherwise`);
       deps.logger.warn({ orderId, reference }, 'an uncertain rebill was approved at the processor: recorded as its charge');
       return { found: { kind: 'approved', recorded: true }, charge: { processorTransactionId: outcome.processorTransactionId, statusId: outcome.statusId } };
     }
     if (outcome?.kind === 'declined') {
-      await fork().transactional(async (tx) => {
-        // The approval recorded here was voided at the processor (the payment's void went unanswered): nothing charged.
-        if (attempt.approved) await recordVoid(tx, { orderId, transactionId: attempt.transactionId, voided: true, statusId: StatusId.VOIDED, status: statusNameOf(StatusId.VOIDED), exchange: answer.exchange });
-        else await recordLateAnswer(tx, { reference, processorTransactionId: outcome.processorTransactionId ?? null, statusId: outcome.statusId, status: statusNameOf(outcome.statusId), approved: false, authCode: null, eci: null, exchange: answer.exchange });
-      });
-      return { found: { kind: 'not_charged' } };
+      if (attempt.approved) {
+        // An approval recorded here that the processor now declines: voided (the payment's void went unanswered) is
+        // nothing charged; any other decline contradicts the record, and nobody should guess past it.
+        if (outcome.statusId !== StatusId.VOIDED) return unanswered(`the processor declines ${reference} (${outcome.statusId}), recorded here as approved`);
+        await fork().transactional((tx) => recordVoid(tx, { orderId, transactionId: attempt.transactionId, voided: true, statusId: StatusId.VOIDED, status: statusNameOf(StatusId.VOIDED), exchange }));
+        return NOT_CHARGED;
+      }
+      await recordLateAnswer(fork(), { reference, processorTransactionId: outcome.processorTransactionId ?? null, statusId: outcome.statusId, status: statusNameOf(outcome.statusId), approved: false, authCode: null, eci: null, exchange });
+      return NOT_CHARGED;
     }
     if (outcome === null) {
-      // An approval recorded here that the processor does not know: a contradiction nobody should guess past.
-      if (attempt.approved) return { found: { kind: 'unanswered', reason: `the processor does not know ${reference}, recorded here as approved` } };
+      if (attempt.approved) return unanswered(`the processor does not know ${reference}, recorded here as approved`);
       // Never seen: recorded as the payment records it (a timeout, completed), so its record no longer looks open.
       const timeout = StatusId.SYSTEM_TIMEOUT;
-      await recordLateAnswer(fork(), { reference, processorTransactionId: null, statusId: timeout, status: statusNameOf(timeout), approved: false, authCode: null, eci: null, exchange: answer.exchange });
-      return { found: { kind: 'not_charged' } };
+      await recordLateAnswer(fork(), { reference, processorTransactionId: null, statusId: timeout, status: statusNameOf(timeout), approved: false, authCode: null, eci: null, exchange });
+      return NOT_CHARGED;
     }
-    return { found: { kind: 'unanswered', reason: reasonOf(answer) } };
+    return unanswered(reasonOf(answer));
   }
 
   /** The processor's final word is recorded on the attempt: a decline, or an approval it voided. */
@@ -141,7 +160,7 @@ export function createUncertainRebillActivities(deps: UncertainRebillActivityDep
     return attempt.completedAt !== null && attempt.statusId !== StatusId.SYSTEM_TIMEOUT;
   }
 
-  async function inquire(gateway: string, reference: string, timeoutMs: number): Promise<ProcessorResult<AuthorizationOutcome | null>> {
+  async function inquire(gateway: string, reference: string, timeoutMs: number): Promise<Answer> {
     if (!deps.processors.names().includes(gateway)) {
       return { outcome: { kind: 'unknown', reason: `no adapter is configured for gateway "${gateway}"` }, exchange: { gateway, httpStatus: 0, response: '' } };
     }
@@ -152,7 +171,7 @@ export function createUncertainRebillActivities(deps: UncertainRebillActivityDep
 }
 
 /** Why an answer settles nothing: no answer, a refusal, or an open challenge. */
-function reasonOf(answer: ProcessorResult<AuthorizationOutcome | null>): string {
+function reasonOf(answer: Answer): string {
   const outcome = answer.outcome;
   if (outcome?.kind === 'unknown') return `the processor's inquiry failed: ${outcome.reason}`;
   return `the processor answered ${outcome?.kind ?? 'nothing'} (HTTP ${answer.exchange.httpStatus})`;

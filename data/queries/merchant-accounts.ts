@@ -212,3 +212,9 @@ function toCandidate(row: CandidateRow): MerchantCandidate {
 
 /** A PostgreSQL array literal of integers (ids only, so nothing to escape). */
 const intArray = (ids: readonly number[]) => `{${ids.map((id) => Math.trunc(id)).join(',')}}`;
+
+/** The processors a tenant's merchant accounts name (disabled ones too): where an attempt of its orders may have gone. */
+export async function listTenantGateways(em: EntityManager, tenantId: number): Promise<string[]> {
+  const rows = await em.execute<{ gateway: string }[]>(`select distinct gateway from merchant_accounts where tenant_id = ? order by gateway`, [tenantId]);
+  return rows.map((row) => row.gateway);
+}

@@ -115,6 +115,8 @@ export interface OrderAuthorization {
   readonly reference: string;
   readonly attemptNumber: number;
   readonly gateway: string;
+  /** Null once its merchant account was deleted. */
+  readonly merchantAccountId: number | null;
   readonly approved: boolean;
   readonly statusId: number;
   /** Null while the outcome is open (an answer lost, recorded as 4285 with no completion). */
@@ -125,9 +127,9 @@ export interface OrderAuthorization {
 
 export async function listOrderAuthorizations(em: EntityManager, orderId: number): Promise<OrderAuthorization[]> {
   const rows = await em.execute<
-    { id: string; reference: string; attempt_number: number; gateway: string; success: boolean; status_id: number; completed_at: Date | null; voided: boolean }[]
+    { id: string; reference: string; attempt_number: number; gateway: string; merchant_account_id: number | null; success: boolean; status_id: number; completed_at: Date | null; voided: boolean }[]
   >(
-    `select t.id, t.reference, t.attempt_number, t.gateway, t.success, t.status_id, t.completed_at,
+    `select t.id, t.reference, t.attempt_number, t.gateway, t.merchant_account_id, t.success, t.status_id, t.completed_at,
             exists (select 1 from transactions v where v.original_transaction_id = t.id and v.kind = 'void' and v.success) as voided
        from transactions t where t.order_id = ? and t.kind = 'authorization' order by t.attempt_number`,
     [orderId],
@@ -137,6 +139,7 @@ export async function listOrderAuthorizations(em: EntityManager, orderId: number
     reference: row.reference,
     attemptNumber: row.attempt_number,
     gateway: row.gateway,
+    merchantAccountId: row.merchant_account_id,
     approved: row.success,
     statusId: row.status_id,
     completedAt: row.completed_at,

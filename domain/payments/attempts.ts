@@ -64,3 +64,11 @@ export interface UnrecordedAttempt {
  * challenge URL beyond them unreadable, so recording an attempt the processor answered is never refused by the database.
  */
 export const PROCESSOR_ANSWER_LIMITS = { transactionId: 100, authCode: 20, eci: 2, challengeUrl: 2048 } as const;
+
+/**
+ * PostgreSQL cannot hold a NUL character, even escaped in JSON: a processor answer carrying one is kept with
+ * U+FFFD in its place, since failing to record an attempt the processor may have authorized is worse.
+ */
+export function storableExchange(exchange: RawExchange): RawExchange {
+  return exchange.response.includes('\0') ? { ...exchange, response: exchange.response.replaceAll('\0', '\uFFFD') } : exchange;
+}

@@ -29,6 +29,7 @@ export interface FrontRules {
 export async function startProcessorFront(target: string, initialRules: FrontRules) {
   let rules = initialRules;
   let inquiries = 0;
+  const inquired: string[] = [];
   let declinedOrder: string | undefined;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -36,6 +37,7 @@ export async function startProcessorFront(target: string, initialRules: FrontRul
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       const answer = (status: number, json: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(json));
+      if (request.method === 'GET' && request.url?.startsWith('/v1/authorizations/')) inquired.push(decodeURIComponent(request.url.slice('/v1/authorizations/'.length)));
       if (request.method === 'GET' && request.url?.startsWith('/v1/authorizations/') && ++inquiries <= (rules.refusedInquiries ?? 0)) {
         return answer(401, { error: 'unauthorized' });
       }
@@ -67,6 +69,8 @@ export async function startProcessorFront(target: string, initialRules: FrontRul
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     inquiries: () => inquiries,
+    /** The references asked about so far, in order. */
+    inquired: () => [...inquired],
     /** Changes the rules from the next request on (`refusedInquiries` counts from the inquiries made so far). */
     setRules: (next: FrontRules) => {
       rules = { ...next, ...(next.refusedInquiries !== undefined ? { refusedInquiries: inquiries + next.refusedInquiries } : {}) };

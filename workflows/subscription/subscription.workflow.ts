@@ -144,6 +144,11 @@ export interface SubscriptionWorkflowInput {
   readonly pauseReason?: PauseReason;
   /** When the charge falls due (a wait continued as new keeps its due time exactly); else `waitSeconds` from the run's start. */
   readonly dueAt?: string;
+  /**
+   * The try of this period whose charge was left uncertain (its attempt number), to ask the processor about before
+   * the period is charged again; kept through every continue-as-new of the wait, paused or resumed.
+   */
+  readonly uncertainAttempt?: number;
 }
 
 /** A rebill ready to charge. */
@@ -203,17 +208,20 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   let pauses = input.pauses ?? 0;
   let pauseTold = input.pauseTold ?? false;
   /**
-   * The try of this period whose charge was left uncertain, asked about before the period is charged again: a run
-   * paused for one starts so (`pauseReason`), its last try (attempt `retries - 1`) being that charge.
+   * The try of this period whose charge was left uncertain, asked about before the period is charged again. A run
+   * paused for one before it was carried in the input starts paused with that reason, its last try (attempt
+   * `retries - 1`) being that charge.
    */
-  let uncertainAttempt = input.paused && input.pauseReason === 'charge_uncertain' ? input.retries - 1 : undefined;
+  let uncertainAttempt = input.uncertainAttempt ?? (input.paused && input.pauseReason === 'charge_uncertain' ? input.retries - 1 : undefined);
   /** When the charge (or what was found of an uncertain one) ended: the next charge is due a period or a delay after it. */
   let now = Date.now();
   let rebill: ChargePlan;
   for (;;) {
     const cancelled = await waitUntilDue();
     if (cancelled) return cancelled;
-    if (uncertainAttempt !== undefined && patched(ASK_BEFORE_CHARGING_AGAIN)) {
+    // A run of before the patch charged anew (and may have prepared that try already): it goes on so.
+    if (uncertainAttempt !== undefined && !patched(ASK_BEFORE_CHARGING_AGAIN)) uncertainAttempt = undefined;
+    if (uncertainAttempt !== undefined) {
       const found = await persist(
         'settleUncertainRebill',
         () => settleUncertainRebill({ tenantId: input.tenantId, subscriptionId: input.subscriptionId, period: input.period, attempt: uncertainAttempt!, timeoutMs: input.settings.processorTimeoutMs }),
@@ -363,7 +371,7 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     await notify('subscription.payment_failed', `failed-${input.period}-${input.retries}`, { ...event, retryAt: null, chargeUncertain: true });
     paused = true;
     const notProcessed = { since: input.notProcessed?.since ?? new Date(now).toISOString(), count: (input.notProcessed?.count ?? 0) + 1 };
-    return next({ ...input, retries: input.retries + 1, notProcessed, waitSeconds: 0 }, { pauseReason: 'charge_uncertain' });
+    return next({ ...input, retries: input.retries + 1, notProcessed, waitSeconds: 0 }, { pauseReason: 'charge_uncertain', uncertainAttempt: input.retries });
   }
 
   /**
@@ -412,20 +420,37 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
     if (cancelReason !== undefined) return end(cancelReason);
     log.info('Subscription wait continues as new: its history grew long', { subscriptionId: input.subscriptionId, period: input.period, events: workflowInfo().historyLength });
     const waitSeconds = Math.max(0, (dueAt - Date.now()) / 1000);
-    return continueAsNew<typeof subscriptionWorkflow>({ ...input, waitSeconds, dueAt: new Date(dueAt).toISOString(), paused, pauses, pauseTold: paused && pauseTold, pauseReason: paused ? pauseReason : undefined });
+    return continueAsNew<typeof subscriptionWorkflow>({
+      ...input,
+      waitSeconds,
+      dueAt: new Date(dueAt).toISOString(),
+      paused,
+      pauses,
+      pauseTold: paused && pauseTold,
+      pauseReason: paused ? pauseReason : undefined,
+      uncertainAttempt,
+    });
   }
 
   /**
    * The next period or retry in a fresh run, due `waitSeconds` after the charge's end (`now`): the date recorded and
    * told. A cancel that arrived during the charge is honoured first.
    */
-  async function next(nextInput: SubscriptionWorkflowInput, options: { pauseReason?: PauseReason } = {}): Promise<SubscriptionEnd> {
+  async function next(nextInput: SubscriptionWorkflowInput, options: { pauseReason?: PauseReason; uncertainAttempt?: number } = {}): Promise<SubscriptionEnd> {
     await condition(allHandlersFinished);
     // Cancelled during a charge that paid its period: the period told is the one its next charge would have paid.
     if (cancelReason !== undefined) return end(cancelReason, nextInput.period);
     const dueAt = patched(BILLING_DATES_AS_RECORDED) ? new Date(now + nextInput.waitSeconds * 1000).toISOString() : undefined;
     // A new wait: its pauses are counted (and told) afresh.
-    return continueAsNew<typeof subscriptionWorkflow>({ ...nextInput, paused, pauses: undefined, pauseTold: undefined, pauseReason: paused ? options.pauseReason : undefined, dueAt });
+    return continueAsNew<typeof subscriptionWorkflow>({
+      ...nextInput,
+      paused,
+      pauses: undefined,
+      pauseTold: undefined,
+      pauseReason: paused ? options.pauseReason : undefined,
+      dueAt,
+      uncertainAttempt: options.uncertainAttempt,
+    });
   }
 
   /** Ends the subscription; `period` is the one left unpaid (this run's, unless its charge just paid it). */

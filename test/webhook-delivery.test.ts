@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { WorkflowFailedError } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { dispatchWebhookEvent, recordWebhookDeliveries } from '../services/webhooks/dispatch.ts';
+import { redeliverWebhook } from '../services/webhooks/redeliver.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
 import { WebhookEndpoint } from '../schema/entities/index.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
@@ -362,5 +363,115 @@ describe('an event recorded twice', () => {
     // Without a key every recording is a new event.
     await recordWebhookDeliveries(app.orm.em.fork(), { tenantId: tenant.id, event });
     expect(await app.orm.em.fork().execute(`select id from webhook_deliveries where tenant_id = ?`, [tenant.id])).toHaveLength(4);
+  });
+});
+
+describe('a failed delivery sent again on request', () => {
+  const ask = async (apiKey: string, query: string, variables: Record<string, unknown> = {}) => {
+    const response = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    return (await response.json()) as { data?: any; errors?: { message: string; extensions: { code: string } }[] };
+  };
+  const redeliver = (apiKey: string, deliveryId: string) =>
+    ask(apiKey, 'mutation($id: ID!) { redeliverWebhook(deliveryId: $id) { id state attemptCount redeliveries } }', { id: deliveryId });
+  const auditOf = (tenantId: number, action: string) =>
+    app.orm.em.fork().execute<{ entity_id: string; changes: Record<string, unknown> }[]>(`select entity_id, changes from audit_entries where tenant_id = ? and action = ?`, [tenantId, action]);
+
+  it('goes out again under the same webhook-id, its attempts numbered after the first run\'s, once however many ask at once', async () => {
+    let mended = false;
+    const { receiver, tenant, deliveryId, result } = await deliverTo(() => (mended ? { status: 204 } : { status: 500 }));
+    try {
+      expect(result).toBe('failed');
+      expect(receiver.received).toHaveLength(SCHEDULE.length);
+      const failed = await ask(tenant.apiKey, '{ webhookDeliveries(state: "failed") { id state } }');
+      expect(failed.data.webhookDeliveries).toEqual([{ id: deliveryId, state: 'failed' }]);
+      expect((await ask(tenant.apiKey, '{ webhookDeliveries(state: "delivered") { id } }')).data.webhookDeliveries).toEqual([]);
+
+      // The receiver is mended; eight requests to send it again arrive at once: one sends it, the others are refused.
+      mended = true;
+      const answers = await Promise.all(Array.from({ length: 8 }, () => redeliver(tenant.apiKey, deliveryId)));
+      const accepted = answers.filter((a) => a.data?.redeliverWebhook);
+      expect(accepted.map((a) => a.data.redeliverWebhook)).toEqual([{ id: deliveryId, state: 'pending', attemptCount: SCHEDULE.length, redeliveries: 1 }]);
+      expect(answers.filter((a) => a.errors).map((a) => a.errors![0]!.extensions.code)).toEqual(Array(7).fill('CONFLICT'));
+
+      expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookRedelivery(deliveryId, 1)).result()).toBe('delivered');
+      expect(receiver.received).toHaveLength(SCHEDULE.length + 1);
+      const last = receiver.received.at(-1)!;
+      expect(last.verified).toBe(true);
+      expect(last.headers['webhook-id']).toBe(deliveryId);
+      expect(last.body).toBe(receiver.received[0]!.body);
+      const delivery = await deliveryFromGraphQL(tenant.apiKey, deliveryId);
+      expect(delivery).toMatchObject({ state: 'delivered', attemptCount: SCHEDULE.length + 1 });
+      expect(delivery.attempts.map((a: { attemptNumber: number; httpStatus: number }) => [a.attemptNumber, a.httpStatus])).toEqual([
+        [1, 500],
+        [2, 500],
+        [3, 500],
+        [4, 500],
+        [5, 204],
+      ]);
+      expect(await auditOf(tenant.id, 'webhook_delivery.redelivered')).toEqual([{ entity_id: deliveryId, changes: { redelivery: 1, attemptsBefore: SCHEDULE.length } }]);
+      // Delivered, it is not sent again.
+      expect((await redeliver(tenant.apiKey, deliveryId)).errors![0]!.extensions.code).toBe('CONFLICT');
+      expect(receiver.received).toHaveLength(SCHEDULE.length + 1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("waits for its endpoint to be enabled again after a 410, and is never another tenant's to send", async () => {
+    let gone = true;
+    const { receiver, tenant, endpointId, deliveryId, result } = await deliverTo(() => (gone ? { status: 410 } : { status: 200 }));
+    const other = await createTestTenant(app);
+    try {
+      expect(result).toBe('endpoint_disabled');
+      expect((await redeliver(other.apiKey, deliveryId)).errors![0]!.extensions.code).toBe('NOT_FOUND');
+      const refused = await redeliver(tenant.apiKey, deliveryId);
+      expect(refused.errors![0]).toMatchObject({ extensions: { code: 'CONFLICT' }, message: expect.stringContaining('enable it first') });
+      // Another tenant can neither enable nor disable the endpoint.
+      for (const mutation of ['enableWebhookEndpoint', 'disableWebhookEndpoint']) {
+        const answer = await ask(other.apiKey, `mutation($id: UUID!) { ${mutation}(endpointId: $id) { id } }`, { id: endpointId });
+        expect(answer.errors![0]!.extensions.code).toBe('NOT_FOUND');
+      }
+
+      gone = false;
+      const enabled = await ask(tenant.apiKey, 'mutation($id: UUID!) { enableWebhookEndpoint(endpointId: $id) { id disabledAt disabledReason } }', { id: endpointId });
+      expect(enabled.data.enableWebhookEndpoint).toEqual({ id: endpointId, disabledAt: null, disabledReason: null });
+      expect((await redeliver(tenant.apiKey, deliveryId)).data.redeliverWebhook).toMatchObject({ state: 'pending', redeliveries: 1 });
+      expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookRedelivery(deliveryId, 1)).result()).toBe('delivered');
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([deliveryId, deliveryId]);
+
+      // Disabled on request: no new event goes there; disabling it again changes nothing more.
+      const disable = () => ask(tenant.apiKey, 'mutation($id: UUID!) { disableWebhookEndpoint(endpointId: $id, reason: "receiver under maintenance") { disabledAt disabledReason } }', { id: endpointId });
+      const disabled = await disable();
+      expect(disabled.data.disableWebhookEndpoint).toEqual({ disabledAt: expect.any(String), disabledReason: 'receiver under maintenance' });
+      expect((await disable()).data.disableWebhookEndpoint).toEqual(disabled.data.disableWebhookEndpoint);
+      const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+      expect(await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } })).toEqual([]);
+      expect((await auditOf(tenant.id, 'webhook_endpoint.disabled')).map((a) => a.changes)).toEqual([{ reason: 'receiver under maintenance' }]);
+      expect(await auditOf(tenant.id, 'webhook_endpoint.enabled')).toHaveLength(1);
+      expect(await auditOf(other.id, 'webhook_endpoint.enabled')).toEqual([]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('leaves a failed delivery as it was when its redelivery cannot be started (Temporal unreachable)', async () => {
+    const { receiver, tenant, deliveryId, result } = await deliverTo(() => ({ status: 500 }));
+    // A real client whose server is not there (and which does not retry): every start fails.
+    const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: '1s', interceptors: [] });
+    try {
+      expect(result).toBe('failed');
+      const starter = temporalDeliveryStarter({ client: new Client({ connection }), taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+      await expect(redeliverWebhook({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, deliveryId, actor: 'test' })).rejects.toMatchObject({ code: 'unavailable' });
+      const [row] = await app.orm.em.fork().execute<{ state: string; redeliveries: number }[]>(`select state, redeliveries from webhook_deliveries where id = ?`, [deliveryId]);
+      expect(row).toEqual({ state: 'failed', redeliveries: 0 });
+      expect(await auditOf(tenant.id, 'webhook_delivery.redelivered')).toEqual([]);
+    } finally {
+      await connection.close().catch(() => undefined);
+      await receiver.close();
+    }
   });
 });

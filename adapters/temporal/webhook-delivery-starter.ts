@@ -8,16 +8,25 @@ import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-d
 /**
  * Starts `webhookDeliveryWorkflow` with a workflow id derived from the delivery id, once: a start that finds the id
  * taken (the delivery under way, or done and still within the namespace's retention) leaves it be, as the workflows'
- * own starts do (`startWebhookDeliveries`), so an event recorded twice is never sent twice.
+ * own starts do (`startWebhookDeliveries`), so an event recorded twice is never sent twice. A redelivery (a failed
+ * delivery sent again on request) runs as `webhook/<id>/again-<n>`, once per claim.
  */
 export function temporalDeliveryStarter(options: { client: Client; taskQueue: string; schedule: readonly number[]; attemptTimeoutMs: number }): DeliveryStarter {
   return {
     async startDelivery(delivery) {
       await options.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
         taskQueue: options.taskQueue,
-        workflowId: workflowIds.webhookDelivery(delivery.deliveryId),
+        // A redelivery runs under an id of its own: the first is kept by its closed workflow for the retention period.
+        workflowId: delivery.redelivery ? workflowIds.webhookRedelivery(delivery.deliveryId, delivery.redelivery.number) : workflowIds.webhookDelivery(delivery.deliveryId),
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        args: [{ deliveryId: delivery.deliveryId, schedule: options.schedule, attemptTimeoutMs: options.attemptTimeoutMs }],
+        args: [
+          {
+            deliveryId: delivery.deliveryId,
+            schedule: options.schedule,
+            attemptTimeoutMs: options.attemptTimeoutMs,
+            ...(delivery.redelivery ? { attemptsBefore: delivery.redelivery.attemptsBefore } : {}),
+          },
+        ],
         typedSearchAttributes: new TypedSearchAttributes([
           { key: TenantIdAttribute, value: String(delivery.tenantId) },
           { key: WebhookEndpointIdAttribute, value: delivery.endpointId },

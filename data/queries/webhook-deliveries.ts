@@ -72,3 +72,41 @@ export async function markDeliveriesSwept(em: EntityManager, deliveryIds: readon
   // One JSON parameter: the driver would spread an array parameter into a list.
   await em.execute(`update webhook_deliveries set swept_at = now() where id in (select jsonb_array_elements_text(?::jsonb)) and swept_at is null`, [JSON.stringify(deliveryIds)]);
 }
+
+/** A failed delivery claimed to be sent again: the redelivery's number, and where its attempts' numbering resumes. */
+export interface ClaimedRedelivery {
+  readonly deliveryId: string;
+  readonly tenantId: number;
+  readonly endpointId: string;
+  readonly eventType: string;
+  readonly redelivery: number;
+  readonly attemptsBefore: number;
+}
+
+/**
+ * Claims a failed delivery of the tenant to be sent again, in one conditional statement (its row locked to the end
+ * of the caller's transaction): only a delivery that ended `failed` or `endpoint_disabled`, to an endpoint enabled
+ * now, is set `pending` again. Of claims at once, one wins; the others find it pending. Undefined: not claimed.
+ */
+export async function claimRedelivery(em: EntityManager, claim: { tenantId: number; deliveryId: string }): Promise<ClaimedRedelivery | undefined> {
+  const [row] = await em.execute<{ id: string; tenant_id: number; endpoint_id: string; event_type: string; redeliveries: number; attempt_count: number }[]>(
+    // Marked swept too: the unstarted-deliveries sweep never starts a redelivered one under its first workflow id.
+    `update webhook_deliveries d set state = 'pending', completed_at = null, redeliveries = d.redeliveries + 1, swept_at = coalesce(d.swept_at, now())
+      where d.id = ? and d.tenant_id = ? and d.state in ('failed', 'endpoint_disabled')
+        and exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.disabled_at is null)
+      returning d.id, d.tenant_id, d.endpoint_id, d.event_type, d.redeliveries, d.attempt_count`,
+    [claim.deliveryId, claim.tenantId],
+  );
+  return (
+    row && { deliveryId: row.id, tenantId: row.tenant_id, endpointId: row.endpoint_id, eventType: row.event_type, redelivery: row.redeliveries, attemptsBefore: row.attempt_count }
+  );
+}
+
+/** Where a delivery of the tenant stands (why a redelivery was not claimed); undefined: no such delivery of the tenant. */
+export async function findDeliveryStanding(em: EntityManager, query: { tenantId: number; deliveryId: string }): Promise<{ state: string; endpointDisabled: boolean } | undefined> {
+  const [row] = await em.execute<{ state: string; endpoint_disabled: boolean }[]>(
+    `select d.state, e.disabled_at is not null as endpoint_disabled from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where d.id = ? and d.tenant_id = ?`,
+    [query.deliveryId, query.tenantId],
+  );
+  return row && { state: row.state, endpointDisabled: row.endpoint_disabled };
+}

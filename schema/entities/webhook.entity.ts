@@ -46,6 +46,8 @@ const WebhookDeliverySchema = defineEntity({
     completedAt: p.datetime().nullable(),
     /** When the unstarted-deliveries sweep started it (a gateway recorded it and never did). */
     sweptAt: p.datetime().nullable(),
+    /** How often it was sent again on request after it failed (each run's attempts continue its numbering). */
+    redeliveries: p.integer().default(0),
   },
   indexes: [
     { properties: ['tenant', 'createdAt'] },

@@ -1,6 +1,7 @@
 import { ArgsType, Field, ID, Int, ObjectType } from 'type-graphql';
 import { DateTimeResolver, UUIDResolver } from 'graphql-scalars';
-import { Max, Min } from 'class-validator';
+import { IsIn, Max, MaxLength, Min } from 'class-validator';
+import { DELIVERY_STATES } from '../entities/webhook.entity.ts';
 
 @ObjectType('WebhookAttempt', { description: 'One HTTP attempt of a webhook delivery' })
 export class WebhookAttemptType {
@@ -37,6 +38,9 @@ export class WebhookDeliveryType {
 
   @Field(() => Int)
   attemptCount!: number;
+
+  @Field(() => Int, { description: 'How often it was sent again on request after it failed (`redeliverWebhook`)' })
+  redeliveries!: number;
 
   @Field(() => DateTimeResolver)
   createdAt!: Date;
@@ -81,10 +85,34 @@ export class WebhookDeliveriesArgs extends TenantArgs {
   @Field(() => UUIDResolver, { nullable: true, description: 'Only deliveries to this endpoint' })
   endpointId?: string;
 
+  @Field(() => String, { nullable: true, description: `Only deliveries in this state: ${DELIVERY_STATES.join(', ')}` })
+  @IsIn([...DELIVERY_STATES])
+  state?: string;
+
   @Field(() => Int, { defaultValue: 50, description: 'At most this many, newest first (1 to 200)' })
   @Min(1)
   @Max(200)
   limit!: number;
+}
+
+@ArgsType()
+export class RedeliverWebhookArgs extends TenantArgs {
+  @Field(() => ID, { description: 'A delivery that ended `failed` or `endpoint_disabled` (its endpoint enabled again)' })
+  @MaxLength(64)
+  deliveryId!: string;
+}
+
+@ArgsType()
+export class WebhookEndpointArgs extends TenantArgs {
+  @Field(() => UUIDResolver)
+  endpointId!: string;
+}
+
+@ArgsType()
+export class DisableWebhookEndpointArgs extends WebhookEndpointArgs {
+  @Field(() => String, { nullable: true, description: 'Why, as `disabledReason` shows it (at most 500 characters)' })
+  @MaxLength(500)
+  reason?: string;
 }
 
 @ArgsType()

@@ -8,6 +8,8 @@ export interface WebhookDeliveryInput {
   /** Seconds to wait before each attempt; its length is the number of attempts. */
   readonly schedule: readonly number[];
   readonly attemptTimeoutMs: number;
+  /** A redelivery: the attempts the delivery made before, so this run's are numbered after them. */
+  readonly attemptsBefore?: number;
 }
 
 export type WebhookDeliveryResult = 'delivered' | 'failed' | 'endpoint_disabled';
@@ -32,7 +34,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     const waitSeconds = waitBeforeAttempt(input.schedule, attempt, retryAfterSeconds);
     if (waitSeconds > 0) await sleep(waitSeconds * 1000);
 
-    const outcome = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attemptNumber: attempt + 1, timeoutMs: input.attemptTimeoutMs });
+    const outcome = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attemptNumber: (input.attemptsBefore ?? 0) + attempt + 1, timeoutMs: input.attemptTimeoutMs });
     switch (outcome.kind) {
       case 'delivered':
         await concludeWebhookDelivery({ deliveryId: input.deliveryId, conclusion: 'delivered' });

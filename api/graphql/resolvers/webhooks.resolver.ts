@@ -1,9 +1,11 @@
 import { Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { DomainError } from '../../../domain/errors.ts';
 import { dispatchWebhookEvent } from '../../../services/webhooks/dispatch.ts';
-import { WebhookDelivery, WebhookEndpoint } from '../../../schema/entities/index.ts';
-import { SendTestWebhookArgs, TenantArgs, WebhookDeliveriesArgs, WebhookDeliveryType, WebhookEndpointType } from '../../../schema/graphql/webhook.type.ts';
-import { requireTenant, type GraphQLContext } from '../context.ts';
+import { redeliverWebhook } from '../../../services/webhooks/redeliver.ts';
+import { changeEndpointState } from '../../../services/webhooks/endpoint-state.ts';
+import { WebhookDelivery, WebhookEndpoint, type DeliveryState } from '../../../schema/entities/index.ts';
+import { DisableWebhookEndpointArgs, RedeliverWebhookArgs, SendTestWebhookArgs, WebhookEndpointArgs, TenantArgs, WebhookDeliveriesArgs, WebhookDeliveryType, WebhookEndpointType } from '../../../schema/graphql/webhook.type.ts';
+import { actorOf, requireTenant, type GraphQLContext } from '../context.ts';
 import { boundedListCost, pageCost } from '../cost.ts';
 
 /** For the cost estimate only: tenants keep a handful of endpoints. */
@@ -16,6 +18,17 @@ export const toEndpointType = (e: WebhookEndpoint): WebhookEndpointType => ({
   eventTypes: e.eventTypes,
   disabledAt: e.disabledAt ?? null,
   disabledReason: e.disabledReason ?? null,
+});
+
+const toDeliveryType = (d: WebhookDelivery): WebhookDeliveryType => ({
+  id: d.id,
+  endpointId: d.endpoint.id,
+  eventType: d.eventType,
+  state: String(d.state),
+  attemptCount: d.attemptCount,
+  redeliveries: d.redeliveries,
+  createdAt: d.createdAt,
+  completedAt: d.completedAt ?? null,
 });
 
 @Resolver()
@@ -32,18 +45,39 @@ export class WebhooksResolver {
     const tenant = requireTenant(context, args.tenantId);
     const deliveries = await context.em.find(
       WebhookDelivery,
-      { tenant, ...(args.endpointId ? { endpoint: args.endpointId } : {}) },
+      { tenant, ...(args.endpointId ? { endpoint: args.endpointId } : {}), ...(args.state ? { state: args.state as DeliveryState } : {}) },
       { orderBy: { createdAt: 'desc', id: 'desc' }, limit: args.limit },
     );
-    return deliveries.map((d) => ({
-      id: d.id,
-      endpointId: d.endpoint.id,
-      eventType: d.eventType,
-      state: String(d.state),
-      attemptCount: d.attemptCount,
-      createdAt: d.createdAt,
-      completedAt: d.completedAt ?? null,
-    }));
+    return deliveries.map(toDeliveryType);
+  }
+
+  @Mutation(() => WebhookDeliveryType, {
+    description:
+      'Sends a failed delivery again under the same `webhook-id`, on the retry schedule (its attempts numbered after the earlier ones). Refused (CONFLICT) unless it ended `failed` or `endpoint_disabled` and its endpoint is enabled; of requests at once, one sends it',
+  })
+  async redeliverWebhook(@Args(() => RedeliverWebhookArgs) { deliveryId, tenantId }: RedeliverWebhookArgs, @Ctx() context: GraphQLContext): Promise<WebhookDeliveryType> {
+    const tenant = requireTenant(context, tenantId);
+    await redeliverWebhook({ em: context.em.fork(), starter: context.services.deliveryStarter }, { tenantId: tenant, deliveryId, actor: actorOf(context) });
+    const delivery = await context.em.fork().findOneOrFail(WebhookDelivery, { id: deliveryId, tenant });
+    return toDeliveryType(delivery);
+  }
+
+  @Mutation(() => WebhookEndpointType, {
+    description: 'Stops sending events to an endpoint: no new delivery goes there, and a pending one ends `endpoint_disabled` at its next attempt. Disabling a disabled endpoint changes nothing',
+  })
+  async disableWebhookEndpoint(@Args(() => DisableWebhookEndpointArgs) args: DisableWebhookEndpointArgs, @Ctx() context: GraphQLContext): Promise<WebhookEndpointType> {
+    const tenant = requireTenant(context, args.tenantId);
+    await changeEndpointState(context.em.fork(), { tenantId: tenant, endpointId: args.endpointId, enabled: false, ...(args.reason !== undefined ? { reason: args.reason } : {}), actor: actorOf(context) });
+    return toEndpointType(await context.em.fork().findOneOrFail(WebhookEndpoint, { id: args.endpointId, tenant }));
+  }
+
+  @Mutation(() => WebhookEndpointType, {
+    description: 'Sends events to a disabled endpoint again (one a receiver disabled with 410 Gone included); failed deliveries are sent again one by one with `redeliverWebhook`',
+  })
+  async enableWebhookEndpoint(@Args(() => WebhookEndpointArgs) args: WebhookEndpointArgs, @Ctx() context: GraphQLContext): Promise<WebhookEndpointType> {
+    const tenant = requireTenant(context, args.tenantId);
+    await changeEndpointState(context.em.fork(), { tenantId: tenant, endpointId: args.endpointId, enabled: true, actor: actorOf(context) });
+    return toEndpointType(await context.em.fork().findOneOrFail(WebhookEndpoint, { id: args.endpointId, tenant }));
   }
 
   @Mutation(() => [String], { description: 'Sends a signed `webhook.test` event to one endpoint; returns the delivery ids' })

@@ -1,0 +1,19 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAuditEntry } from '../../data/queries/audit-entries.ts';
+import { setEndpointEnabled } from '../../data/queries/webhook-endpoints.ts';
+import { DomainError } from '../../domain/errors.ts';
+
+/**
+ * Stops (or resumes) sending a tenant's events to one endpoint: a disabled endpoint gets no new delivery, and a pending
+ * one ends `endpoint_disabled` at its next attempt (`redeliverWebhook` sends it once the endpoint is enabled again).
+ * Asking for the state it is in already changes nothing; a change is audited with it.
+ */
+export async function changeEndpointState(em: EntityManager, change: { tenantId: number; endpointId: string; enabled: boolean; reason?: string; actor: string }): Promise<void> {
+  await em.transactional(async (tx) => {
+    const changed = await setEndpointEnabled(tx, change);
+    if (changed === undefined) throw new DomainError('not_found', 'Webhook endpoint not found', { field: 'endpointId' });
+    if (!changed) return;
+    const action = change.enabled ? 'webhook_endpoint.enabled' : 'webhook_endpoint.disabled';
+    await recordAuditEntry(tx, { tenantId: change.tenantId, actor: change.actor, action, entityType: 'WebhookEndpoint', entityId: change.endpointId, changes: change.enabled ? {} : { reason: change.reason ?? null } });
+  });
+}

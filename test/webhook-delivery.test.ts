@@ -8,6 +8,9 @@ import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { dispatchWebhookEvent, recordWebhookDeliveries } from '../services/webhooks/dispatch.ts';
 import { redeliverWebhook } from '../services/webhooks/redeliver.ts';
+import { findUnstartedDeliveries } from '../data/queries/webhook-deliveries.ts';
+import { createWebhookDeliveryActivities } from '../activities/webhooks/webhook-delivery.activities.ts';
+import type { unstartedDeliveriesWorkflow } from '../workflows/maintenance/unstarted-deliveries.workflow.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
 import { WebhookEndpoint } from '../schema/entities/index.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
@@ -46,7 +49,7 @@ async function deliveryFromGraphQL(apiKey: string, deliveryId: string) {
   const response = await fetch(`${app.baseUrl}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-    body: JSON.stringify({ query: '{ webhookDeliveries { id state attemptCount attempts { attemptNumber httpStatus latencyMs error } } }' }),
+    body: JSON.stringify({ query: '{ webhookDeliveries { id state attemptCount redeliveries attempts { attemptNumber httpStatus latencyMs error } } }' }),
   });
   const body = (await response.json()) as any;
   expect(body.errors).toBeUndefined();
@@ -145,6 +148,12 @@ describe('signed webhook delivery', () => {
       expect(failure).toBeInstanceOf(WorkflowFailedError);
       expect(((failure as WorkflowFailedError).cause?.cause as ApplicationFailure | undefined)?.type).toBe('EndpointSecretUnreadable');
       expect(receiver.received).toHaveLength(0);
+      // The run ended its delivery failed: once the secret is mended, it can be sent again.
+      expect(await deliveryFromGraphQL(tenant.apiKey, deliveryId!)).toMatchObject({ state: 'failed', attemptCount: 0 });
+      await app.orm.em.fork().execute(`update webhook_endpoints set secret_ciphertext = ? where tenant_id = ?`, [app.secretBox.seal(secret), tenant.id]);
+      await redeliverWebhook({ em: app.orm.em.fork(), starter, logger: app.logger }, { tenantId: tenant.id, deliveryId: deliveryId!, actor: 'test' });
+      expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookRedelivery(deliveryId!, 1)).result()).toBe('delivered');
+      expect(receiver.received.map((r) => r.verified)).toEqual([true]);
     } finally {
       await receiver.close();
     }
@@ -416,6 +425,12 @@ describe('a failed delivery sent again on request', () => {
       // Delivered, it is not sent again.
       expect((await redeliver(tenant.apiKey, deliveryId)).errors![0]!.extensions.code).toBe('CONFLICT');
       expect(receiver.received).toHaveLength(SCHEDULE.length + 1);
+      // A late step of the first run (a retry after its worker died) neither sends it nor changes its state.
+      const { attemptWebhookDelivery, concludeWebhookDelivery } = createWebhookDeliveryActivities({ orm: app.orm, secretBox: app.secretBox, logger: app.logger });
+      expect(await attemptWebhookDelivery({ deliveryId, attemptNumber: 3, timeoutMs: TIMEOUT_MS })).toEqual({ kind: 'superseded' });
+      await concludeWebhookDelivery({ deliveryId, conclusion: 'failed' });
+      expect(await deliveryFromGraphQL(tenant.apiKey, deliveryId)).toMatchObject({ state: 'delivered', attemptCount: SCHEDULE.length + 1 });
+      expect(receiver.received).toHaveLength(SCHEDULE.length + 1);
     } finally {
       await receiver.close();
     }
@@ -458,19 +473,46 @@ describe('a failed delivery sent again on request', () => {
     }
   });
 
-  it('leaves a failed delivery as it was when its redelivery cannot be started (Temporal unreachable)', async () => {
-    const { receiver, tenant, deliveryId, result } = await deliverTo(() => ({ status: 500 }));
+  it('is started by the unstarted-deliveries sweep when its gateway could not reach Temporal', async () => {
+    let mended = false;
+    const { receiver, tenant, deliveryId, result } = await deliverTo(() => (mended ? { status: 204 } : { status: 500 }));
     // A real client whose server is not there (and which does not retry): every start fails.
     const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: '1s', interceptors: [] });
     try {
       expect(result).toBe('failed');
+      mended = true;
       const starter = temporalDeliveryStarter({ client: new Client({ connection }), taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
-      await expect(redeliverWebhook({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, deliveryId, actor: 'test' })).rejects.toMatchObject({ code: 'unavailable' });
-      const [row] = await app.orm.em.fork().execute<{ state: string; redeliveries: number }[]>(`select state, redeliveries from webhook_deliveries where id = ?`, [deliveryId]);
-      expect(row).toEqual({ state: 'failed', redeliveries: 0 });
-      expect(await auditOf(tenant.id, 'webhook_delivery.redelivered')).toEqual([]);
+      // Accepted all the same: the claim is kept, and audited.
+      expect(await redeliverWebhook({ em: app.orm.em.fork(), starter, logger: app.logger }, { tenantId: tenant.id, deliveryId, actor: 'test' })).toMatchObject({ redelivery: 1, attemptsBefore: SCHEDULE.length });
+      expect(await auditOf(tenant.id, 'webhook_delivery.redelivered')).toHaveLength(1);
+      expect(receiver.received).toHaveLength(SCHEDULE.length);
+      // Asked for twenty minutes ago: no gateway is about to start it any more. The sweep does, as its own run.
+      await app.orm.em.fork().execute(`update webhook_deliveries set redelivered_at = now() - interval '20 minutes' where id = ?`, [deliveryId]);
+      expect((await findUnstartedDeliveries(app.orm.em.fork(), { createdBefore: new Date(), limit: 10_000 })).filter((d) => d.deliveryId === deliveryId)).toEqual([
+        { deliveryId, redelivery: { number: 1, attemptsBefore: SCHEDULE.length } },
+      ]);
+      await app.temporal.client.workflow.execute<typeof unstartedDeliveriesWorkflow>('unstartedDeliveriesWorkflow', {
+        taskQueue: app.taskQueue,
+        workflowId: `test-unstarted-deliveries-${deliveryId}`,
+        args: [{ schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS }],
+      });
+      expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookRedelivery(deliveryId, 1)).result()).toBe('delivered');
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual(Array(SCHEDULE.length + 1).fill(deliveryId));
+      expect(await deliveryFromGraphQL(tenant.apiKey, deliveryId)).toMatchObject({ state: 'delivered', attemptCount: SCHEDULE.length + 1, redeliveries: 1 });
     } finally {
       await connection.close().catch(() => undefined);
+      await receiver.close();
+    }
+  });
+
+  it('is sent again at most five times', async () => {
+    const { receiver, tenant, deliveryId } = await deliverTo(() => ({ status: 500 }));
+    try {
+      // As after five redeliveries that failed too.
+      await app.orm.em.fork().execute(`update webhook_deliveries set redeliveries = 5 where id = ?`, [deliveryId]);
+      const refused = await redeliver(tenant.apiKey, deliveryId);
+      expect(refused.errors![0]).toMatchObject({ extensions: { code: 'CONFLICT' }, message: expect.stringContaining('5 times') });
+    } finally {
       await receiver.close();
     }
   });

@@ -1,10 +1,10 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
+import { LockMode, type MikroORM } from '@mikro-orm/postgresql';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../schema/entities/index.ts';
 import { signWebhook } from '../../domain/webhooks/signing.ts';
-import { parseRetryAfter } from '../../domain/webhooks/retry-policy.ts';
+import { ENDPOINT_GONE_REASON, parseRetryAfter } from '../../domain/webhooks/retry-policy.ts';
 import { storableText } from '../../domain/validation/hostile-text.ts';
 import { findUnstartedDeliveries, markDeliveriesSwept as markSwept } from '../../data/queries/webhook-deliveries.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
@@ -15,7 +15,9 @@ export type AttemptOutcome =
   /** 410 Gone: the receiver asks never to be called again. */
   | { kind: 'gone' }
   /** The endpoint was disabled (or removed) meanwhile. */
-  | { kind: 'endpoint_disabled' };
+  | { kind: 'endpoint_disabled' }
+  /** The delivery was sent again as a later run: this run is over. */
+  | { kind: 'superseded' };
 
 export type DeliveryConclusion = 'delivered' | 'failed' | 'endpoint_disabled';
 
@@ -76,10 +78,12 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
   }
 
   /** One signed POST; the attempt is recorded whatever happens. Only a 2xx answer counts as delivered. */
-  async function attemptWebhookDelivery(input: { deliveryId: string; attemptNumber: number; timeoutMs: number }): Promise<AttemptOutcome> {
+  async function attemptWebhookDelivery(input: { deliveryId: string; run?: number; attemptNumber: number; timeoutMs: number }): Promise<AttemptOutcome> {
     const em = deps.orm.em.fork();
     const delivery = await em.findOne(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
     if (!delivery) throw deliveryGone(input.deliveryId);
+    // A run is sent again only once it ended, so a run that finds a later one never attempts again.
+    if (delivery.redeliveries !== (input.run ?? 0)) return { kind: 'superseded' };
     const endpoint = delivery.endpoint;
     if (endpoint.disabledAt) return { kind: 'endpoint_disabled' };
 
@@ -126,19 +130,24 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
     return outcome;
   }
 
-  /** Records the final state; a 410 also disables the endpoint so no further event goes there. */
-  async function concludeWebhookDelivery(input: { deliveryId: string; conclusion: DeliveryConclusion; disableEndpoint?: boolean }): Promise<void> {
+  /**
+   * Records the final state of the delivery's run; a 410 also disables the endpoint so no further event goes there.
+   * Only while the delivery is still at this run and pending: a late retry of this step, once the delivery was sent
+   * again as a later run, changes nothing.
+   */
+  async function concludeWebhookDelivery(input: { deliveryId: string; run?: number; conclusion: DeliveryConclusion; disableEndpoint?: boolean }): Promise<void> {
     const em = deps.orm.em.fork();
     await em.transactional(async (tx) => {
-      const delivery = await tx.findOne(WebhookDelivery, { id: input.deliveryId });
+      const delivery = await tx.findOne(WebhookDelivery, { id: input.deliveryId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
       if (!delivery) throw deliveryGone(input.deliveryId);
+      if (delivery.redeliveries !== (input.run ?? 0) || delivery.state !== 'pending') return;
       delivery.state = input.conclusion;
       delivery.completedAt = new Date();
       if (input.disableEndpoint) {
         await tx.nativeUpdate(
           WebhookEndpoint,
           { id: delivery.endpoint.id, disabledAt: null },
-          { disabledAt: new Date(), disabledReason: 'Receiver answered 410 Gone' },
+          { disabledAt: new Date(), disabledReason: ENDPOINT_GONE_REASON },
         );
       }
     });

@@ -9,7 +9,7 @@ import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-d
  * Starts `webhookDeliveryWorkflow` with a workflow id derived from the delivery id, once: a start that finds the id
  * taken (the delivery under way, or done and still within the namespace's retention) leaves it be, as the workflows'
  * own starts do (`startWebhookDeliveries`), so an event recorded twice is never sent twice. A redelivery (a failed
- * delivery sent again on request) runs as `webhook/<id>/again-<n>`, once per claim.
+ * delivery sent again on request) runs as `webhook/<id>/again-<n>`, its run number `n`.
  */
 export function temporalDeliveryStarter(options: { client: Client; taskQueue: string; schedule: readonly number[]; attemptTimeoutMs: number }): DeliveryStarter {
   return {
@@ -24,7 +24,7 @@ export function temporalDeliveryStarter(options: { client: Client; taskQueue: st
             deliveryId: delivery.deliveryId,
             schedule: options.schedule,
             attemptTimeoutMs: options.attemptTimeoutMs,
-            ...(delivery.redelivery ? { attemptsBefore: delivery.redelivery.attemptsBefore } : {}),
+            ...(delivery.redelivery ? { run: delivery.redelivery.number, attemptsBefore: delivery.redelivery.attemptsBefore } : {}),
           },
         ],
         typedSearchAttributes: new TypedSearchAttributes([

@@ -50,17 +50,26 @@ export async function insertWebhookDeliveries(em: EntityManager, deliveries: rea
   );
 }
 
+/** A delivery run the sweep starts: the first one, or a redelivery (`redelivery`). */
+export interface UnstartedDelivery {
+  readonly deliveryId: string;
+  readonly redelivery?: { readonly number: number; readonly attemptsBefore: number };
+}
+
 /**
- * Deliveries recorded before `createdBefore`, never attempted and not swept yet, oldest first: ones whose delivery
- * workflow a gateway did not start (it recorded the event and then could not reach Temporal, or stopped). A delivery
- * whose workflow runs but has not attempted yet is listed too; starting it again is refused by its workflow id.
+ * Delivery runs asked for before `createdBefore` (recorded, or claimed to be sent again), not attempted yet and not
+ * swept yet, oldest first: ones whose workflow a gateway did not start (it recorded the event, or claimed the
+ * redelivery, and then could not reach Temporal, or stopped). A run whose workflow runs but has not attempted yet is
+ * listed too; starting it again is refused by its workflow id.
  */
-export async function findUnstartedDeliveries(em: EntityManager, input: { createdBefore: Date; limit: number }): Promise<{ deliveryId: string }[]> {
-  const rows = await em.execute<{ id: string }[]>(
-    `select id from webhook_deliveries where state = 'pending' and attempt_count = 0 and swept_at is null and created_at < ? order by created_at limit ?`,
+export async function findUnstartedDeliveries(em: EntityManager, input: { createdBefore: Date; limit: number }): Promise<UnstartedDelivery[]> {
+  const rows = await em.execute<{ id: string; redeliveries: number; attempts_before_run: number }[]>(
+    `select id, redeliveries, attempts_before_run from webhook_deliveries
+      where state = 'pending' and swept_at is null and attempt_count = attempts_before_run and coalesce(redelivered_at, created_at) < ?
+      order by coalesce(redelivered_at, created_at) limit ?`,
     [input.createdBefore, input.limit],
   );
-  return rows.map((row) => ({ deliveryId: row.id }));
+  return rows.map((row) => ({ deliveryId: row.id, ...(row.redeliveries > 0 ? { redelivery: { number: row.redeliveries, attemptsBefore: row.attempts_before_run } } : {}) }));
 }
 
 /**
@@ -73,7 +82,7 @@ export async function markDeliveriesSwept(em: EntityManager, deliveryIds: readon
   await em.execute(`update webhook_deliveries set swept_at = now() where id in (select jsonb_array_elements_text(?::jsonb)) and swept_at is null`, [JSON.stringify(deliveryIds)]);
 }
 
-/** A failed delivery claimed to be sent again: the redelivery's number, and where its attempts' numbering resumes. */
+/** A failed delivery claimed to be sent again: its new run's number, and where its attempts' numbering resumes. */
 export interface ClaimedRedelivery {
   readonly deliveryId: string;
   readonly tenantId: number;
@@ -81,32 +90,46 @@ export interface ClaimedRedelivery {
   readonly eventType: string;
   readonly redelivery: number;
   readonly attemptsBefore: number;
+  readonly createdAt: Date;
 }
 
 /**
- * Claims a failed delivery of the tenant to be sent again, in one conditional statement (its row locked to the end
- * of the caller's transaction): only a delivery that ended `failed` or `endpoint_disabled`, to an endpoint enabled
- * now, is set `pending` again. Of claims at once, one wins; the others find it pending. Undefined: not claimed.
+ * Claims a failed delivery of the tenant to be sent again, in one conditional statement: only a delivery that ended
+ * `failed` or `endpoint_disabled`, sent again fewer than `maxRedeliveries` times, to an endpoint enabled now, is set
+ * `pending` again as a new run (its number one more, its attempts counted from the ones before). Of claims at once,
+ * one wins; the others find it pending. Not swept yet: the unstarted-deliveries sweep starts the run if its caller
+ * could not. Undefined: not claimed.
  */
-export async function claimRedelivery(em: EntityManager, claim: { tenantId: number; deliveryId: string }): Promise<ClaimedRedelivery | undefined> {
-  const [row] = await em.execute<{ id: string; tenant_id: number; endpoint_id: string; event_type: string; redeliveries: number; attempt_count: number }[]>(
-    // Marked swept too: the unstarted-deliveries sweep never starts a redelivered one under its first workflow id.
-    `update webhook_deliveries d set state = 'pending', completed_at = null, redeliveries = d.redeliveries + 1, swept_at = coalesce(d.swept_at, now())
-      where d.id = ? and d.tenant_id = ? and d.state in ('failed', 'endpoint_disabled')
+export async function claimRedelivery(em: EntityManager, claim: { tenantId: number; deliveryId: string; maxRedeliveries: number }): Promise<ClaimedRedelivery | undefined> {
+  const [row] = await em.execute<{ id: string; tenant_id: number; endpoint_id: string; event_type: string; redeliveries: number; attempt_count: number; created_at: Date }[]>(
+    `update webhook_deliveries d
+        set state = 'pending', completed_at = null, redeliveries = d.redeliveries + 1, redelivered_at = now(), attempts_before_run = d.attempt_count, swept_at = null
+      where d.id = ? and d.tenant_id = ? and d.state in ('failed', 'endpoint_disabled') and d.redeliveries < ?
         and exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.disabled_at is null)
-      returning d.id, d.tenant_id, d.endpoint_id, d.event_type, d.redeliveries, d.attempt_count`,
-    [claim.deliveryId, claim.tenantId],
+      returning d.id, d.tenant_id, d.endpoint_id, d.event_type, d.redeliveries, d.attempt_count, d.created_at`,
+    [claim.deliveryId, claim.tenantId, claim.maxRedeliveries],
   );
   return (
-    row && { deliveryId: row.id, tenantId: row.tenant_id, endpointId: row.endpoint_id, eventType: row.event_type, redelivery: row.redeliveries, attemptsBefore: row.attempt_count }
+    row && {
+      deliveryId: row.id,
+      tenantId: row.tenant_id,
+      endpointId: row.endpoint_id,
+      eventType: row.event_type,
+      redelivery: row.redeliveries,
+      attemptsBefore: row.attempt_count,
+      createdAt: new Date(row.created_at),
+    }
   );
 }
 
 /** Where a delivery of the tenant stands (why a redelivery was not claimed); undefined: no such delivery of the tenant. */
-export async function findDeliveryStanding(em: EntityManager, query: { tenantId: number; deliveryId: string }): Promise<{ state: string; endpointDisabled: boolean } | undefined> {
-  const [row] = await em.execute<{ state: string; endpoint_disabled: boolean }[]>(
-    `select d.state, e.disabled_at is not null as endpoint_disabled from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where d.id = ? and d.tenant_id = ?`,
+export async function findDeliveryStanding(
+  em: EntityManager,
+  query: { tenantId: number; deliveryId: string },
+): Promise<{ state: string; redeliveries: number; endpointDisabled: boolean } | undefined> {
+  const [row] = await em.execute<{ state: string; redeliveries: number; endpoint_disabled: boolean }[]>(
+    `select d.state, d.redeliveries, e.disabled_at is not null as endpoint_disabled from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where d.id = ? and d.tenant_id = ?`,
     [query.deliveryId, query.tenantId],
   );
-  return row && { state: row.state, endpointDisabled: row.endpoint_disabled };
+  return row && { state: row.state, redeliveries: row.redeliveries, endpointDisabled: row.endpoint_disabled };
 }

@@ -20,3 +20,9 @@ export function parseRetryAfter(header: string | null, now = Date.now()): number
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, Math.ceil((date - now) / 1000));
 }
+
+/**
+ * Why an endpoint whose receiver answered 410 Gone was disabled. Provisioning a new URL or secret enables such an
+ * endpoint again; one disabled on request stays disabled until enabled on request.
+ */
+export const ENDPOINT_GONE_REASON = 'Receiver answered 410 Gone';

@@ -46,18 +46,24 @@ const WebhookDeliverySchema = defineEntity({
     completedAt: p.datetime().nullable(),
     /** When the unstarted-deliveries sweep started it (a gateway recorded it and never did). */
     sweptAt: p.datetime().nullable(),
-    /** How often it was sent again on request after it failed (each run's attempts continue its numbering). */
+    /** The runs after the first, each sent again on request after the delivery failed: the current run's number. */
     redeliveries: p.integer().default(0),
+    /** When the current run was asked for (null: the first run). */
+    redeliveredAt: p.datetime().nullable(),
+    /** The attempts made before the current run; its own are numbered after them. */
+    attemptsBeforeRun: p.integer().default(0),
   },
   indexes: [
     { properties: ['tenant', 'createdAt'] },
     { properties: ['endpoint', 'createdAt'] },
     { properties: ['completedAt'] },
-    // The deliveries never attempted, oldest first: what the unstarted-deliveries sweep reads.
+    // The runs not attempted yet, oldest first: what the unstarted-deliveries sweep reads (migration 034).
     {
       name: 'webhook_deliveries_unstarted_index',
-      expression: `create index "webhook_deliveries_unstarted_index" on "webhook_deliveries" ("created_at") where state = 'pending' and attempt_count = 0 and swept_at is null`,
+      expression: `create index "webhook_deliveries_unstarted_index" on "webhook_deliveries" ((coalesce("redelivered_at", "created_at"))) where state = 'pending' and swept_at is null and attempt_count = attempts_before_run`,
     },
+    // A tenant's deliveries in one state, newest first (`webhookDeliveries(state:)`).
+    { name: 'webhook_deliveries_tenant_state_index', properties: ['tenant', 'state', 'createdAt'] },
   ],
 });
 export class WebhookDelivery extends WebhookDeliverySchema.class {}

@@ -6,6 +6,7 @@ import { WebhookEndpoint } from '../../schema/entities/index.ts';
 import { assignChanges, type ChangeKind } from './changes.ts';
 import type { TenantFixture } from './fixture.schema.ts';
 import type { TenantScope } from './tenant-scope.ts';
+import { ENDPOINT_GONE_REASON } from '../../domain/webhooks/retry-policy.ts';
 
 export interface ProvisionedWebhookEndpoint {
   slug: string;
@@ -46,7 +47,10 @@ export async function provisionWebhookEndpoints(
       endpoint.secretCiphertext = secretBox.seal(fixture.secret);
       change = 'updated';
     }
-    if (change !== 'unchanged' && endpoint.disabledAt && (endpoint.url !== urlBefore || endpoint.secretCiphertext !== secretBefore)) {
+    // A receiver that answered 410 Gone is mended by a new address or secret; an endpoint disabled on request
+    // (`disableWebhookEndpoint`) stays disabled until enabled on request.
+    const gone = endpoint.disabledAt && endpoint.disabledReason === ENDPOINT_GONE_REASON;
+    if (change !== 'unchanged' && gone && (endpoint.url !== urlBefore || endpoint.secretCiphertext !== secretBefore)) {
       endpoint.disabledAt = null;
       endpoint.disabledReason = null;
     }

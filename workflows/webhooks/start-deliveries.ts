@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { webhookDeliveryWorkflow } from './webhook-delivery.workflow.ts';
+import type { Redelivery } from '../../domain/webhooks/redelivery.ts';
 
 export interface DeliverySettings {
   /** Seconds to wait before each attempt. */
@@ -19,12 +20,20 @@ export interface DeliverySettings {
  * Replay: the already-started case used to fail the calling workflow, so no running workflow's history holds it;
  * catching it changes no history that is still being written.
  */
-export async function startWebhookDeliveries(deliveries: readonly { readonly deliveryId: string }[], settings: DeliverySettings): Promise<void> {
-  for (const { deliveryId } of deliveries) {
+export async function startWebhookDeliveries(deliveries: readonly { readonly deliveryId: string; readonly redelivery?: Redelivery }[], settings: DeliverySettings): Promise<void> {
+  for (const { deliveryId, redelivery } of deliveries) {
     try {
       await startChild(webhookDeliveryWorkflow, {
-        workflowId: workflowIds.webhookDelivery(deliveryId),
-        args: [{ deliveryId, schedule: settings.schedule, attemptTimeoutMs: settings.attemptTimeoutMs }],
+        // A redelivery (started by the sweep when its gateway could not) runs under its own id, as the gateway names it.
+        workflowId: redelivery ? workflowIds.webhookRedelivery(deliveryId, redelivery.number) : workflowIds.webhookDelivery(deliveryId),
+        args: [
+          {
+            deliveryId,
+            schedule: settings.schedule,
+            attemptTimeoutMs: settings.attemptTimeoutMs,
+            ...(redelivery ? { run: redelivery.number, attemptsBefore: redelivery.attemptsBefore } : {}),
+          },
+        ],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
       });

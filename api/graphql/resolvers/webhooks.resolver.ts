@@ -53,13 +53,22 @@ export class WebhooksResolver {
 
   @Mutation(() => WebhookDeliveryType, {
     description:
-      'Sends a failed delivery again under the same `webhook-id`, on the retry schedule (its attempts numbered after the earlier ones). Refused (CONFLICT) unless it ended `failed` or `endpoint_disabled` and its endpoint is enabled; of requests at once, one sends it',
+      'Sends a failed delivery again under the same `webhook-id`, on the retry schedule (its attempts numbered after the earlier ones); answers it as claimed (`pending`). Refused (CONFLICT) unless it ended `failed` or `endpoint_disabled`, was sent again fewer than 5 times and its endpoint is enabled; of requests at once, one sends it',
   })
   async redeliverWebhook(@Args(() => RedeliverWebhookArgs) { deliveryId, tenantId }: RedeliverWebhookArgs, @Ctx() context: GraphQLContext): Promise<WebhookDeliveryType> {
     const tenant = requireTenant(context, tenantId);
-    await redeliverWebhook({ em: context.em.fork(), starter: context.services.deliveryStarter }, { tenantId: tenant, deliveryId, actor: actorOf(context) });
-    const delivery = await context.em.fork().findOneOrFail(WebhookDelivery, { id: deliveryId, tenant });
-    return toDeliveryType(delivery);
+    const claimed = await redeliverWebhook({ em: context.em.fork(), starter: context.services.deliveryStarter, logger: context.log }, { tenantId: tenant, deliveryId, actor: actorOf(context) });
+    // As claimed: the run it started may already be attempting it.
+    return {
+      id: claimed.deliveryId,
+      endpointId: claimed.endpointId,
+      eventType: claimed.eventType,
+      state: 'pending',
+      attemptCount: claimed.attemptsBefore,
+      redeliveries: claimed.redelivery,
+      createdAt: claimed.createdAt,
+      completedAt: null,
+    };
   }
 
   @Mutation(() => WebhookEndpointType, {

@@ -468,6 +468,12 @@ describe('a failed delivery sent again on request', () => {
       expect((await auditOf(tenant.id, 'webhook_endpoint.disabled')).map((a) => a.changes)).toEqual([{ reason: 'receiver under maintenance' }]);
       expect(await auditOf(tenant.id, 'webhook_endpoint.enabled')).toHaveLength(1);
       expect(await auditOf(other.id, 'webhook_endpoint.enabled')).toEqual([]);
+      // Provisioning a new address mends a receiver that answered 410, never an endpoint disabled on request.
+      await provision(
+        { em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' },
+        parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'Moved', clientId: tenant.clientId, webhookEndpoints: [{ slug: 'main', url: `${receiver.url}/moved` }] }] }),
+      );
+      expect(await app.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: endpointId })).toMatchObject({ disabledReason: 'receiver under maintenance', url: `${receiver.url}/moved` });
     } finally {
       await receiver.close();
     }

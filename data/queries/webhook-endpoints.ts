@@ -6,11 +6,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
  */
 export async function setEndpointEnabled(em: EntityManager, change: { tenantId: number; endpointId: string; enabled: boolean; reason?: string }): Promise<boolean | undefined> {
   const changed = change.enabled
-    ? await em.execute<{ id: string }[]>(`update webhook_endpoints set disabled_at = null, disabled_reason = null where id = ? and tenant_id = ? and disabled_at is not null returning id`, [
+    ? await em.execute<{ id: string }[]>(`update webhook_endpoints set disabled_at = null, disabled_reason = null, updated_at = now() where id = ? and tenant_id = ? and disabled_at is not null returning id`, [
         change.endpointId,
         change.tenantId,
       ])
-    : await em.execute<{ id: string }[]>(`update webhook_endpoints set disabled_at = now(), disabled_reason = ? where id = ? and tenant_id = ? and disabled_at is null returning id`, [
+    : await em.execute<{ id: string }[]>(`update webhook_endpoints set disabled_at = now(), disabled_reason = ?, updated_at = now() where id = ? and tenant_id = ? and disabled_at is null returning id`, [
         change.reason ?? 'Disabled on request',
         change.endpointId,
         change.tenantId,

@@ -16,6 +16,7 @@ import { screenSubmitInDatabase } from '../data/queries/screening.ts';
 import { findSubscriptionOfSubmitOrder, insertSubscriptionOfSubmitOrder } from '../data/queries/subscriptions.ts';
 import { findChallengeRedirect, findThreeDSecurePayment } from '../data/queries/three-d-secure.ts';
 import { recordAttempt } from '../data/queries/transactions.ts';
+import { findUnstartedDeliveries } from '../data/queries/webhook-deliveries.ts';
 import { dropPlanSchema, explainEach, planFindings, seedPlanSchema, sortsMoreThan } from './support/query-plans.ts';
 
 /**
@@ -188,6 +189,7 @@ const PURGES: Record<string, (em: EntityManager) => Promise<unknown>> = {
   'retention of submit attempts (deleteExpiredRows)': (em) => deleteExpiredRows(em, 'submit_attempts', 2 * 86_400, 5_000),
   'retention of idempotency keys (deleteExpiredRows)': (em) => deleteExpiredRows(em, 'idempotency_keys', 7 * 86_400, 5_000),
   'retention of webhook deliveries (deleteExpiredRows)': (em) => deleteExpiredRows(em, 'webhook_deliveries', 30 * 86_400, 5_000),
+  'unstarted-deliveries sweep (findUnstartedDeliveries)': (em) => findUnstartedDeliveries(em, { createdBefore: new Date(Date.now() - 600_000), limit: 200 }),
 };
 
 const leadPayment = { transactionId: 'tx-new', orderId: 160, amount: '19.99', currency: 'USD', subscriptionId: null, paidAt: new Date() };

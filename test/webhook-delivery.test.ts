@@ -8,7 +8,7 @@ import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { dispatchWebhookEvent, recordWebhookDeliveries } from '../services/webhooks/dispatch.ts';
 import { redeliverWebhook } from '../services/webhooks/redeliver.ts';
-import { findUnstartedDeliveries } from '../data/queries/webhook-deliveries.ts';
+import { findUnstartedDeliveries, markDeliveriesSwept } from '../data/queries/webhook-deliveries.ts';
 import { createWebhookDeliveryActivities } from '../activities/webhooks/webhook-delivery.activities.ts';
 import type { unstartedDeliveriesWorkflow } from '../workflows/maintenance/unstarted-deliveries.workflow.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
@@ -497,6 +497,9 @@ describe('a failed delivery sent again on request', () => {
       expect((await findUnstartedDeliveries(app.orm.em.fork(), { createdBefore: new Date(), limit: 10_000 })).filter((d) => d.deliveryId === deliveryId)).toEqual([
         { deliveryId, redelivery: { number: 1, attemptsBefore: SCHEDULE.length } },
       ]);
+      // A sweep that listed its earlier run marks that run only: this one stays for the next sweep.
+      await markDeliveriesSwept(app.orm.em.fork(), [{ deliveryId, run: 0 }]);
+      expect((await findUnstartedDeliveries(app.orm.em.fork(), { createdBefore: new Date(), limit: 10_000 })).map((d) => d.deliveryId)).toContain(deliveryId);
       await app.temporal.client.workflow.execute<typeof unstartedDeliveriesWorkflow>('unstartedDeliveriesWorkflow', {
         taskQueue: app.taskQueue,
         workflowId: `test-unstarted-deliveries-${deliveryId}`,

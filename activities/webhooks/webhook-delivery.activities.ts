@@ -6,7 +6,7 @@ import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../schema/e
 import { signWebhook } from '../../domain/webhooks/signing.ts';
 import { ENDPOINT_GONE_REASON, parseRetryAfter } from '../../domain/webhooks/retry-policy.ts';
 import { storableText } from '../../domain/validation/hostile-text.ts';
-import { findUnstartedDeliveries, markDeliveriesSwept as markSwept } from '../../data/queries/webhook-deliveries.ts';
+import { findUnstartedDeliveries, markDeliveriesSwept as markSwept, type UnstartedDelivery } from '../../data/queries/webhook-deliveries.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export type AttemptOutcome =
@@ -16,7 +16,7 @@ export type AttemptOutcome =
   | { kind: 'gone' }
   /** The endpoint was disabled (or removed) meanwhile. */
   | { kind: 'endpoint_disabled' }
-  /** The delivery was sent again as a later run: this run is over. */
+  /** The delivery was ended, or sent again as a later run: this run is over. */
   | { kind: 'superseded' };
 
 export type DeliveryConclusion = 'delivered' | 'failed' | 'endpoint_disabled';
@@ -82,8 +82,9 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
     const em = deps.orm.em.fork();
     const delivery = await em.findOne(WebhookDelivery, { id: input.deliveryId }, { populate: ['endpoint'] });
     if (!delivery) throw deliveryGone(input.deliveryId);
-    // A run is sent again only once it ended, so a run that finds a later one never attempts again.
-    if (delivery.redeliveries !== (input.run ?? 0)) return { kind: 'superseded' };
+    // A run is sent again only once it ended, so a run that finds a later one, or its delivery ended, never attempts
+    // again (a first run started anew past Temporal's retention included).
+    if (delivery.redeliveries !== (input.run ?? 0) || delivery.state !== 'pending') return { kind: 'superseded' };
     const endpoint = delivery.endpoint;
     if (endpoint.disabledAt) return { kind: 'endpoint_disabled' };
 
@@ -154,13 +155,16 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
   }
 
   /** Deliveries recorded at least `olderThanSeconds` ago and never attempted (see findUnstartedDeliveries). */
-  async function listUnstartedDeliveries(input: { olderThanSeconds: number; limit: number }): Promise<{ deliveryId: string }[]> {
+  async function listUnstartedDeliveries(input: { olderThanSeconds: number; limit: number }): Promise<UnstartedDelivery[]> {
     return findUnstartedDeliveries(deps.orm.em.fork(), { createdBefore: new Date(Date.now() - input.olderThanSeconds * 1000), limit: input.limit });
   }
 
-  /** The deliveries the sweep started, never listed again. */
-  async function markDeliveriesSwept(input: { deliveryIds: string[] }): Promise<void> {
-    await markSwept(deps.orm.em.fork(), input.deliveryIds);
+  /**
+   * The runs the sweep started, never listed again: each delivery at the run it was listed at (a sweep of before
+   * names ids only: first runs), so a later run claimed meanwhile stays for the next sweep.
+   */
+  async function markDeliveriesSwept(input: { deliveryIds: string[]; runs?: number[] }): Promise<void> {
+    await markSwept(deps.orm.em.fork(), input.deliveryIds.map((deliveryId, i) => ({ deliveryId, run: input.runs?.[i] ?? 0 })));
   }
 
   return withPermanentFailures({ attemptWebhookDelivery, concludeWebhookDelivery, listUnstartedDeliveries, markDeliveriesSwept });

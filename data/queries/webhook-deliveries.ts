@@ -73,13 +73,19 @@ export async function findUnstartedDeliveries(em: EntityManager, input: { create
 }
 
 /**
- * Marks deliveries the sweep started: each is swept once, so one whose workflow closed without attempting it (its
- * secret unreadable, say) is not listed again, ahead of newer ones, for ever.
+ * Marks the runs the sweep started: each is swept once, so one whose workflow closed without attempting it (its
+ * secret unreadable, say) is not listed again, ahead of newer ones, for ever. A delivery is marked only at the run it
+ * was listed at: one sent again meanwhile is a new run, for the next sweep.
  */
-export async function markDeliveriesSwept(em: EntityManager, deliveryIds: readonly string[]): Promise<void> {
-  if (deliveryIds.length === 0) return;
+export async function markDeliveriesSwept(em: EntityManager, runs: readonly { deliveryId: string; run: number }[]): Promise<void> {
+  if (runs.length === 0) return;
   // One JSON parameter: the driver would spread an array parameter into a list.
-  await em.execute(`update webhook_deliveries set swept_at = now() where id in (select jsonb_array_elements_text(?::jsonb)) and swept_at is null`, [JSON.stringify(deliveryIds)]);
+  await em.execute(
+    `update webhook_deliveries d set swept_at = now()
+       from jsonb_to_recordset(?::jsonb) as r(id varchar, run int)
+      where d.id = r.id and d.redeliveries = r.run and d.swept_at is null`,
+    [JSON.stringify(runs.map((r) => ({ id: r.deliveryId, run: r.run })))],
+  );
 }
 
 /** A failed delivery claimed to be sent again: its new run's number, and where its attempts' numbering resumes. */

@@ -59,8 +59,8 @@ const WebhookDeliverySchema = defineEntity({
     { properties: ['completedAt'] },
     // The runs not attempted yet, oldest first: what the unstarted-deliveries sweep reads (migration 034).
     {
-      name: 'webhook_deliveries_unstarted_index',
-      expression: `create index "webhook_deliveries_unstarted_index" on "webhook_deliveries" ((coalesce("redelivered_at", "created_at"))) where state = 'pending' and swept_at is null and attempt_count = attempts_before_run`,
+      name: 'webhook_deliveries_unstarted_runs_index',
+      expression: `create index "webhook_deliveries_unstarted_runs_index" on "webhook_deliveries" ((coalesce("redelivered_at", "created_at"))) where state = 'pending' and swept_at is null and attempt_count = attempts_before_run`,
     },
     // A tenant's deliveries in one state, newest first (`webhookDeliveries(state:)`).
     { name: 'webhook_deliveries_tenant_state_index', properties: ['tenant', 'state', 'createdAt'] },

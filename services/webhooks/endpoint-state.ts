@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordAuditEntry } from '../../data/queries/audit-entries.ts';
 import { setEndpointEnabled } from '../../data/queries/webhook-endpoints.ts';
-import { DomainError } from '../../domain/errors.ts';
+import { DomainError, validationError } from '../../domain/errors.ts';
+import { ENDPOINT_GONE_REASON } from '../../domain/webhooks/retry-policy.ts';
 
 /**
  * Stops (or resumes) sending a tenant's events to one endpoint: a disabled endpoint gets no new delivery, and a pending
@@ -9,6 +10,8 @@ import { DomainError } from '../../domain/errors.ts';
  * Asking for the state it is in already changes nothing; a change is audited with it.
  */
 export async function changeEndpointState(em: EntityManager, change: { tenantId: number; endpointId: string; enabled: boolean; reason?: string; actor: string }): Promise<void> {
+  // The reason a 410 Gone leaves is the gateway's own: provisioning enables such an endpoint again on a new address.
+  if (change.reason === ENDPOINT_GONE_REASON) throw validationError('reason', 'This reason is the one a receiver answering 410 Gone leaves; give your own');
   await em.transactional(async (tx) => {
     const changed = await setEndpointEnabled(tx, change);
     if (changed === undefined) throw new DomainError('not_found', 'Webhook endpoint not found', { field: 'endpointId' });

@@ -26,6 +26,6 @@ export async function unstartedDeliveriesWorkflow(settings: DeliverySettings): P
   const unstarted = await listUnstartedDeliveries({ olderThanSeconds: UNSTARTED_AFTER_SECONDS, limit: BATCH });
   await startWebhookDeliveries(unstarted, settings);
   // Marked once started (a run that failed to start them lists them again): each delivery is swept once.
-  await markDeliveriesSwept({ deliveryIds: unstarted.map((delivery) => delivery.deliveryId) });
+  await markDeliveriesSwept({ deliveryIds: unstarted.map((delivery) => delivery.deliveryId), runs: unstarted.map((delivery) => delivery.redelivery?.number ?? 0) });
   return { listed: unstarted.length };
 }

@@ -30,9 +30,9 @@ const { attemptWebhookDelivery, concludeWebhookDelivery } = proxyActivities<Acti
 });
 
 /**
- * Runs before this patch failed with a step that failed for good (a signing secret that cannot be opened, the database
- * away for a day), leaving their delivery `pending`; they replay so. From it on, the run ends its delivery `failed`
- * first (best effort), so it can be sent again once mended (`redeliverWebhook`).
+ * Runs before this patch failed with an attempt that failed for good (a signing secret that cannot be opened, the
+ * database away for a day), leaving their delivery `pending`; they replay so. From it on, the run ends its delivery
+ * `failed` first (best effort), so it can be sent again once mended (`redeliverWebhook`).
  */
 const FAILING_RUNS_CONCLUDE = 'webhook-runs-conclude-when-failing';
 
@@ -43,23 +43,19 @@ const FAILING_RUNS_CONCLUDE = 'webhook-runs-conclude-when-failing';
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   // Which delivery and run each step acts for (a first run's steps name no run, as they always did).
   const run = { deliveryId: input.deliveryId, ...(input.run !== undefined ? { run: input.run } : {}) };
-  try {
-    return await deliver(input, run);
-  } catch (error) {
-    if (!(error instanceof ActivityFailure) || !patched(FAILING_RUNS_CONCLUDE)) throw error;
-    log.error('Webhook delivery run failed for good; the delivery is ended failed', { deliveryId: input.deliveryId, reason: error.cause?.message ?? error.message });
-    await concludeWebhookDelivery({ ...run, conclusion: 'failed' }).catch(() => undefined);
-    throw error;
-  }
-}
-
-async function deliver(input: WebhookDeliveryInput, run: { deliveryId: string; run?: number }): Promise<WebhookDeliveryResult> {
   let retryAfterSeconds: number | undefined;
   for (let attempt = 0; attempt < input.schedule.length; attempt++) {
     const waitSeconds = waitBeforeAttempt(input.schedule, attempt, retryAfterSeconds);
     if (waitSeconds > 0) await sleep(waitSeconds * 1000);
 
-    const outcome = await attemptWebhookDelivery({ ...run, attemptNumber: (input.attemptsBefore ?? 0) + attempt + 1, timeoutMs: input.attemptTimeoutMs });
+    const outcome = await attemptWebhookDelivery({ ...run, attemptNumber: (input.attemptsBefore ?? 0) + attempt + 1, timeoutMs: input.attemptTimeoutMs }).catch(async (error: unknown) => {
+      // An attempt that failed for good ends the delivery failed (best effort); a conclusion failing is not one.
+      if (error instanceof ActivityFailure && patched(FAILING_RUNS_CONCLUDE)) {
+        log.error('Webhook delivery run failed for good; the delivery is ended failed', { deliveryId: input.deliveryId, reason: error.cause?.message ?? error.message });
+        await concludeWebhookDelivery({ ...run, conclusion: 'failed' }).catch(() => undefined);
+      }
+      throw error;
+    });
     switch (outcome.kind) {
       case 'delivered':
         await concludeWebhookDelivery({ ...run, conclusion: 'delivered' });

@@ -3,13 +3,13 @@ import { WebhookAttemptType, WebhookDeliveryType, WebhookEndpointType } from '..
 import type { GraphQLContext } from '../context.ts';
 import { boundedListCost } from '../cost.ts';
 import { toEndpointType } from './webhooks.resolver.ts';
-import { MAX_REDELIVERIES } from '../../../domain/webhooks/redelivery.ts';
 
 /**
- * For the cost estimate only: the attempts of the default retry schedule, once per run (the first and each redelivery;
- * a longer configured schedule is under-costed).
+ * For the cost estimate only: the attempts of the default retry schedule (a longer configured one is under-costed, and
+ * so is a delivery sent again, rare and at most 5 runs more: costing every delivery for them would
+ * refuse the pages clients read today).
  */
-const ATTEMPTS_PER_DELIVERY = 8 * (1 + MAX_REDELIVERIES);
+const ATTEMPTS_PER_DELIVERY = 8;
 
 /** Fields read per delivery, through the request's loaders: one query for a whole page, whatever the aliases. */
 @Resolver(() => WebhookDeliveryType)

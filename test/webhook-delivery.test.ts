@@ -38,7 +38,7 @@ async function deliverTo(behaviour: Behaviour) {
   const endpointId = tenant.result.webhookEndpoints[0]!.id;
   const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
   const [deliveryId] = await dispatchWebhookEvent(
-    { em: app.orm.em.fork(), starter },
+    { em: app.orm.em.fork(), starter, logger: app.logger },
     { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: { leadId: 'lead-1', amount: '29.99' } } },
   );
   const result = await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result();
@@ -120,7 +120,7 @@ describe('signed webhook delivery', () => {
     try {
       const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
       const [deliveryId] = await dispatchWebhookEvent(
-        { em: app.orm.em.fork(), starter },
+        { em: app.orm.em.fork(), starter, logger: app.logger },
         { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: { leadId: 'lead-2', amount: '9.99' } } },
       );
       expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result()).toBe('delivered');
@@ -141,7 +141,7 @@ describe('signed webhook delivery', () => {
       await app.orm.em.fork().execute(`update webhook_endpoints set secret_ciphertext = 'v1.not-a-sealed-secret' where tenant_id = ?`, [tenant.id]);
       const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
       const [deliveryId] = await dispatchWebhookEvent(
-        { em: app.orm.em.fork(), starter },
+        { em: app.orm.em.fork(), starter, logger: app.logger },
         { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: { leadId: 'lead-3', amount: '1.00' } } },
       );
       const failure = await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result().catch((error: unknown) => error);
@@ -185,7 +185,7 @@ describe('signed webhook delivery', () => {
       expect(delivery).toMatchObject({ state: 'endpoint_disabled', attemptCount: 1, attempts: [{ httpStatus: 410 }] });
       // A disabled endpoint receives no further event.
       const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
-      const more = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
+      const more = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter, logger: app.logger }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
       expect(more).toEqual([]);
 
       // The merchant mends the receiver and provisions the endpoint's new address: it is enabled again.
@@ -197,7 +197,7 @@ describe('signed webhook delivery', () => {
           parseFixture({ tenants: [{ slug: tenant.result.slug, name: 'Mended', clientId: tenant.clientId, webhookEndpoints: [{ slug: 'main', url: mended.url, secret }] }] }),
         );
         expect((await app.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: endpointId })).disabledAt).toBeNull();
-        const [again] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
+        const [again] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter, logger: app.logger }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
         expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(again!)).result()).toBe('delivered');
         expect(mended.received.map((r) => r.verified)).toEqual([true]);
       } finally {
@@ -225,7 +225,7 @@ describe('signed webhook delivery', () => {
       const url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}/hooks`;
       const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'endless', url, secret }] });
       const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
-      const [deliveryId] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
+      const [deliveryId] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter, logger: app.logger }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
       expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result()).toBe('delivered');
       const delivery = await deliveryFromGraphQL(tenant.apiKey, deliveryId!);
       // The snippet's bytes were read and the rest left: reading the endless answer would have timed the attempt out.
@@ -254,7 +254,7 @@ describe('signed webhook delivery', () => {
     const em = app.orm.em.fork();
     await em.nativeUpdate(WebhookEndpoint, { id: tenant.result.webhookEndpoints[0]!.id }, { secretCiphertext: app.secretBox.seal(unusable) });
     const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
-    const [deliveryId] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
+    const [deliveryId] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter, logger: app.logger }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } });
     const started = Date.now();
     const ended = await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result().catch((error: unknown) => error);
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -285,7 +285,7 @@ describe('signed webhook delivery', () => {
     const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: `http://127.0.0.1:${port}/in`, secret: generateWebhookSecret() }] });
     const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
     const [deliveryId] = await dispatchWebhookEvent(
-      { em: app.orm.em.fork(), starter },
+      { em: app.orm.em.fork(), starter, logger: app.logger },
       { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: { leadId: 'lead-2' } } },
     );
     expect(await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!)).result()).toBe('failed');
@@ -319,7 +319,7 @@ describe('signed webhook delivery', () => {
         parseFixture({ tenants: [{ slug: tenant.result.slug, name: `Tenant`, clientId: tenant.clientId, webhookEndpoints: [{ slug: 'rot', url: receiver.url, secret: newSecret }] }] }),
       );
       const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
-      const [id] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'webhook.test', timestamp: new Date().toISOString(), data: {} } });
+      const [id] = await dispatchWebhookEvent({ em: app.orm.em.fork(), starter, logger: app.logger }, { tenantId: tenant.id, event: { type: 'webhook.test', timestamp: new Date().toISOString(), data: {} } });
       await app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(id!)).result();
       const signatures = String(receiver.received[0]!.headers['webhook-signature']).split(' ');
       expect(signatures).toHaveLength(2);
@@ -464,8 +464,9 @@ describe('a failed delivery sent again on request', () => {
       expect(disabled.data.disableWebhookEndpoint).toEqual({ disabledAt: expect.any(String), disabledReason: 'receiver under maintenance' });
       expect((await disable()).data.disableWebhookEndpoint).toEqual(disabled.data.disableWebhookEndpoint);
       const starter = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
-      expect(await dispatchWebhookEvent({ em: app.orm.em.fork(), starter }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } })).toEqual([]);
-      expect((await auditOf(tenant.id, 'webhook_endpoint.disabled')).map((a) => a.changes)).toEqual([{ reason: 'receiver under maintenance' }]);
+      expect(await dispatchWebhookEvent({ em: app.orm.em.fork(), starter, logger: app.logger }, { tenantId: tenant.id, event: { type: 'customer_lead.paid', timestamp: new Date().toISOString(), data: {} } })).toEqual([]);
+      // The receiver's 410 is audited as a disable too, then the one on request.
+      expect((await auditOf(tenant.id, 'webhook_endpoint.disabled')).map((a) => a.changes.reason)).toEqual(['Receiver answered 410 Gone', 'receiver under maintenance']);
       expect(await auditOf(tenant.id, 'webhook_endpoint.enabled')).toHaveLength(1);
       expect(await auditOf(other.id, 'webhook_endpoint.enabled')).toEqual([]);
       // Provisioning a new address mends a receiver that answered 410, never an endpoint disabled on request.
@@ -488,6 +489,12 @@ describe('a failed delivery sent again on request', () => {
       expect(result).toBe('failed');
       mended = true;
       const starter = temporalDeliveryStarter({ client: new Client({ connection }), taskQueue: app.taskQueue, schedule: SCHEDULE, attemptTimeoutMs: TIMEOUT_MS });
+      // A test event sent meanwhile is recorded and answered (the sweep sends it), never refused as an error.
+      const [testEvent] = await dispatchWebhookEvent(
+        { em: app.orm.em.fork(), starter, logger: app.logger },
+        { tenantId: tenant.id, endpointIds: [tenant.result.webhookEndpoints[0]!.id], event: { type: 'webhook.test', timestamp: new Date().toISOString(), data: {} } },
+      );
+      expect((await app.orm.em.fork().execute<{ state: string }[]>(`select state from webhook_deliveries where id = ?`, [testEvent]))[0]).toEqual({ state: 'pending' });
       // Accepted all the same: the claim is kept, and audited.
       expect(await redeliverWebhook({ em: app.orm.em.fork(), starter, logger: app.logger }, { tenantId: tenant.id, deliveryId, actor: 'test' })).toMatchObject({ redelivery: 1, attemptsBefore: SCHEDULE.length });
       expect(await auditOf(tenant.id, 'webhook_delivery.redelivered')).toHaveLength(1);

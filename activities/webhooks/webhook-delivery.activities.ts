@@ -1,4 +1,5 @@
 import { LockMode, type MikroORM } from '@mikro-orm/postgresql';
+import { recordAuditEntry } from '../../data/queries/audit-entries.ts';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import type { Logger } from '../../domain/logger.ts';
@@ -145,11 +146,22 @@ export function createWebhookDeliveryActivities(deps: WebhookActivityDeps) {
       delivery.state = input.conclusion;
       delivery.completedAt = new Date();
       if (input.disableEndpoint) {
-        await tx.nativeUpdate(
+        const disabled = await tx.nativeUpdate(
           WebhookEndpoint,
           { id: delivery.endpoint.id, disabledAt: null },
           { disabledAt: new Date(), disabledReason: ENDPOINT_GONE_REASON },
         );
+        // Audited as a disable on request is: the receiver asked for it.
+        if (disabled > 0) {
+          await recordAuditEntry(tx, {
+            tenantId: delivery.tenant.id,
+            actor: 'receiver:410',
+            action: 'webhook_endpoint.disabled',
+            entityType: 'WebhookEndpoint',
+            entityId: delivery.endpoint.id,
+            changes: { reason: ENDPOINT_GONE_REASON, deliveryId: delivery.id },
+          });
+        }
       }
     });
   }

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { findEnabledEndpointIds, findSubscribedEndpointIds, insertWebhookDeliveries } from '../../data/queries/webhook-deliveries.ts';
 import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
+import type { Logger } from '../../domain/logger.ts';
 import { serializeEvent, type WebhookEvent } from '../../domain/webhooks/events.ts';
 
 export interface RecordedDelivery {
@@ -47,9 +48,17 @@ export async function recordWebhookDeliveries(em: EntityManager, input: EventToD
   return deliveries.map((d) => ({ deliveryId: d.id, tenantId: d.tenantId, endpointId: d.endpointId, eventType: d.eventType }));
 }
 
-/** Records the deliveries of an event and starts each one durably. */
-export async function dispatchWebhookEvent(deps: { em: EntityManager; starter: DeliveryStarter }, input: EventToDeliver): Promise<string[]> {
+/**
+ * Records the deliveries of an event and starts each one durably. A start that fails (Temporal away) is logged: the
+ * delivery is recorded, and the unstarted-deliveries sweep starts it, so the caller is answered its ids all the same
+ * (a caller told of a failure would send the event again).
+ */
+export async function dispatchWebhookEvent(deps: { em: EntityManager; starter: DeliveryStarter; logger: Logger }, input: EventToDeliver): Promise<string[]> {
   const deliveries = await recordWebhookDeliveries(deps.em, input);
-  for (const delivery of deliveries) await deps.starter.startDelivery(delivery);
+  for (const delivery of deliveries) {
+    await deps.starter.startDelivery(delivery).catch((error: unknown) => {
+      deps.logger.warn({ deliveryId: delivery.deliveryId, err: error }, 'webhook delivery not started; the unstarted-deliveries sweep starts it');
+    });
+  }
   return deliveries.map((d) => d.deliveryId);
 }

@@ -10,13 +10,15 @@ import { ENDPOINT_GONE_REASON } from '../../domain/webhooks/retry-policy.ts';
  * Asking for the state it is in already changes nothing; a change is audited with it.
  */
 export async function changeEndpointState(em: EntityManager, change: { tenantId: number; endpointId: string; enabled: boolean; reason?: string; actor: string }): Promise<void> {
-  // The reason a 410 Gone leaves is the gateway's own: provisioning enables such an endpoint again on a new address.
-  if (change.reason === ENDPOINT_GONE_REASON) throw validationError('reason', 'This reason is the one a receiver answering 410 Gone leaves; give your own');
+  // A blank reason is none. The reason a 410 Gone leaves is the gateway's own: provisioning enables such an endpoint
+  // again on a new address.
+  const reason = change.reason?.trim() || undefined;
+  if (reason === ENDPOINT_GONE_REASON) throw validationError('reason', 'This reason is the one a receiver answering 410 Gone leaves; give your own');
   await em.transactional(async (tx) => {
-    const changed = await setEndpointEnabled(tx, change);
+    const changed = await setEndpointEnabled(tx, { ...change, reason });
     if (changed === undefined) throw new DomainError('not_found', 'Webhook endpoint not found', { field: 'endpointId' });
     if (!changed) return;
     const action = change.enabled ? 'webhook_endpoint.enabled' : 'webhook_endpoint.disabled';
-    await recordAuditEntry(tx, { tenantId: change.tenantId, actor: change.actor, action, entityType: 'WebhookEndpoint', entityId: change.endpointId, changes: change.enabled ? {} : { reason: change.reason ?? null } });
+    await recordAuditEntry(tx, { tenantId: change.tenantId, actor: change.actor, action, entityType: 'WebhookEndpoint', entityId: change.endpointId, changes: change.enabled ? {} : { reason: reason ?? null } });
   });
 }

@@ -96,7 +96,7 @@ export class WebhooksResolver {
     if (!endpoint) throw new DomainError('not_found', 'Webhook endpoint not found', { field: 'endpointId' });
     if (endpoint.disabledAt) throw new DomainError('conflict', 'Webhook endpoint is disabled');
     return dispatchWebhookEvent(
-      { em: context.em, starter: context.services.deliveryStarter },
+      { em: context.em, starter: context.services.deliveryStarter, logger: context.log },
       { tenantId: tenant, endpointIds: [endpoint.id], event: { type: 'webhook.test', timestamp: new Date().toISOString(), data: { endpointId: endpoint.id } } },
     );
   }

@@ -1066,6 +1066,14 @@ describe('a resume after an uncertain rebill asks the processor about it first',
     const told = (type: string) => events().filter((p) => p.type === type);
     return { tenant, receiver, told, events };
   }
+  /** The approved volume of every merchant account of the tenant, as an exact decimal. */
+  const approvedVolumeOf = async (tenantId: number) => {
+    const [row] = await app.orm.em.fork().execute<{ approved: string }[]>(
+      `select sum(v.approved_amount)::text as approved from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
+      [tenantId],
+    );
+    return row!.approved;
+  };
   const paused = (app: TestApp, tenant: MerchantTenant, id: number) => call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey).then((r) => r.body as Record<string, unknown>);
 
   it('takes an approval the processor confirms as the period\'s charge: recorded, told, and the period not charged again', async () => {
@@ -1103,13 +1111,7 @@ describe('a resume after an uncertain rebill asks the processor about it first',
       });
       // One order, sent once, now recorded approved and counted in its account's volume with the checkout's 9.99. (The
       // next period falls due 10 s after the renewal: what is read here is period 1's.)
-      const volume = async () => {
-        const [row] = await app.orm.em.fork().execute<{ approved: string }[]>(
-          `select sum(v.approved_amount)::text as approved from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
-          [tenant.id],
-        );
-        return row!.approved;
-      };
+      const volume = () => approvedVolumeOf(tenant.id);
       expect(await volume()).toBe('14.97');
       // The same answer recorded again (a retried step) is kept once.
       const again = await recordLateAnswer(app.orm.em.fork(), { reference: attemptReference(rebill!.orderId, 1), processorTransactionId: sandbox.id, statusId: sandbox.code, status: 'Approved', approved: true, authCode: 'x', eci: null, exchange: { gateway: 'sandbox', httpStatus: 200, response: '{}' } });
@@ -1216,13 +1218,7 @@ describe('a resume after an uncertain rebill asks the processor about it first',
       const voided = await uncertainTry();
       // The second one's void did go through at the processor.
       expect((await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${voided.processorTransactionId}/void`, { method: 'POST' })).status).toBe(200);
-      const volume = async () => {
-        const [row] = await em().execute<{ approved: string }[]>(
-          `select sum(v.approved_amount)::text as approved from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ?`,
-          [tenant.id],
-        );
-        return row!.approved;
-      };
+      const volume = () => approvedVolumeOf(tenant.id);
       expect(await volume()).toBe('19.98');
 
       const settle = (id: number) => settleUncertainRebill({ tenantId: tenant.id, subscriptionId: id, period: 7, attempt: 0, timeoutMs: 5_000 });

@@ -760,7 +760,7 @@ describe('a salvaged checkout decline paid on its retry', () => {
     expect(new Date(firstPeriod.sent_at).getTime() - new Date(paidLate.sent_at).getTime()).toBeGreaterThanOrEqual(6_500);
     // The checkout was paid at last: its lead is paid by that charge (and not by the first period's, which came later).
     const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
-    expect(lead).toMatchObject({ status: 'paid', transaction_id: paidLate.gateway_transaction_id, order_id: salvaged!.orderId, amount: '9.99' });
+    expect(lead).toMatchObject({ status: 'paid', transaction_id: paidLate.gateway_transaction_id, order_id: salvaged!.orderId, amount: '9.99', subscription_id: id });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
   });
 });
@@ -1188,6 +1188,49 @@ describe('a resume after an uncertain rebill asks the processor about it first',
       expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).status).toBe(200);
     } finally {
       await allow();
+      await receiver.close();
+    }
+  }, 90_000);
+
+  it("pays a salvaged checkout's lead when the resume finds the checkout's retry charged after all", async () => {
+    // The issuer declines the checkout (salvaged into grace); its retry at the checkout's price (.98) is approved, but
+    // its answer comes after the processor timeout and no inquiry is answered: billing pauses, the charge uncertain.
+    front.setRules({ refusedInquiries: Number.MAX_SAFE_INTEGER, declineFirstOrder: { code: 3512, message: 'Insufficient Funds' } });
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 200 }));
+    const tenant = await createLeadTenant(app, {
+      extra: {
+        products: [oneOffProduct('salvaged', '9.98', 'USD', { subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 10, trialSeconds: 0, gracePeriodDays: 3, dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [1] } } })],
+        merchantAccounts: [merchantAccount(`SALV-${randomUUID().slice(0, 8)}`)],
+        webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret }],
+      },
+    });
+    const told = (type: string) => receiver.received.map((r) => r.payload as { type: string; data: Record<string, unknown> }).filter((p) => p.type === type);
+    const leadOf = async (sessionId: string) => (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data[0];
+    try {
+      const sessionId = newSessionId();
+      expect((await postLead(app.baseUrl, { email: 'salvaged@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey))).status).toBe(201);
+      const { body } = await post(app, `/api/${tenant.result.products[0]!.id}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+      expect(body).toMatchObject({ chargeSuccess: false, declineSalvage: true, subscribeSuccess: true });
+      const id = body.subscriptionId as number;
+      await vi.waitFor(() => expect(told('subscription.paused')).toHaveLength(1), { timeout: 45_000, interval: 200 });
+      const [retry] = await rebillsOf(app, id);
+      expect(retry).toMatchObject({ period: 0, state: 'processing' });
+      expect(await leadOf(sessionId)).toMatchObject({ status: 'lead', transaction_id: null });
+
+      front.setRules({});
+      expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(200);
+      await vi.waitFor(() => expect(told('customer_lead.paid')).toHaveLength(1), { timeout: 20_000, interval: 200 });
+      const sandbox = (await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${attemptReference(retry!.orderId, 1)}`)).json()) as { id: string };
+      const paid = { status: 'paid', transaction_id: sandbox.id, order_id: retry!.orderId, amount: '9.98', currency: 'USD', subscription_id: id };
+      expect(await leadOf(sessionId)).toMatchObject(paid);
+      expect(told('customer_lead.paid')[0]!.data).toMatchObject(paid);
+      // The period is paid by that retry, once: the checkout's price was charged once, nothing else.
+      await vi.waitFor(() => expect(told('subscription.renewed')).toHaveLength(1), { timeout: 10_000, interval: 200 });
+      expect(told('subscription.renewed')[0]!.data).toMatchObject({ period: 0, orderId: retry!.orderId, transactionId: sandbox.id });
+      expect(await authorizationsFor(retry!.orderId)).toBe(1);
+      expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).status).toBe(200);
+    } finally {
       await receiver.close();
     }
   }, 90_000);

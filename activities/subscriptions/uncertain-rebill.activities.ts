@@ -3,13 +3,14 @@ import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult } from '..
 import { recordVoid } from '../../data/queries/authorization-holds.ts';
 import { listTenantGateways } from '../../data/queries/merchant-accounts.ts';
 import { approveOrderFoundCharged } from '../../data/queries/orders.ts';
-import { findRebillOrder } from '../../data/queries/rebills.ts';
+import { findRebillOrder, findRebillSubject } from '../../data/queries/rebills.ts';
 import { findRecordedAttempt, listOrderAuthorizations, recordLateAnswer, type OrderAuthorization } from '../../data/queries/transactions.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { attemptReference, MAX_ATTEMPTS_PER_ORDER, storableExchange } from '../../domain/payments/attempts.ts';
 import { statusNameOf } from '../../domain/statuses/status-codes.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 import { uncertainChargeVerdict, type AttemptAtProcessor } from '../../domain/subscriptions/uncertain-charge.ts';
+import { markLeadPaid } from '../../services/leads/mark-lead-paid.ts';
 import { recordWebhookDeliveries, type RecordedDelivery } from '../../services/webhooks/dispatch.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
@@ -30,7 +31,10 @@ export type UncertainRebillFinding =
       readonly statusId: number;
       readonly amount: string;
       readonly currency: string;
-      /** The order's `transaction.updated` (`change: "approved"`), recorded; the workflow starts them. */
+      /**
+       * The order's `transaction.updated` (`change: "approved"`) and, for a salvaged checkout's retry, its lead's
+       * `customer_lead.paid`, recorded; the workflow starts them.
+       */
       readonly deliveries: RecordedDelivery[];
     }
   /** Nothing of the order charged the card (declined, voided or never seen): charge the period anew. */
@@ -40,7 +44,10 @@ export type UncertainRebillFinding =
 
 type Answer = ProcessorResult<AuthorizationOutcome | null>;
 /** What one attempt turned out to be, and the approval when it charged. */
-type Settled = { readonly found: AttemptAtProcessor; readonly charge?: { readonly processorTransactionId: string; readonly statusId: number } };
+type Settled = {
+  readonly found: AttemptAtProcessor;
+  readonly charge?: { readonly processorTransactionId: string; readonly statusId: number; readonly merchantAccountId: number | null };
+};
 
 const NOT_CHARGED: Settled = { found: { kind: 'not_charged' } };
 const unanswered = (reason: string): Settled => ({ found: { kind: 'unanswered', reason } });
@@ -85,7 +92,7 @@ export function createUncertainRebillActivities(deps: UncertainRebillActivityDep
     // An attempt was recorded, so its order was opened: its amount and currency are known.
     const amount = order.amount!;
     const currency = order.currency!;
-    const deliveries = await recordWebhookDeliveries(fork(), {
+    const updated = await recordWebhookDeliveries(fork(), {
       tenantId: input.tenantId,
       event: {
         type: 'transaction.updated',
@@ -94,7 +101,28 @@ export function createUncertainRebillActivities(deps: UncertainRebillActivityDep
       },
       eventKey: `transaction.updated/order-${order.orderId}/approved`,
     });
+    const deliveries = [...updated, ...(await markCheckoutLeadPaid({ ...input, orderId: order.orderId, amount, currency, charge }))];
     return { kind: 'charged', orderId: order.orderId, processorTransactionId: charge.processorTransactionId, statusId: charge.statusId, amount, currency, deliveries };
+  }
+
+  /**
+   * Period 0 is a salvaged checkout's own charge retried: found charged, it pays the checkout's lead, as the retry's
+   * payment would have had it answered (the lead names the subscription, and the first payment of its session wins).
+   */
+  async function markCheckoutLeadPaid(paid: { tenantId: number; subscriptionId: number; period: number; orderId: number; amount: string; currency: string; charge: NonNullable<Settled['charge']> }): Promise<RecordedDelivery[]> {
+    if (paid.period !== 0) return [];
+    const subject = await findRebillSubject(fork(), paid.subscriptionId);
+    if (!subject?.checkoutPartnerSession) return [];
+    // An approval recorded before its merchant account was deleted: the lead's environment cannot be told.
+    if (paid.charge.merchantAccountId === null) {
+      deps.logger.warn({ subscriptionId: paid.subscriptionId, orderId: paid.orderId }, "a salvaged checkout's retry was found charged on a deleted merchant account: its lead is not marked paid");
+      return [];
+    }
+    return markLeadPaid(
+      fork(),
+      { tenantId: paid.tenantId, productId: subject.productId, merchantAccountId: paid.charge.merchantAccountId, sessionId: subject.checkoutPartnerSession },
+      { transactionId: paid.charge.processorTransactionId, orderId: paid.orderId, amount: paid.amount, currency: paid.currency, subscriptionId: paid.subscriptionId, paidAt: new Date() },
+    );
   }
 
   /**
@@ -131,7 +159,7 @@ export function createUncertainRebillActivities(deps: UncertainRebillActivityDep
       });
       if (!recordedApproved) return unanswered(`${reference} was approved at the processor, but its record says otherwise`);
       deps.logger.warn({ orderId, reference }, 'an uncertain rebill was approved at the processor: recorded as its charge');
-      return { found: { kind: 'approved', recorded: true }, charge: { processorTransactionId: outcome.processorTransactionId, statusId: outcome.statusId } };
+      return { found: { kind: 'approved', recorded: true }, charge: { processorTransactionId: outcome.processorTransactionId, statusId: outcome.statusId, merchantAccountId: attempt.merchantAccountId } };
     }
     if (outcome?.kind === 'declined') {
       if (attempt.approved) {

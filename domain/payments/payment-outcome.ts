@@ -101,7 +101,8 @@ export function paidLeadOf(result: SubmitResult, payment: OutcomeContext, paidAt
     orderId: result.orderId,
     amount: payment.amount,
     currency: payment.currency,
-    subscriptionId: result.subscriptionId,
+    // A salvaged checkout's retry (a rebill of period 0) created no subscription: the lead names the one it pays for.
+    subscriptionId: payment.subscriptionId ?? result.subscriptionId,
     paidAt,
   };
 }

@@ -6,6 +6,7 @@ import { createUncertainRebillActivities } from '../activities/subscriptions/unc
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { attemptReference } from '../domain/payments/attempts.ts';
+import { StatusId } from '../domain/statuses/status-ids.ts';
 import { subscriptionProgressQuery } from '../workflows/contract/subscription-signals.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
@@ -1146,9 +1147,11 @@ describe('a resume after an uncertain rebill asks the processor about it first',
       await vi.waitFor(() => expect(told('subscription.renewed')).toHaveLength(1), { timeout: 20_000, interval: 200 });
       const rebills = await rebillsOf(app, id);
       expect(rebills.map((r) => [r.period, r.attempt, r.state])).toEqual([
-        [1, 0, 'processing'],
+        [1, 0, 'declined'],
         [1, 1, 'paid'],
       ]);
+      // The uncertain try is closed as not paid, with what its attempt was recorded as: never seen (4285).
+      expect(rebills[0]!.statusId).toBe(4285);
       expect(told('subscription.renewed')[0]!.data).toMatchObject({ period: 1, attempt: 1, orderId: rebills[1]!.orderId });
       // The try never seen is recorded as such (no longer open), and the new order was charged once.
       const [never] = await app.orm.em.fork().execute<{ status_id: number; success: boolean; completed: boolean }[]>(
@@ -1276,6 +1279,9 @@ describe('a resume after an uncertain rebill asks the processor about it first',
 
       expect(await settle(voided.id)).toEqual({ kind: 'not_charged', orderId: voided.orderId });
       expect(await orderState(voided.orderId)).toBe('failed');
+      // Its try is closed as not paid, with its void's status; the charged one's row is the billing's to record.
+      expect((await rebillsOf(app, voided.id)).map((r) => [r.state, r.statusId])).toEqual([['declined', StatusId.VOIDED]]);
+      expect((await rebillsOf(app, stands.id)).map((r) => r.state)).toEqual(['processing']);
       expect(await amountsOf(app, voided.orderId)).toEqual(expect.arrayContaining([{ amount: '9.99', success: true, kind: 'void' }, { amount: '9.99', success: true, kind: 'authorization' }]));
       expect(await volume()).toBe('9.99');
       const [refundable] = await em().execute<{ refundable: boolean }[]>(`select refundable from transactions where order_id = ? and kind = 'authorization'`, [voided.orderId]);

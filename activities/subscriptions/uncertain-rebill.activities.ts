@@ -3,7 +3,7 @@ import type { AuthorizationOutcome, ProcessorGateway, ProcessorResult } from '..
 import { recordVoid } from '../../data/queries/authorization-holds.ts';
 import { listTenantGateways } from '../../data/queries/merchant-accounts.ts';
 import { approveOrderFoundCharged } from '../../data/queries/orders.ts';
-import { findRebillOrder, findRebillSubject } from '../../data/queries/rebills.ts';
+import { closeUnchargedRebill, findRebillOrder, findRebillSubject } from '../../data/queries/rebills.ts';
 import { findRecordedAttempt, listOrderAuthorizations, recordLateAnswer, type OrderAuthorization } from '../../data/queries/transactions.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { attemptReference, MAX_ATTEMPTS_PER_ORDER, storableExchange } from '../../domain/payments/attempts.ts';
@@ -88,7 +88,11 @@ export function createUncertainRebillActivities(deps: UncertainRebillActivityDep
     const verdict = uncertainChargeVerdict(found);
     deps.logger.info({ subscriptionId: input.subscriptionId, orderId: order.orderId, verdict: verdict.kind }, 'uncertain rebill asked about');
     if (verdict.kind === 'unknown') return { kind: 'unknown', orderId: order.orderId, reason: verdict.reason };
-    if (verdict.kind === 'not_charged' || !charge) return { kind: 'not_charged', orderId: order.orderId };
+    if (verdict.kind === 'not_charged' || !charge) {
+      // The period is charged anew under a new try: this one is closed as what it was, not left looking in flight.
+      await closeUnchargedRebill(fork(), input);
+      return { kind: 'not_charged', orderId: order.orderId };
+    }
     // An attempt was recorded, so its order was opened: its amount and currency are known.
     const amount = order.amount!;
     const currency = order.currency!;

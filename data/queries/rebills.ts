@@ -205,6 +205,24 @@ export async function recordRebillOutcome(
   }
 }
 
+/**
+ * A try whose charge was uncertain, found to have charged nothing once the processor was asked: its row is closed as
+ * not paid (`declined`), with the status its order was last recorded with (its void's, else its last attempt's: a
+ * decline, or 4285 for one the processor never saw). Its row only: the subscription's state and next charge are the new try's to record,
+ * which follows at once. A row already closed keeps what it says.
+ */
+export async function closeUnchargedRebill(em: EntityManager, rebill: { subscriptionId: number; period: number; attempt: number }): Promise<void> {
+  await em.execute(
+    `update rebills r
+        set state = 'declined',
+            status_id = coalesce(
+              (select v.status_id from transactions v where v.order_id = r.order_id and v.kind = 'void' and v.success limit 1),
+              (select t.status_id from transactions t where t.order_id = r.order_id and t.kind = 'authorization' order by t.attempt_number desc limit 1))
+      where r.subscription_id = ? and r.period = ? and r.attempt = ? and r.state = 'processing'`,
+    [rebill.subscriptionId, rebill.period, rebill.attempt],
+  );
+}
+
 /** Ends the subscription (the e-mail may subscribe again); the first reason is kept. True when this call ended it. */
 export async function cancelSubscription(em: EntityManager, cancellation: { subscriptionId: number; reason: string }): Promise<boolean> {
   const ended = await em.execute<{ id: number }[]>(

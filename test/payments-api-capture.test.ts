@@ -3,6 +3,10 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createAuthorizationHoldActivities } from '../activities/payments-api/authorization-hold.activities.ts';
 import { claimActionKey, findActionKey, releaseActionKey, storeActionAnswer } from '../data/queries/action-idempotency-keys.ts';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
+import { temporalPaymentRunner } from '../adapters/temporal/payment-runner.ts';
+import type { PaymentRunner } from '../domain/payments/payment-runner.ts';
+import { decideAuthorization } from '../services/payments-api/decide-authorization.ts';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import type { MerchantTenant } from './support/payments.ts';
@@ -149,6 +153,32 @@ describe('authorization only (capture: false)', () => {
     for (const answer of answers.filter((a) => a.status !== 200)) expect(answer.body.error.code).toBe('payment_not_authorized');
     const kinds = (await transactionsOf(held.body.id)).map((row) => row.kind);
     expect(kinds).toEqual(final === 'canceled' ? ['authorization', 'void'] : ['authorization']);
+  });
+
+  it('answers a repeat that finds the decision already made and its payment closed with the payment, decided (never "being decided")', async () => {
+    // Many repeats at once: each that reaches the payment after it closed is refused by Temporal, and answers from the record.
+    const busy = await createPaymentsApiTenant(app, { rateLimitPerMinute: 1_000 });
+    const held = await Promise.all(Array.from({ length: 3 }, () => call(app, 'POST', '/payments', busy.apiKey, paymentBody('4242424242424242', { capture: false }))));
+    const answers = await Promise.all(held.flatMap((payment) => Array.from({ length: 12 }, () => call(app, 'POST', `/payments/${payment.body.id}/capture`, busy.apiKey))));
+    expect(answers.map((answer) => [answer.status, answer.body.status])).toEqual(answers.map(() => [200, 'succeeded']));
+
+    // Deterministically: the first request's decision finishes, and its payment closes, between this request's read
+    // of the payment (authorized) and its own ask.
+    const payment = await pay(paymentBody('4242424242424242', { capture: false }));
+    const runner = temporalPaymentRunner({ client: app.temporal.client, taskQueue: app.taskQueue, answerTimeoutMs: 10_000 });
+    const orderId = Number(payment.body.id.slice('pay_'.length));
+    const decidedMeanwhile: Pick<PaymentRunner, 'decideAuthorization'> = {
+      async decideAuthorization(input) {
+        expect(await runner.decideAuthorization(input)).toMatchObject({ kind: 'decided', state: 'approved' });
+        await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, orderId)).result();
+        return runner.decideAuthorization(input);
+      },
+    };
+    const repeat = decideAuthorization({ em: app.orm.em.fork(), runner: decidedMeanwhile }, { tenantId: tenant.id, paymentId: payment.body.id, decision: 'capture' });
+    await expect(repeat).resolves.toBe(orderId);
+    // The other decision, asked so, is refused as what the payment now is.
+    const voidAfter = decideAuthorization({ em: app.orm.em.fork(), runner }, { tenantId: tenant.id, paymentId: payment.body.id, decision: 'void' });
+    await expect(voidAfter).rejects.toMatchObject({ code: 'payment_not_authorized', message: expect.stringContaining('has no authorization waiting') });
   });
 
   it('changes nothing with a late record of how a hold ended once it was decided (a run of the step that outlived its time limit)', async () => {

@@ -146,6 +146,19 @@ describe('POST /payments', () => {
     expect(fractional.status).toBe(400);
     expect(fractional.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'amount' });
     expectDocumented('/payments', 'post', 400, fractional.body);
+    // A fraction past what a double holds reads as a whole number (1000): refused all the same, never charged rounded.
+    const written = (amount: string) => JSON.stringify(paymentBody('4242424242424242')).replace('"amount":1999', `"amount":${amount}`);
+    const paymentsOf = async () => (await app.orm.em.fork().execute<{ n: number }[]>(`select count(*)::int as n from orders where tenant_id = ?`, [tenant.id]))[0]!.n;
+    const before = await paymentsOf();
+    for (const amount of ['999.99999999999999999', '9007199254740993', '1e-400']) {
+      const rounded = await pay(written(amount));
+      expect(rounded.status, amount).toBe(400);
+      expect(rounded.body.error, amount).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'amount' });
+    }
+    expect(await paymentsOf()).toBe(before);
+    // A whole number however written is that number.
+    const wholeWritten = await pay(written('1.999e3'));
+    expect(wholeWritten.body).toMatchObject({ status: 'succeeded', amount: 1999 });
 
     const unknownField = await pay({ ...paymentBody('4242424242424242'), coupon: 'x' });
     expect(unknownField.body.error).toMatchObject({ type: 'invalid_request_error', param: 'coupon' });

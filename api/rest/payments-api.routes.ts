@@ -19,6 +19,7 @@ import { ActionIdempotencyHeaders, idempotencyKeyHeader, idempotencyKeyOf } from
 import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
+import { refuseInexactWholeNumbers } from '../http/whole-numbers.ts';
 import { PaymentApiErrorResponse, sendPaymentApiError } from './payments-api-errors.ts';
 import { paymentJson, refundJson, statesOf } from './payments-api.json.ts';
 import { CreatePaymentBody, Payment, PaymentList, PaymentListQuery, Refund, RefundBody } from './payments-api.schemas.ts';
@@ -66,6 +67,8 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
   app.addSchema(Refund);
   app.register(async (plain) => {
     plain.setErrorHandler((error, request, reply) => sendPaymentApiError(request, reply, error));
+    // Amounts are whole minor units: one written with digits a double cannot hold is refused, never rounded.
+    refuseInexactWholeNumbers(plain);
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     const publicUrl = (request: FastifyRequest) => (deps.publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
     const loadPayment = async (request: FastifyRequest, tenantId: number, id: string) => {

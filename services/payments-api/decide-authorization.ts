@@ -21,10 +21,12 @@ export async function decideAuthorization(
   const payment = orderId === undefined ? undefined : await findPayment(deps.em, input.tenantId, orderId);
   if (!payment || orderId === undefined) throw resourceMissing('payment', input.paymentId);
   const decided = await deps.runner.decideAuthorization({ tenantId: input.tenantId, submitOrderId: orderId, decision: input.decision });
-  // A repeat after the decision finished: the payment already is what was asked.
-  if (decided.kind !== 'decided' && payment.state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
   if (decided.kind !== 'decided') {
-    const now = payment.state === 'authorized' ? 'is being decided' : payment.state === 'voided' ? 'was voided' : 'has no authorization waiting for capture';
+    // Refused: read again, for the payment read before asking may have been decided since (a repeat sent while the
+    // first was finishing finds its workflow closed), and a repeat after the decision gets the payment as it is.
+    const state = (await findPayment(deps.em, input.tenantId, orderId))?.state ?? payment.state;
+    if (state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
+    const now = state === 'authorized' ? 'is being decided' : state === 'voided' ? 'was voided' : 'has no authorization waiting for capture';
     throw new PaymentApiError('invalid_request_error', 'payment_not_authorized', `Payment ${input.paymentId} ${now}; it cannot be ${input.decision === 'capture' ? 'captured' : 'voided'}`, { param: 'id' });
   }
   if (decided.state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;

@@ -3,8 +3,9 @@ import type { TestApp } from './harness.ts';
 import { createMerchantTenant, merchantAccount, oneOffProduct, type MerchantTenant } from './payments.ts';
 
 /** A tenant for the generic API: its `payments-api` product with high velocity limits, two live sandbox MIDs at different banks. */
-export async function createPaymentsApiTenant(app: TestApp): Promise<MerchantTenant> {
+export async function createPaymentsApiTenant(app: TestApp, options: { rateLimitPerMinute?: number } = {}): Promise<MerchantTenant> {
   return createMerchantTenant(app, {
+    ...options,
     products: [oneOffProduct('payments-api', '0.00')],
     merchantAccounts: [
       merchantAccount('PA-1', { acquiringBank: 'Bank 1', monthlyCap: 1_000_000 }),

@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Whether a JSON number's text is exactly the whole number the parser read it as. `1000`, `1000.00` and `1e3` are;
+ * `999.99999999999999999` is not, though it reads as 1000 (a double holds about 17 significant digits), nor is
+ * `9007199254740993`, which reads as 9007199254740992.
+ */
+export function isExactlyWhole(source: string, value: number): boolean {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(source);
+  if (!match || !Number.isInteger(value)) return false;
+  const [, sign, whole, fraction = '', exponent = '0'] = match;
+  const digits = whole! + fraction;
+  const significant = digits.replace(/^0+/, '');
+  if (significant === '') return value === 0;
+  // Where the decimal point falls in the significant digits, the exponent applied.
+  const point = whole!.length - (digits.length - significant.length) + Number(exponent);
+  // A whole number a double can hold has at most 309 digits; an exponent past them is no whole number read here.
+  if (point <= 0 || point > 400) return false;
+  const integerDigits = point >= significant.length ? significant + '0'.repeat(point - significant.length) : significant.slice(0, point);
+  const fractionDigits = point >= significant.length ? '' : significant.slice(point);
+  return /^0*$/.test(fractionDigits) && BigInt(`${sign}${integerDigits}`) === BigInt(value);
+}
+
+/**
+ * The scope's JSON bodies keep a number that is not exactly the whole number it reads as in its text, so that a
+ * field typed integer refuses it ("must be integer") instead of taking the rounded value: `"amount":
+ * 999.99999999999999999` would otherwise charge 1000 minor units. Every other number reads as ever. The body is
+ * parsed by Fastify's own parser first (its refusals of malformed JSON and of `__proto__` keys stand).
+ */
+export function refuseInexactWholeNumbers(scope: FastifyInstance): void {
+  const parseJson = scope.getDefaultJsonParser('error', 'error');
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    parseJson(request, text, (error: Error | null) => {
+      if (error) return done(error, undefined);
+      done(null, JSON.parse(text, keepInexactWholeNumbersAsText));
+    });
+  });
+}
+
+function keepInexactWholeNumbersAsText(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+  if (typeof value !== 'number' || !Number.isInteger(value) || context?.source === undefined) return value;
+  return isExactlyWhole(context.source, value) ? value : context.source;
+}

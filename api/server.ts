@@ -10,6 +10,7 @@ import { mountGraphQL } from './graphql/apollo.ts';
 import { buildGatewaySchema } from './graphql/schema.ts';
 import { useSchemaCompilers } from './http/compilers.ts';
 import { sendError } from './http/errors.ts';
+import { readJsonBodies } from './http/json-bodies.ts';
 import { refuseEncodedBodies } from './http/content-encoding.ts';
 import { refuseHostileText } from './http/hostile-input.ts';
 import { trackRequestsInFlight, type RequestsInFlight } from './http/requests-in-flight.ts';
@@ -81,6 +82,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   app.setErrorHandler((error, request, reply) => (request.is404 ? answerUnknownRoute(request, reply) : sendError(request, reply, error)));
   // Every body this API takes is JSON: other media types are 415, not parsed as text and refused later as a 400.
   app.removeContentTypeParser('text/plain');
+  readJsonBodies(app);
   refuseEncodedBodies(app);
   refuseHostileText(app, { except: ['/graphql'] });
 

@@ -296,6 +296,10 @@ describe('e-mail errors (spec 7.2)', () => {
     const notJson = await send('{"tenant_key":');
     expect(notJson.status).toBe(400);
     expect(notJson.body).toEqual({ success: false, error: 'Validation error', details: { body: 'is not valid JSON' } });
+    // A reserved key is valid JSON: named, not called malformed.
+    const reserved = await send('{"tenant_key":"x","data":{"__proto__":{"x":1}}}');
+    expect(reserved.status).toBe(400);
+    expect(reserved.body).toEqual({ success: false, error: 'Validation error', details: { ['__proto__']: expect.stringContaining('not taken') } });
     const nul = await send(generic({ subject: 'a\u0000b' }));
     expect(nul.status).toBe(400);
     expect(nul.body).toMatchObject({ success: false, error: 'Validation error', details: { subject: expect.stringContaining('NUL') } });

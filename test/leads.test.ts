@@ -136,11 +136,27 @@ describe('writing a lead', () => {
     ['a scan nested 20,000 levels deep', `{"email":"a@example.com","session_id":"s1","scans":[{"page":"/x","n":${nestedJson(20_000)}}]}`, 'scans[0]'],
     // Parsed, it would be another number (…67000), kept and answered changed.
     ['a scan integer beyond 2^53', '{"email":"a@example.com","session_id":"s1","scans":[{"page":"/x","n":12345678901234567890}]}', 'scans[0].n'],
+    // An update keeps a field left out: a null that looks like clearing it is refused, never taken silently.
+    ['a null name', { email: 'a@example.com', session_id: 's1', first_name: null }, 'first_name'],
+    ['a null phone', { email: 'a@example.com', session_id: 's1', phone: null }, 'phone'],
+    ['null pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: null }, 'pending_data_b64'],
+    ['a field named __proto__', '{"email":"a@example.com","session_id":"s1","__proto__":{"status":"paid"}}', '__proto__'],
+    ['a field named __proto__ inside a scan', '{"email":"a@example.com","session_id":"s1","scans":[{"page":"/","__proto__":{}}]}', '__proto__'],
+    ['a session_id of 256 emoji', { email: 'a@example.com', session_id: '😀'.repeat(256) }, 'session_id'],
     ['a pending-data integer beyond 2^53', { email: 'a@example.com', session_id: 's1', pending_data_b64: Buffer.from('{"order":{"ref":12345678901234567890}}').toString('base64') }, 'pending_data_b64.order.ref'],
   ])('refuses %s with 422 naming it', async (_name, body, field) => {
     const refused = await postLead(base(), body, secret());
     expect(refused.status).toBe(422);
     expect(refused.body.error!.details).toEqual([expect.stringMatching(new RegExp(`^${field.replace(/[[\]]/g, '\\$&')}: `))]);
+  });
+
+  it('counts characters as the spec and the columns do: a session_id of 255, mostly emoji, and a name of 200 are kept, and read back by filter', async () => {
+    const sessionId = `${'😀'.repeat(247)}${randomUUID().slice(0, 8)}`;
+    const kept = await postLead(base(), { email: `${'é'.repeat(100)}@example.com`, session_id: sessionId, first_name: '𝒜'.repeat(200) }, secret());
+    expect(kept.status).toBe(201);
+    const read = await getLeads(base(), { session_id: sessionId }, secret());
+    expect(read.status).toBe(200);
+    expect(read.body.data).toEqual([expect.objectContaining({ session_id: sessionId, first_name: '𝒜'.repeat(200) })]);
   });
 
   it('keeps a phone of 15 digits though they pass Luhn: a phone number is that long, and only a longer run is a card', async () => {

@@ -163,6 +163,12 @@ describe('POST /payments', () => {
     const unknownField = await pay({ ...paymentBody('4242424242424242'), coupon: 'x' });
     expect(unknownField.body.error).toMatchObject({ type: 'invalid_request_error', param: 'coupon' });
 
+    // A reserved key is valid JSON: named, not called malformed.
+    const reserved = await pay('{"amount":1999,"currency":"USD","__proto__":{"x":1}}');
+    expect(reserved.status).toBe(400);
+    expect(reserved.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: '__proto__' });
+    expectDocumented('/payments', 'post', 400, reserved.body);
+
     const notJson = await pay('{"amount":');
     expect(notJson).toEqual({ status: 400, body: { error: { type: 'invalid_request_error', code: 'invalid_json', message: 'The body is not valid JSON' } } });
 

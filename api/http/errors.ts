@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { describeSchemaError } from '../../domain/validation/json-schema.ts';
 import { unsupportedMediaMessage } from './content-encoding.ts';
+import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from './reserved-keys.ts';
 
 /** HTTP status of each domain error code; exhaustive, so a new code cannot go unmapped. */
 export const HTTP_STATUS = {
@@ -32,6 +33,7 @@ export function toHttpError(error: unknown): { status: number; message: string; 
     const root = fastifyError.validationContext ?? 'body';
     return { status: 400, message: describeSchemaError(fastifyError.validation[0] as never, root === 'querystring' ? 'query' : root), unexpected: false };
   }
+  if (isReservedKeyRefusal(error)) return { status: 400, message: `${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`, unexpected: false };
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

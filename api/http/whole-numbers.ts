@@ -1,5 +1,3 @@
-import type { FastifyInstance } from 'fastify';
-
 /**
  * Whether a JSON number's text is exactly the whole number the parser read it as. `1000`, `1000.00` and `1e3` are;
  * `999.99999999999999999` is not, though it reads as 1000 (a double holds about 17 significant digits), nor is
@@ -22,24 +20,11 @@ export function isExactlyWhole(source: string, value: number): boolean {
 }
 
 /**
- * The scope's JSON bodies keep a number that is not exactly the whole number it reads as in its text, so that a
- * field typed integer refuses it ("must be integer") instead of taking the rounded value: `"amount":
- * 999.99999999999999999` would otherwise charge 1000 minor units. Every other number reads as ever. The body is
- * parsed by Fastify's own parser first (its refusals of malformed JSON and of `__proto__` keys stand).
+ * A `JSON.parse` reviver: a number that is not exactly the whole number it reads as is kept as its text (`"amount":
+ * 999.99999999999999999` would otherwise read as 1000 and be taken by a field typed integer). Every other number reads
+ * as ever.
  */
-export function refuseInexactWholeNumbers(scope: FastifyInstance): void {
-  const parseJson = scope.getDefaultJsonParser('error', 'error');
-  scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    parseJson(request, text, (error: Error | null) => {
-      if (error) return done(error, undefined);
-      done(null, JSON.parse(text, keepInexactWholeNumbersAsText));
-    });
-  });
-}
-
-function keepInexactWholeNumbersAsText(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+export function keepInexactWholeNumbersAsText(_key: string, value: unknown, context?: { source?: string }): unknown {
   if (typeof value !== 'number' || !Number.isInteger(value) || context?.source === undefined) return value;
   return isExactlyWhole(context.source, value) ? value : context.source;
 }

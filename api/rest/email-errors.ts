@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { DomainError } from '../../domain/errors.ts';
 import { EmailRequestError, type EmailFailure } from '../../domain/email/email-errors.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
+import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
 
 /** The e-mail API's error body (spec 7.2): `error` is one of the spec's strings, `details` says more. */
 export const EmailErrorResponse = Type.Object(
@@ -75,6 +76,7 @@ export function toEmailError(error: unknown, bodyLimitBytes: number): MappedEmai
   if (error instanceof DomainError && error.code === 'rate_limited') {
     return { status: 429, body: { success: false, error: 'Too many requests', details: error.message }, unexpected: false, retryAfterSeconds: error.details.retryAfterSeconds ?? 60 };
   }
+  if (isReservedKeyRefusal(error)) return invalid(RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM);
   switch ((error as FastifyError).code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -4,6 +4,7 @@ import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { LeadQueryError, LeadValidationError } from '../../domain/leads/lead-errors.ts';
 import { HostileTextError } from '../http/hostile-input.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
+import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
 
 /** The six failures of the lead API (DESIGN 4): its own envelope, unlike the rest of the REST API. */
 export const LEAD_ERROR_STATUS = {
@@ -57,6 +58,7 @@ export function toLeadError(error: unknown, bodyLimitBytes: number): MappedLeadE
     const details = code === 'validation_failed' ? [error.details.field ? `${error.details.field}: ${error.message}` : error.message] : [];
     return { code, message: code === 'validation_failed' ? 'The request has invalid fields' : error.message, details, retryAfterSeconds: error.details.retryAfterSeconds };
   }
+  if (isReservedKeyRefusal(error)) return { code: 'validation_failed', message: 'The request has invalid fields', details: [`${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`] };
   switch ((error as FastifyError).code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -5,6 +5,7 @@ import { PaymentApiError, type PaymentApiErrorType } from '../../domain/payments
 import { describeSchemaError } from '../../domain/validation/json-schema.ts';
 import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
+import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
 
 /** The one error body of the generic `/payments` API (Stripe's shape). */
 export const PaymentApiErrorResponse = Type.Object(
@@ -89,6 +90,7 @@ export function toPaymentApiError(error: unknown): Mapped {
     const path = [...(first.instancePath ?? '').split('/').filter(Boolean), first.params?.missingProperty ?? first.params?.additionalProperty].filter(Boolean).join('.');
     return invalid('parameter_invalid', describeSchemaError(first as never, root === 'querystring' ? 'query' : root), path || undefined);
   }
+  if (isReservedKeyRefusal(error)) return invalid('parameter_invalid', `${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`, RESERVED_KEY_FIELD);
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -17,9 +17,9 @@ import { requestRefund } from '../../services/refunds/request-refund.ts';
 import { callerOf } from '../http/authentication.ts';
 import { ActionIdempotencyHeaders, idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency-key.ts';
 import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
+import { readJsonBodies } from '../http/json-bodies.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
-import { refuseInexactWholeNumbers } from '../http/whole-numbers.ts';
 import { PaymentApiErrorResponse, sendPaymentApiError } from './payments-api-errors.ts';
 import { paymentJson, refundJson, statesOf } from './payments-api.json.ts';
 import { CreatePaymentBody, Payment, PaymentList, PaymentListQuery, Refund, RefundBody } from './payments-api.schemas.ts';
@@ -68,7 +68,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
   app.register(async (plain) => {
     plain.setErrorHandler((error, request, reply) => sendPaymentApiError(request, reply, error));
     // Amounts are whole minor units: one written with digits a double cannot hold is refused, never rounded.
-    refuseInexactWholeNumbers(plain);
+    readJsonBodies(plain, { inexactWholeNumbersAsText: true });
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     const publicUrl = (request: FastifyRequest) => (deps.publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
     const loadPayment = async (request: FastifyRequest, tenantId: number, id: string) => {

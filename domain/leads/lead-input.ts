@@ -3,6 +3,7 @@ import { holdsCardNumber } from '../payments/card-echo.ts';
 import { LeadValidationError } from './lead-errors.ts';
 import { findHostileValue, HOSTILE_VALUE_PROBLEM } from '../validation/hostile-text.ts';
 import { nestingDepth } from '../validation/nesting-depth.ts';
+import { fitsCharacters } from '../validation/characters.ts';
 
 /** Fields only the gateway writes (spec 2.4 rule 2): a client sending one is told so, by name. */
 const GATEWAY_FIELDS = new Set([
@@ -25,11 +26,15 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 
 type Problems = string[];
 
+/** Said of a `null`: an update keeps what a field left out holds, so a `null` that looked like clearing it is refused. */
+const NULL_PROBLEM = 'must be a string; leave the field out to keep what the lead holds';
+
 function optionalString(body: Record<string, unknown>, name: string, max: number, problems: Problems): string | undefined {
   const value = body[name];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'string') problems.push(`${name}: must be a string`);
-  else if (value.length > max) problems.push(`${name}: must be at most ${max} characters`);
+  if (value === undefined) return undefined;
+  if (value === null) problems.push(`${name}: ${NULL_PROBLEM}`);
+  else if (typeof value !== 'string') problems.push(`${name}: must be a string`);
+  else if (!fitsCharacters(value, max)) problems.push(`${name}: must be at most ${max} characters`);
   else return value;
   return undefined;
 }
@@ -41,7 +46,7 @@ function requiredString(body: Record<string, unknown>, name: string, max: number
     return '';
   }
   if (typeof value !== 'string') problems.push(`${name}: must be a string`);
-  else if (value.length < 1 || value.length > max) problems.push(`${name}: must be 1 to ${max} characters`);
+  else if (value.length < 1 || !fitsCharacters(value, max)) problems.push(`${name}: must be 1 to ${max} characters`);
   return typeof value === 'string' ? value : '';
 }
 
@@ -59,7 +64,7 @@ function scansOf(value: unknown, problems: Problems): LeadScan[] | undefined {
   value.forEach((scan: unknown, index) => {
     if (typeof scan !== 'object' || scan === null || Array.isArray(scan)) problems.push(`scans[${index}]: must be an object`);
     else if (typeof (scan as { page?: unknown }).page !== 'string') problems.push(`scans[${index}].page: must be a string`);
-    else if ((scan as { page: string }).page.length > LEAD_LIMITS.scanPage) problems.push(`scans[${index}].page: must be at most ${LEAD_LIMITS.scanPage} characters`);
+    else if (!fitsCharacters((scan as { page: string }).page, LEAD_LIMITS.scanPage)) problems.push(`scans[${index}].page: must be at most ${LEAD_LIMITS.scanPage} characters`);
     else storableJson(scan, `scans[${index}]`, problems);
   });
   return value as LeadScan[];
@@ -67,8 +72,12 @@ function scansOf(value: unknown, problems: Problems): LeadScan[] | undefined {
 
 /** `pending_data_b64`: standard base64 (padded, no URL alphabet) of the UTF-8 JSON text of an object. */
 function pendingDataOf(value: unknown, problems: Problems): Record<string, unknown> | undefined {
-  if (value === undefined || value === null) return undefined;
   const name = 'pending_data_b64';
+  if (value === undefined) return undefined;
+  if (value === null) {
+    problems.push(`${name}: ${NULL_PROBLEM}`);
+    return undefined;
+  }
   if (typeof value !== 'string' || !BASE64.test(value)) {
     problems.push(`${name}: must be standard base64`);
     return undefined;
@@ -150,7 +159,7 @@ export function parseLeadWrite(body: unknown): LeadWrite {
     else if (name === 'pending_data') problems.push('pending_data: send it as pending_data_b64 (standard base64 of a JSON object)');
     else if (TRACKING_FIELD_NAME.test(name)) {
       if (typeof value !== 'string') problems.push(`${name}: must be a string`);
-      else if (value.length > LEAD_LIMITS.trackingFieldValue) problems.push(`${name}: must be at most ${LEAD_LIMITS.trackingFieldValue} characters`);
+      else if (!fitsCharacters(value, LEAD_LIMITS.trackingFieldValue)) problems.push(`${name}: must be at most ${LEAD_LIMITS.trackingFieldValue} characters`);
       else trackingFields[name] = value;
     } else if (/^(cfa|d2d)_/.test(name)) problems.push(`${name.slice(0, LEAD_LIMITS.trackingFieldName)}: a CFA/D2D field name is the prefix and 1 to 60 of a-z, 0-9, _`);
     else problems.push(`${name.slice(0, LEAD_LIMITS.trackingFieldName)}: unknown field`);

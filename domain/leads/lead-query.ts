@@ -2,6 +2,7 @@ import { LEAD_LIMITS, LEAD_STATUSES, type LeadStatus } from './lead.ts';
 import { LeadQueryError } from './lead-errors.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../validation/keyset-cursor.ts';
 import { isCursorTimestamp } from '../validation/timestamps.ts';
+import { fitsCharacters } from '../validation/characters.ts';
 
 /** Filters of the lead query (spec 4.4); every given one must match. */
 export interface LeadFilter {
@@ -65,11 +66,11 @@ export function checkFilter(name: keyof typeof FILTER_NAMES, value: string): str
     case 'id':
       return UUID.test(value) ? undefined : 'must be a UUID';
     case 'email':
-      return value.length >= 1 && value.length <= LEAD_LIMITS.email ? undefined : `must be 1 to ${LEAD_LIMITS.email} characters`;
+      return value.length >= 1 && fitsCharacters(value, LEAD_LIMITS.email) ? undefined : `must be 1 to ${LEAD_LIMITS.email} characters`;
     case 'session_id':
-      return value.length >= 1 && value.length <= LEAD_LIMITS.sessionId ? undefined : `must be 1 to ${LEAD_LIMITS.sessionId} characters`;
+      return value.length >= 1 && fitsCharacters(value, LEAD_LIMITS.sessionId) ? undefined : `must be 1 to ${LEAD_LIMITS.sessionId} characters`;
     case 'transaction_id':
-      return value.length >= 1 && value.length <= 100 ? undefined : 'must be 1 to 100 characters';
+      return value.length >= 1 && fitsCharacters(value, 100) ? undefined : 'must be 1 to 100 characters';
     case 'subscription_id':
       return INTEGER.test(value) && Number(value) <= MAX_INT ? undefined : 'must be a positive integer';
     case 'status':

@@ -1,5 +1,6 @@
 import type { SubscriptionPlan } from '../catalog/product.ts';
 import type { ResultContext } from './submit-result.ts';
+import { fitsCharacters } from '../validation/characters.ts';
 
 /** Card facts safe to keep in workflow history: no PAN, no CVV. */
 export interface CardSummary {
@@ -21,10 +22,7 @@ export const PERSISTED_PARTNER_SESSION_LENGTH = 50;
  * column (and the lead's `session_id`) count them, code points, so an emoji counts once, not as two UTF-16 units.
  */
 export function persistedPartnerSession(partnerSession: string | undefined): string | undefined {
-  if (!partnerSession || partnerSession.length > 2 * PERSISTED_PARTNER_SESSION_LENGTH) return undefined;
-  let characters = 0;
-  for (const _ of partnerSession) if (++characters > PERSISTED_PARTNER_SESSION_LENGTH) return undefined;
-  return partnerSession;
+  return partnerSession && fitsCharacters(partnerSession, PERSISTED_PARTNER_SESSION_LENGTH) ? partnerSession : undefined;
 }
 
 /** What the order records besides money (spec 2.1). */

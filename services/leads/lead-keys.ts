@@ -36,7 +36,7 @@ const MAX_ORIGINS = 100;
 /** Replaces an application's allowed origins, each kept as a browser sends it as `Origin` (`canonicalOrigin`). */
 export async function replaceAllowedOrigins(em: EntityManager, input: { tenantId: number; applicationSlug: string; origins: readonly string[]; actor: string }): Promise<LeadApplication> {
   const origins = input.origins.map(canonicalOrigin);
-  const problems = origins.flatMap((origin, index) => (origin !== undefined ? [] : [`origins[${index}]: must be scheme://host[:port], as browsers send Origin`]));
+  const problems = origins.flatMap((origin, index) => (origin !== undefined ? [] : [`origins[${index}]: must be scheme://host[:port] with a host name or IP address (no wildcard), as browsers send Origin`]));
   if (input.origins.length > MAX_ORIGINS) problems.push(`origins: at most ${MAX_ORIGINS}`);
   if (problems.length > 0) throw new LeadValidationError(problems);
   const application = await em.transactional(async (tx) => {

@@ -74,7 +74,7 @@ function canonicalOrigins(origins: readonly string[]): string[] {
     ...new Set(
       origins.map((origin) => {
         const canonical = canonicalOrigin(origin);
-        if (canonical === undefined) throw new DomainError('validation', `Allowed origin ${origin.slice(0, 300)} must be scheme://host[:port], as browsers send Origin`, { field: 'allowedOrigins' });
+        if (canonical === undefined) throw new DomainError('validation', `Allowed origin ${origin.slice(0, 300)} must be scheme://host[:port] with a host name or IP address (no wildcard), as browsers send Origin`, { field: 'allowedOrigins' });
         return canonical;
       }),
     ),

@@ -317,6 +317,8 @@ describe('PUT /api/admin/merchantaccounts/{id}', () => {
     [{ title: 42 }, 'title must be string'],
     [{ fullyLive: 'yes' }, 'fullyLive must be boolean'],
     [{ currencies: [{ currency: 'USD', gatewayCredentials: { token: 'x' } }] }, 'currencies[0].gatewayCredentials.token is not a known field'],
+    [{ currencies: [{ currency: 'XAU' }] }, 'currencies[0].currency must be an ISO 4217 currency code a card is charged in'],
+    [{ defaultCurrency: 'CLF' }, 'defaultCurrency must be an ISO 4217 currency code'],
     [{ mid: 'STOLEN-MID' }, 'mid is read-only'],
     [{ companyId: 999999 }, 'companyId is read-only'],
     [{ fullyLive: null }, 'fullyLive'],

@@ -163,6 +163,15 @@ describe('POST /payments', () => {
     const unknownField = await pay({ ...paymentBody('4242424242424242'), coupon: 'x' });
     expect(unknownField.body.error).toMatchObject({ type: 'invalid_request_error', param: 'coupon' });
 
+    // A code that is no currency a card is charged in (a test code, a metal, a four-decimal unit of account, lower case).
+    const beforeCurrencies = await paymentsOf();
+    for (const currency of ['XXX', 'XTS', 'XAU', 'CLF', 'UYI', 'ABC', 'usd']) {
+      const odd = await pay(paymentBody('4242424242424242', { currency }));
+      expect(odd.status, currency).toBe(400);
+      expect(odd.body.error, currency).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'currency', message: expect.stringContaining('ISO 4217') });
+    }
+    expect(await paymentsOf()).toBe(beforeCurrencies);
+
     // A reserved key is valid JSON: named, not called malformed.
     const reserved = await pay('{"amount":1999,"currency":"USD","__proto__":{"x":1}}');
     expect(reserved.status).toBe(400);

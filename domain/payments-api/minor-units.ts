@@ -11,9 +11,10 @@ import { validationError } from '../errors.ts';
 export const ZERO_DECIMAL_CURRENCIES: readonly string[] = ['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];
 /**
  * ISO 4217 currencies with three decimals. The gateway charges hundredths, so their minor-unit amounts must end in
- * 0, as Stripe asks of card payments in them.
+ * 0, as Stripe asks of card payments in them. IQD and LYD, which Stripe does not take, are three-decimal as ISO 4217
+ * says (a client counting their minor units as ISO does would otherwise be charged ten times what it meant).
  */
-export const THREE_DECIMAL_CURRENCIES: readonly string[] = ['BHD', 'JOD', 'KWD', 'OMR', 'TND'];
+export const THREE_DECIMAL_CURRENCIES: readonly string[] = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'];
 
 const ZERO_DECIMAL = new Set(ZERO_DECIMAL_CURRENCIES);
 const THREE_DECIMAL = new Set(THREE_DECIMAL_CURRENCIES);

@@ -1,18 +1,24 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema, Static } from '@sinclair/typebox';
+import { CURRENCY_PROBLEM, isChargeableCurrency } from '../currencies.ts';
 
 // ajv-formats ships CommonJS with a default export under ESM interop.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
+/** The formats of this gateway's own besides the standard ones: `currency`, a code of `CHARGEABLE_CURRENCIES`. */
+function addGatewayFormats(ajv: Ajv): Ajv {
+  return addFormats(ajv).addFormat('currency', { type: 'string', validate: isChargeableCurrency });
+}
+
 /** Bodies are validated as sent: no type coercion, no silently dropped fields, first error reported. */
 export function createStrictAjv(): Ajv {
-  return addFormats(new Ajv({ coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false }));
+  return addGatewayFormats(new Ajv({ coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false }));
 }
 
 /** Query strings arrive as text; integers and booleans are coerced, nothing else is. */
 export function createQueryAjv(): Ajv {
-  return addFormats(new Ajv({ coerceTypes: true, removeAdditional: false, useDefaults: true, allErrors: false, strict: false }));
+  return addGatewayFormats(new Ajv({ coerceTypes: true, removeAdditional: false, useDefaults: true, allErrors: false, strict: false }));
 }
 
 /** Turns an ajv error into a sentence that names the offending field. */
@@ -31,6 +37,9 @@ export function describeSchemaError(error: ErrorObject, root = 'body'): string {
       return `${path === '' ? '' : `${path}.`}${(error.params as { missingProperty: string }).missingProperty} is required`;
     case 'type':
       return `${subject} must be ${(error.params as { type: string }).type}`;
+    case 'format':
+      if ((error.params as { format?: string }).format === 'currency') return `${subject} ${CURRENCY_PROBLEM}`;
+      return `${subject} ${error.message ?? 'is invalid'}`;
     case 'maxLength':
     case 'minLength':
     case 'maximum':
@@ -38,7 +47,6 @@ export function describeSchemaError(error: ErrorObject, root = 'body'): string {
     case 'maxItems':
     case 'minItems':
     case 'pattern':
-    case 'format':
     case 'enum':
     case 'const':
     default:

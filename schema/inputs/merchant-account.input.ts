@@ -23,7 +23,7 @@ export const GatewayCredentials = Type.Object(
 export type GatewayCredentials = Static<typeof GatewayCredentials>;
 
 export const MerchantAccountCurrencyInput = Type.Object(
-  { currency: Type.String({ pattern: '^[A-Z]{3}$' }), gatewayCredentials: Type.Optional(GatewayCredentials) },
+  { currency: Type.String({ format: 'currency' }), gatewayCredentials: Type.Optional(GatewayCredentials) },
   { additionalProperties: false },
 );
 
@@ -61,7 +61,7 @@ export const MerchantAccountFields = {
   allowPremiumProgram: Type.Boolean(),
   fullyLive: Type.Boolean(),
   shorthandSuffix: nullable(text(32)),
-  defaultCurrency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  defaultCurrency: Type.String({ format: 'currency' }),
   rdrFee: nullable(Money),
   alertFee: nullable(Money),
   cdrnFee: nullable(Money),

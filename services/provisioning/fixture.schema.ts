@@ -44,7 +44,7 @@ const ProductInput = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     application: Type.Optional(Type.String({ pattern: Slug.pattern, description: "Slug of the tenant's application selling it; the first application when absent" })),
     price: Money,
-    currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+    currency: Type.String({ format: 'currency' }),
     acceptedNetworks: Type.Optional(Type.Array(Type.Union(CARD_NETWORKS.map((n) => Type.Literal(n))), { uniqueItems: true })),
     subscriptionPlan: Type.Optional(Type.Union([SubscriptionPlanInput, Type.Null()])),
     velocity: Type.Optional(

@@ -11,6 +11,8 @@ describe('minor units of the /payments API', () => {
     expect(fromMinorUnits(1230, 'KWD')).toBe('1.23');
     expect(fromMinorUnits(10, 'BHD')).toBe('0.01');
     expect([currencyDecimals('USD'), currencyDecimals('JPY'), currencyDecimals('KWD')]).toEqual([2, 0, 3]);
+    // Three decimals as ISO 4217 says, though Stripe does not take them: 1000 is one dinar, not ten.
+    expect([fromMinorUnits(1000, 'IQD'), fromMinorUnits(1000, 'LYD')]).toEqual(['1.00', '1.00']);
   });
 
   it('answers each stored amount back in the same units', () => {

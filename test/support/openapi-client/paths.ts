@@ -803,6 +803,7 @@ export interface operations {
           allowPremiumProgram?: boolean;
           fullyLive?: boolean;
           shorthandSuffix?: string | null;
+          /** Format: currency */
           defaultCurrency?: string;
           rdrFee?: (number | string) | null;
           alertFee?: (number | string) | null;
@@ -835,6 +836,7 @@ export interface operations {
           requiresZip?: boolean;
           partnerStoreId?: string | null;
           currencies?: ({
+              /** Format: currency */
               currency: string;
               gatewayCredentials?: {
                 apiKey?: string | null;
@@ -1879,7 +1881,10 @@ export interface operations {
         "application/json": {
           /** @description Amount to charge in the currency's minor units: 1999 is 19.99 USD, 500 is 500 JPY (no minor unit), 1230 is 1.230 KWD (three decimals: must end in 0, the gateway charges hundredths) */
           amount: number;
-          /** @description ISO 4217 code, upper case */
+          /**
+           * Format: currency
+           * @description ISO 4217 code, upper case, of a currency cards are charged in (not a fund, metal or test code, nor CLF or UYW)
+           */
           currency: string;
           card: {
             /** @description The card number (PAN); never stored or returned */

@@ -399,6 +399,12 @@ describe('GET /payments', () => {
     expectDocumented('/payments/{id}', 'get', 404, peek.body);
     const listed = await get('/payments?limit=100', other);
     expect(listed.body.data.map((p: { id: string }) => p.id)).not.toContain(mine.body.id);
+    // Another tenant's payment is no cursor either (nor one that does not exist): 404, as a refund list's cursor.
+    for (const cursor of [mine.body.id, 'pay_999999999']) {
+      const paged = await get(`/payments?starting_after=${cursor}`, other);
+      expect(paged, cursor).toEqual({ status: 404, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment: '${cursor}'`, param: 'starting_after' } } });
+      expectDocumented('/payments', 'get', 404, paged.body);
+    }
     const refund = await call(app, 'POST', `/payments/${mine.body.id}/refund`, other.apiKey, {});
     expect(refund.status).toBe(404);
     const still = await get(`/payments/${mine.body.id}`);

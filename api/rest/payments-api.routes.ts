@@ -129,12 +129,17 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         tags: ['payments'],
         security: API_KEY_REQUIRED,
         querystring: PaymentListQuery,
-        response: { 200: ref(PaymentList), ...errors(400, 401, 429, 500) },
+        response: { 200: ref(PaymentList), ...errors(400, 401, 404, 429, 500) },
       },
       async handler(request) {
         const principal = callerOf(request);
         const query = request.query;
         const limit = query.limit ?? 10;
+        // A cursor is one of the tenant's own payments, as a refund list's is: another's (or none) is no position.
+        const after = query.starting_after === undefined ? undefined : orderIdOf(query.starting_after);
+        if (query.starting_after !== undefined && (after === undefined || !(await findPayment(request.em, principal.tenantId, after)))) {
+          throw resourceMissing('payment', query.starting_after, 'starting_after');
+        }
         const rows = await listPayments(
           request.em,
           principal.tenantId,
@@ -147,7 +152,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
             amountTo: query['amount[lte]'],
             email: query.email,
             mid: query.mid,
-            beforeOrderId: query.starting_after === undefined ? undefined : orderIdOf(query.starting_after),
+            beforeOrderId: after,
           },
           limit + 1,
         );

@@ -1837,6 +1837,12 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
+      /** @description No such payment for this key (`resource_missing`) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
       /** @description Rate limit of the API key exceeded */
       429: {
         content: {

@@ -4,6 +4,10 @@ import { recordLateAnswer } from '../data/queries/transactions.ts';
 import { createSubscriptionActivities } from '../activities/subscriptions/subscription.activities.ts';
 import { createUncertainRebillActivities } from '../activities/subscriptions/uncertain-rebill.activities.ts';
 import { processorsFromConfig } from '../worker/processors-from-config.ts';
+import { temporalSubscriptionController } from '../adapters/temporal/subscription-controller.ts';
+import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
+import { controlSubscription } from '../services/subscriptions/control-subscription.ts';
+import type { SubscriptionController } from '../domain/subscriptions/subscription-controller.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { attemptReference } from '../domain/payments/attempts.ts';
 import { StatusId } from '../domain/statuses/status-ids.ts';
@@ -294,6 +298,25 @@ describe('recurring rebills (in-process worker)', () => {
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThan(before), { timeout: 10_000, interval: 200 });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
     expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).status).toBe(400);
+  });
+
+  it('refuses a pause or resume that a cancel sent at the same time overtook, as one sent after it: never 200 showing `cancelled`', async () => {
+    const tenant = await subscriptionTenant(app);
+    const controller = temporalSubscriptionController({ client: app.temporal.client });
+    for (const action of ['pause', 'resume'] as const) {
+      const id = await subscribe(app, tenant, 'hourly');
+      // The cancel lands between the action's check of the subscription (active) and its signal.
+      const overtaken: SubscriptionController = {
+        async signal(input) {
+          expect(await controller.signal({ ...input, action: 'cancel' })).not.toBe('not_running');
+          await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 10_000, interval: 50 });
+          return controller.signal(input);
+        },
+      };
+      const deliveries = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: app.config.webhookRetrySchedule, attemptTimeoutMs: app.config.webhookTimeoutMs });
+      const deps = { em: app.orm.em.fork(), controller: overtaken, deliveries, logger: app.logger };
+      await expect(controlSubscription(deps, { tenantId: tenant.id, subscriptionId: id, action })).rejects.toMatchObject({ code: 'subscription_not_active', message: `Subscription ${id} is cancelled` });
+    }
   });
 
   it('sells a plan priced at zero (a free trial keeping the card on file); a zero-priced product without one is 404 (payments-api.test.ts)', async () => {

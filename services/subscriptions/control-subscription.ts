@@ -66,6 +66,10 @@ export async function controlSubscription(deps: SubscriptionControlDeps, input: 
     },
     { interval: 50, timeout: { milliseconds: SETTLE_WAIT_MS, fallback: () => undefined } },
   );
+  // Cancelled meanwhile (a cancel sent at the same time won): a pause or resume took no effect, as one sent after it.
+  if (input.action !== 'cancel' && latest.state === 'cancelled') {
+    throw new PaymentApiError('invalid_request_error', 'subscription_not_active', `Subscription ${input.subscriptionId} is cancelled`, { param: 'id' });
+  }
   return latest;
 }
 

@@ -1,10 +1,11 @@
 /**
- * The ISO 4217 currencies a card is charged in here: every active code (2025) but the fund codes (BOV, CHE, CHW, COU,
+ * The ISO 4217 currencies a card is charged in here: every active code but the fund codes (BOV, CHE, CHW, COU,
  * MXV, USN, UYI), precious metals and bond units (XAU, XAG, XPD, XPT, XBA–XBD), the SDR and its kin (XDR, XSU, XUA),
  * the testing and no-currency codes (XTS, XXX), and the two units of account with four decimals (CLF, UYW): amounts
- * are kept in hundredths, which cannot hold them. Codes being replaced are kept until their successor is everywhere
- * (ANG and XCG, SLL and SLE, ZWL and ZWG). An unknown code was taken as a two-decimal currency: a payment in `XXX`
- * was stored, and one in `CLF` read a ten-thousandth as a hundredth.
+ * are kept in hundredths, which cannot hold them. Codes withdrawn lately are kept while merchants may still hold
+ * accounts in them (BGN, since the euro of 2026; ANG beside XCG, SLL beside SLE, ZWL beside ZWG); CUC, withdrawn in
+ * 2021, is not. An unknown code was taken as a two-decimal currency: a payment in `XXX` was stored, and one in `CLF`
+ * read a ten-thousandth as a hundredth.
  */
 export const CHARGEABLE_CURRENCIES: readonly string[] = [
   ...['AED', 'AFN', 'ALL', 'AMD', 'ANG', 'AOA', 'ARS', 'AUD', 'AWG', 'AZN', 'BAM', 'BBD', 'BDT', 'BGN', 'BHD', 'BIF', 'BMD', 'BND', 'BOB', 'BRL'],

@@ -155,7 +155,15 @@ describe('POST /payments', () => {
       expect(rounded.status, amount).toBe(400);
       expect(rounded.body.error, amount).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'amount' });
     }
+    // Nor is a text field given such a number taken as its text: a 19-digit card number sent as a JSON number.
+    const numericCard = JSON.stringify(paymentBody('4242424242424242')).replace('"number":"4242424242424242"', '"number":4000000000000000001');
+    const refusedCard = await pay(numericCard);
+    expect(refusedCard.status).toBe(400);
+    expect(refusedCard.body.error).toMatchObject({ type: 'invalid_request_error', param: 'card.number' });
+    expect(JSON.stringify(refusedCard.body)).not.toContain('4000000000000000001');
     expect(await paymentsOf()).toBe(before);
+    // A body opening with a byte order mark reads as without it, as on every route.
+    expect((await pay(`\uFEFF${written('1999')}`)).body).toMatchObject({ status: 'succeeded', amount: 1999 });
     // A whole number however written is that number.
     const wholeWritten = await pay(written('1.999e3'));
     expect(wholeWritten.body).toMatchObject({ status: 'succeeded', amount: 1999 });

@@ -303,13 +303,23 @@ describe('recurring rebills (in-process worker)', () => {
   it('refuses a pause or resume that a cancel sent at the same time overtook, as one sent after it: never 200 showing `cancelled`', async () => {
     const tenant = await subscriptionTenant(app);
     const controller = temporalSubscriptionController({ client: app.temporal.client });
-    for (const action of ['pause', 'resume'] as const) {
+    // The cancel lands between the action's check of the subscription (active) and its signal, which then reaches the
+    // billing workflow still ending or already closed.
+    for (const [action, billingClosed] of [['pause', false], ['resume', false], ['pause', true], ['resume', true]] as const) {
       const id = await subscribe(app, tenant, 'hourly');
-      // The cancel lands between the action's check of the subscription (active) and its signal.
+      // Its billing starts right after the checkout's answer.
+      const billing = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+      await vi.waitFor(async () => expect((await billing.describe()).status.name).toBe('RUNNING'), { timeout: 10_000, interval: 100 });
+      let overtook = false;
       const overtaken: SubscriptionController = {
+        // Asked again while "not running" (the action waits for a billing still starting), the cancel is not sent twice.
         async signal(input) {
-          expect(await controller.signal({ ...input, action: 'cancel' })).not.toBe('not_running');
-          await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 10_000, interval: 50 });
+          if (!overtook) {
+            overtook = true;
+            expect(await controller.signal({ ...input, action: 'cancel' })).toBe('signalled');
+            await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 10_000, interval: 50 });
+            if (billingClosed) await billing.result();
+          }
           return controller.signal(input);
         },
       };
@@ -785,6 +795,33 @@ describe('a salvaged checkout decline paid on its retry', () => {
     // The checkout was paid at last: its lead is paid by that charge (and not by the first period's, which came later).
     const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
     expect(lead).toMatchObject({ status: 'paid', transaction_id: paidLate.gateway_transaction_id, order_id: salvaged!.orderId, amount: '9.99', subscription_id: id });
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
+  it("pays a lead first written after the checkout's retry charged, naming the subscription the retry paid for", async () => {
+    const tenant = await createLeadTenant(app, {
+      extra: {
+        products: [
+          oneOffProduct('late-lead', '9.99', 'USD', {
+            subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, intervalSeconds: 3600, trialSeconds: 0, gracePeriodDays: 3, dunning: { insufficientFundsRetrySeconds: [1], otherRetrySeconds: [1] } },
+          }),
+        ],
+        merchantAccounts: [merchantAccount(`LATE-${randomUUID().slice(0, 8)}`)],
+        webhookEndpoints: [],
+      },
+    });
+    const sessionId = newSessionId();
+    // The issuer declines this checkout (salvaged into grace) and approves its retry; nobody wrote a lead yet.
+    front.setRules({ declineFirstOrder: { code: 3512, message: 'Insufficient Funds' } });
+    const { body } = await post(app, `/api/${tenant.result.products[0]!.id}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+    expect(body).toMatchObject({ chargeSuccess: false, declineSalvage: true, subscribeSuccess: true });
+    const id = body.subscriptionId as number;
+    await vi.waitFor(async () => expect((await rebillsOf(app, id)).map((r) => [r.period, r.state])).toEqual([[0, 'paid']]), { timeout: 20_000, interval: 200 });
+    const written = await postLead(app.baseUrl, { email: 'later@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey));
+    expect(written.status).toBe(201);
+    const [retry] = await rebillsOf(app, id);
+    const [lead] = (await getLeads(app.baseUrl, { session_id: sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(lead).toMatchObject({ status: 'paid', order_id: retry!.orderId, amount: '9.99', subscription_id: id });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
   });
 });

@@ -105,7 +105,13 @@ export function createUncertainRebillActivities(deps: UncertainRebillActivityDep
       },
       eventKey: `transaction.updated/order-${order.orderId}/approved`,
     });
-    const deliveries = [...updated, ...(await markCheckoutLeadPaid({ ...input, orderId: order.orderId, amount, currency, charge }))];
+    // Best effort, as a payment's own marking: the period is paid whatever becomes of the lead (a later write of the
+    // lead, or an operator, finds the payment), so a failing lead never holds back the renewal or asks again.
+    const leadDeliveries = await markCheckoutLeadPaid({ ...input, orderId: order.orderId, amount, currency, charge }).catch((error: unknown) => {
+      deps.logger.error({ subscriptionId: input.subscriptionId, orderId: order.orderId, err: error }, "the salvaged checkout's lead was not marked paid");
+      return [];
+    });
+    const deliveries = [...updated, ...leadDeliveries];
     return { kind: 'charged', orderId: order.orderId, processorTransactionId: charge.processorTransactionId, statusId: charge.statusId, amount, currency, deliveries };
   }
 

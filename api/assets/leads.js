@@ -8,7 +8,8 @@
  *   ServiceLeads.identify({ email, first_name, ... })   saves contact fields and writes the lead (a Promise); fields
  *                                       the gateway refuses (422) are not kept, so later writes of the tab still pass;
  *                                       the rejection's error has `status`, `code` and `details` (one `field: problem`
- *                                       entry per bad field) to show the shopper
+ *                                       entry per bad field) to show the shopper; a field given as null or undefined
+ *                                       is left out
  *   ServiceLeads.scan(page)             records another page (defaults to the current path)
  *   ServiceLeads.ready                  the write of this page's scan (resolves to the lead, or null before an e-mail)
  *   ServiceLeads.reset()                after the payment: the next checkout in this tab is a lead of its own (a new
@@ -141,8 +142,10 @@
   window.ServiceLeads = {
     sessionId: function () { return state.session_id; },
     identify: function (fields) {
-      var newInThisCall = Object.keys(fields).filter(function (name) { return !(name in state.contact); });
-      for (var name in fields) state.contact[name] = fields[name];
+      // A field given as null or undefined tells nothing: left out (the gateway refuses a null, and keeps what it holds).
+      var given = Object.keys(fields).filter(function (name) { return fields[name] !== null && fields[name] !== undefined; });
+      var newInThisCall = given.filter(function (name) { return !(name in state.contact); });
+      given.forEach(function (name) { state.contact[name] = fields[name]; });
       save(state);
       return post().catch(function (error) {
         forgetRefused(error, newInThisCall, false);

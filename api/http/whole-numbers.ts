@@ -20,11 +20,23 @@ export function isExactlyWhole(source: string, value: number): boolean {
 }
 
 /**
- * A `JSON.parse` reviver: a number that is not exactly the whole number it reads as is kept as its text (`"amount":
- * 999.99999999999999999` would otherwise read as 1000 and be taken by a field typed integer). Every other number reads
- * as ever.
+ * A number written with digits a double cannot hold as the whole number it reads as: kept for what it is, neither a
+ * number nor a string, so every field refuses it by type (an integer field says "must be integer", a text field "must
+ * be string": a 19-digit card number sent as a JSON number is not taken as its text).
  */
-export function keepInexactWholeNumbersAsText(_key: string, value: unknown, context?: { source?: string }): unknown {
+export class InexactNumber {
+  constructor(readonly source: string) {}
+  toJSON(): string {
+    return this.source;
+  }
+}
+
+/**
+ * A `JSON.parse` reviver: a number that is not exactly the whole number it reads as is kept as an `InexactNumber`
+ * (`"amount": 999.99999999999999999` would otherwise read as 1000 and be taken by a field typed integer). Every other
+ * number reads as ever.
+ */
+export function keepInexactWholeNumbers(_key: string, value: unknown, context?: { source?: string }): unknown {
   if (typeof value !== 'number' || !Number.isInteger(value) || context?.source === undefined) return value;
-  return isExactlyWhole(context.source, value) ? value : context.source;
+  return isExactlyWhole(context.source, value) ? value : new InexactNumber(context.source);
 }

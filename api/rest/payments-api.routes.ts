@@ -68,7 +68,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
   app.register(async (plain) => {
     plain.setErrorHandler((error, request, reply) => sendPaymentApiError(request, reply, error));
     // Amounts are whole minor units: one written with digits a double cannot hold is refused, never rounded.
-    readJsonBodies(plain, { inexactWholeNumbersAsText: true });
+    readJsonBodies(plain, { inexactWholeNumbers: true });
     const scope = plain.withTypeProvider<TypeBoxTypeProvider>();
     const publicUrl = (request: FastifyRequest) => (deps.publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
     const loadPayment = async (request: FastifyRequest, tenantId: number, id: string) => {

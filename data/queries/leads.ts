@@ -210,8 +210,8 @@ export interface EarlierPayment {
 /**
  * The session's first charged payment (order `approved`, its approved authorization on an account of the lead's
  * environment, for a product of the lead's application), with the identifiers its own marking gives a lead: the
- * processor's transaction id, the subscription's order and id when the checkout created one. Undefined when there
- * is none. Uses `orders (tenant_id, partner_session)`.
+ * processor's transaction id, the subscription's order and id when the checkout created one (the subscription a
+ * salvaged checkout's retry paid for). Undefined when there is none. Uses `orders (tenant_id, partner_session)`.
  */
 export async function findFirstPaymentOfSession(
   em: EntityManager,
@@ -221,13 +221,15 @@ export async function findFirstPaymentOfSession(
     { product_id: number; merchant_account_id: number; transaction_id: string; order_id: number; amount: string; currency: string; subscription_id: number | null }[]
   >(
     `select o.product_id, t.merchant_account_id, t.gateway_transaction_id as transaction_id, coalesce(own.id, o.id) as order_id,
-            o.amount::text as amount, o.currency, s.id as subscription_id
+            o.amount::text as amount, o.currency, coalesce(s.id, r.subscription_id) as subscription_id
        from orders o
        join products p on p.id = o.product_id
        join transactions t on t.order_id = o.id and t.kind = 'authorization' and t.success and t.gateway_transaction_id is not null
        join merchant_accounts m on m.id = t.merchant_account_id
        left join orders own on own.parent_order_id = o.id and own.kind = 'subscription'
        left join subscriptions s on s.order_id = own.id
+       -- A salvaged checkout's retry (a rebill of period 0) names the subscription it pays for, as its own marking does.
+       left join rebills r on r.order_id = o.id
       where o.tenant_id = ? and o.partner_session = ? and o.state = 'approved' and p.application_id = ?
         and (case when m.gateway = ? then 'test' else 'live' end) = ?
       order by t.completed_at, t.id

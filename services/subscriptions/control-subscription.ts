@@ -50,12 +50,14 @@ export interface SubscriptionControlDeps {
 export async function controlSubscription(deps: SubscriptionControlDeps, input: { tenantId: number; subscriptionId: number; action: SubscriptionAction }): Promise<SubscriptionView> {
   const current = await findSubscriptionOf(deps.em, input.tenantId, input.subscriptionId);
   if (input.action === 'cancel' && current.state === 'cancelled') return current;
-  if (current.state === 'cancelled' || current.state === 'pending') {
-    throw new PaymentApiError('invalid_request_error', 'subscription_not_active', `Subscription ${input.subscriptionId} is ${current.state}`, { param: 'id' });
-  }
+  if (current.state === 'cancelled' || current.state === 'pending') throw notActive(input.subscriptionId, current.state);
   const sent = await signalBilling(deps.controller, input);
   if (sent === 'not_running') {
-    if (input.action !== 'cancel') throw new PaymentApiError('invalid_request_error', 'subscription_not_billed', `Subscription ${input.subscriptionId} has no running billing to ${input.action}`, { param: 'id' });
+    if (input.action !== 'cancel') {
+      // A cancel that overtook this action ended its billing: told as the cancel, not as a subscription never billed.
+      if ((await findSubscriptionOf(deps.em, input.tenantId, input.subscriptionId)).state === 'cancelled') throw notActive(input.subscriptionId, 'cancelled');
+      throw new PaymentApiError('invalid_request_error', 'subscription_not_billed', `Subscription ${input.subscriptionId} has no running billing to ${input.action}`, { param: 'id' });
+    }
     await cancelDirectly(deps, input.tenantId, current);
   }
   let latest = current;
@@ -67,11 +69,12 @@ export async function controlSubscription(deps: SubscriptionControlDeps, input: 
     { interval: 50, timeout: { milliseconds: SETTLE_WAIT_MS, fallback: () => undefined } },
   );
   // Cancelled meanwhile (a cancel sent at the same time won): a pause or resume took no effect, as one sent after it.
-  if (input.action !== 'cancel' && latest.state === 'cancelled') {
-    throw new PaymentApiError('invalid_request_error', 'subscription_not_active', `Subscription ${input.subscriptionId} is cancelled`, { param: 'id' });
-  }
+  if (input.action !== 'cancel' && latest.state === 'cancelled') throw notActive(input.subscriptionId, 'cancelled');
   return latest;
 }
+
+const notActive = (subscriptionId: number, state: string) =>
+  new PaymentApiError('invalid_request_error', 'subscription_not_active', `Subscription ${subscriptionId} is ${state}`, { param: 'id' });
 
 /** Signals the billing workflow, waiting briefly for one that is still being started. */
 async function signalBilling(controller: SubscriptionController, input: { tenantId: number; subscriptionId: number; action: SubscriptionAction }) {

@@ -71,9 +71,14 @@ export async function startProcessorFront(target: string, initialRules: FrontRul
     inquiries: () => inquiries,
     /** The references asked about so far, in order. */
     inquired: () => [...inquired],
-    /** Changes the rules from the next request on (`refusedInquiries` counts from the inquiries made so far). */
+    /**
+     * Changes the rules from the next request on (`refusedInquiries` counts from the inquiries made so far, and
+     * `declineFirstOrder` from the orders seen so far).
+     */
     setRules: (next: FrontRules) => {
       rules = { ...next, ...(next.refusedInquiries !== undefined ? { refusedInquiries: inquiries + next.refusedInquiries } : {}) };
+      // `declineFirstOrder` given anew declines the first order seen from now on.
+      if (next.declineFirstOrder) declinedOrder = undefined;
     },
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };

@@ -22,9 +22,10 @@ describe('a JSON number that is exactly the whole number it reads as', () => {
 
   it('is never a number with a fraction that rounds away, nor an integer past what a double holds', () => {
     fc.assert(
-      fc.property(fc.maxSafeInteger(), fc.stringMatching(/^[0-9]{0,20}[1-9]$/), (n, fraction) => {
+      fc.property(fc.maxSafeInteger().filter((n) => n !== 0), fc.stringMatching(/^[0-9]{0,20}[1-9]$/), (n, fraction) => {
         const text = `${n}.${'0'.repeat(20)}${fraction}`;
-        // 20 zeros first: the double cannot hold the fraction, so the text reads as the whole number n.
+        // 20 zeros first: the double cannot hold the fraction, so the text reads as the whole number n (0.000…1 is a
+        // double of its own, no whole number).
         expect(Number.isInteger(read(text))).toBe(true);
         expect(isExactlyWhole(text, read(text)), text).toBe(false);
       }),

@@ -180,6 +180,14 @@ describe('POST /payments', () => {
     }
     expect(await paymentsOf()).toBe(beforeCurrencies);
 
+    // A metadata key is 1 to 40 characters, as documented.
+    for (const key of ['k'.repeat(41), '']) {
+      const refusedKey = await pay(paymentBody('4242424242424242', { metadata: { [key]: 'v' } }));
+      expect(refusedKey.status, key).toBe(400);
+      expect(refusedKey.body.error, key).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'metadata', message: expect.stringContaining('a field name must NOT have') });
+    }
+    expect((await pay(paymentBody('4242424242424242', { metadata: { ['k'.repeat(40)]: 'v' } }))).body).toMatchObject({ status: 'succeeded' });
+
     // A reserved key is valid JSON: named, not called malformed.
     const reserved = await pay('{"amount":1999,"currency":"USD","__proto__":{"x":1}}');
     expect(reserved.status).toBe(400);

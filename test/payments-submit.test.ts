@@ -277,6 +277,13 @@ describe('request-level errors', () => {
       expect(await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242'))).toEqual({ status: 404, body: { success: false, message: `Product ${productId} not found` } });
     }
     expect((await submit(submitBody('4242424242424242', { props: { big: 'x'.repeat(70_000) } }))).status).toBe(413);
+    // A props name is 1 to 100 characters, as documented: a longer or empty one is refused, and not echoed.
+    for (const name of ['k'.repeat(101), '']) {
+      const refused = await submit(submitBody('4242424242424242', { props: { [name]: 'v' } }));
+      expect(refused.status, name).toBe(400);
+      expect(JSON.stringify(refused.body)).toContain('props: a field name must NOT have');
+      expect(JSON.stringify(refused.body)).not.toContain('k'.repeat(101));
+    }
   });
 });
 

@@ -38,7 +38,10 @@ export const CreatePaymentBody = Type.Object(
       ),
     ),
     partner_session: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The caller's checkout session, echoed in webhooks and used for lead matching (50 characters or fewer are stored)" })),
-    metadata: Type.Optional(Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: 50, description: 'Your key-value pairs, kept on the order' })),
+    // A record's key schema says nothing to a validator (its keys match `^(.*)$`): `propertyNames` holds them.
+    metadata: Type.Optional(
+      Type.Record(Type.String(), Type.String({ maxLength: 500 }), { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 40 }, description: 'Your key-value pairs (keys 1 to 40 characters), kept on the order' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -52,7 +52,10 @@ export const SubmitRequest = Type.Object(
     address: Type.Optional(Address),
     shippingAddress: Type.Optional(Address),
     mid: str(64),
-    props: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]), { maxProperties: 50 })),
+    // A record's key schema says nothing to a validator (its keys match `^(.*)$`): `propertyNames` holds them.
+    props: Type.Optional(
+      Type.Record(Type.String(), Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]), { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 100 } }),
+    ),
     campaignId: Type.Optional(Type.Integer({ description: 'Deprecated; ignored. Use campaignName' })),
     affiliateId: Type.Optional(Type.Integer({ description: 'Deprecated; ignored. Use affiliateName' })),
     campaignName: str(200),

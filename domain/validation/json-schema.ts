@@ -30,6 +30,8 @@ export function describeSchemaError(error: ErrorObject, root = 'body'): string {
     .join('')
     .replace(/^\./, '');
   const subject = path === '' ? root : path;
+  // A field name refused by `propertyNames`: said of the name, which is not echoed (it may be long, or anything).
+  if ((error as { propertyName?: string }).propertyName !== undefined) return `${subject}: a field name ${error.message ?? 'is invalid'}`;
   switch (error.keyword) {
     case 'additionalProperties':
       return `${path === '' ? '' : `${path}.`}${(error.params as { additionalProperty: string }).additionalProperty} is not a known field`;

@@ -1920,7 +1920,7 @@ export interface operations {
           };
           /** @description The caller's checkout session, echoed in webhooks and used for lead matching (50 characters or fewer are stored) */
           partner_session?: string;
-          /** @description Your key-value pairs, kept on the order */
+          /** @description Your key-value pairs (keys 1 to 40 characters), kept on the order */
           metadata?: {
             [key: string]: string;
           };

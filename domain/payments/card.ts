@@ -83,11 +83,20 @@ export function binCountry(bin: string): string | undefined {
 }
 
 /**
- * No white space, control or format characters anywhere: an invisible one (a zero-width space, a soft hyphen) would
- * make `blocked@example.com` another address for the blocklist, velocity and subscription checks, which compare
- * addresses as written (lower-cased).
+ * One spelling per mailbox, as far as syntax goes: the blocklist, velocity and one-subscription checks compare
+ * addresses as written (lower-cased), so every other way of writing one address would pass them as another.
+ * - The local part is dot-atoms (RFC 5322 `atext`, and letters, marks and digits of any script, RFC 6531): no quoted
+ *   string, no comment (`bad(x)@example.com` is `bad@example.com`), no leading, trailing or doubled dot.
+ * - The domain is host-name labels (letters, marks and digits of any script, hyphens inside), at least two, the last
+ *   of two characters or more: no trailing root dot (`example.com.` is `example.com`), no address literal, no empty
+ *   label.
+ * - No white space, control or format character anywhere: an invisible one (a zero-width space, a soft hyphen) would
+ *   make another address too.
  */
-const EMAIL = /^[^\s@\p{Cc}\p{Cf}\p{Z}]+@[^\s@\p{Cc}\p{Cf}\p{Z}]+\.[^\s@\p{Cc}\p{Cf}\p{Z}]{2,}$/u;
+const ATOM = "[\\p{L}\\p{M}\\p{N}!#$%&'*+\\-/=?^_`{|}~]+";
+const LABEL = '[\\p{L}\\p{M}\\p{N}](?:[\\p{L}\\p{M}\\p{N}-]*[\\p{L}\\p{M}\\p{N}])?';
+const TOP_LABEL = '[\\p{L}\\p{M}\\p{N}][\\p{L}\\p{M}\\p{N}-]*[\\p{L}\\p{M}\\p{N}]';
+const EMAIL = new RegExp(`^${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+${TOP_LABEL}$`, 'u');
 /**
  * An e-mail as payments keep and compare it (customers, velocity, blocklists, subscriptions): trimmed and lower-cased
  * here, never by PostgreSQL's `lower()`, whose case rules differ for some letters (a final `Σ`).

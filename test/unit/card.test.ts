@@ -156,6 +156,26 @@ describe('e-mail', () => {
     ['jos\u00e9@example.com', true],
     ['jose\u0301@example.com', false],
     ['用户@例子.广告', true],
+    ["o'brien!#$%&*+/=?^_`{|}~-@example.com", true],
+    ['ada@xn--bcher-kva.example', true],
+    ['ada@mail-1.example.co.uk', true],
+    // Other spellings of one mailbox, or no mailbox at all: each would pass the blocklist, velocity and
+    // one-subscription checks as another address.
+    ['bad@x.co.', false],
+    ['bad@x.co..', false],
+    ['bad(x)@x.co', false],
+    ['"bad"@x.co', false],
+    ['bad@[192.0.2.1]', false],
+    ['a@x..co', false],
+    ['a@.x.co', false],
+    ['a@-x.co', false],
+    ['a@x-.co', false],
+    ['a@x.co-', false],
+    ['a..b@x.co', false],
+    ['.a@x.co', false],
+    ['a.@x.co', false],
+    ['a@x_y.co', false],
+    ['a@x!.co', false],
   ])('%j valid: %s', (email, expected) => {
     expect(isValidEmail(email)).toBe(expected);
   });

@@ -186,6 +186,26 @@ describe('HTTP semantics', () => {
     expect(await payments.json()).toMatchObject({ error: { code: 'unsupported_media_type', message: 'Content-Encoding is not supported: send the body uncompressed' } });
   });
 
+  it('refuses a body that is not UTF-8 as invalid JSON on every route, storing no U+FFFD in its place', async () => {
+    const before = await orderCount();
+    // `inv\xff@…` and the UTF-8 form of a lone surrogate (ED A0 80): bytes no UTF-8 text holds.
+    const plain = JSON.stringify(submitBody('4242424242424242', { email: 'invX@example.com', partnerSession: 'sessY' }));
+    const [head, afterX] = plain.split('X') as [string, string];
+    const [middle, tail] = afterX.split('Y') as [string, string];
+    const body = Buffer.concat([Buffer.from(head), Buffer.from([0xff]), Buffer.from(middle), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from(tail)]);
+    const sendTo = (path: string, authorization: string) => fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body });
+    const submitted = await sendTo(`/api/${tenant.productId}`, tenant.apiKey);
+    expect(submitted.status).toBe(400);
+    expect(await submitted.json()).toEqual({ success: false, message: 'Invalid JSON body' });
+    const paid = await sendTo('/payments', `Bearer ${tenant.apiKey}`);
+    expect(paid.status).toBe(400);
+    expect(await paid.json()).toMatchObject({ error: { code: 'invalid_json' } });
+    expect(await orderCount()).toBe(before);
+    const mailed = await fetch(`${app.baseUrl}/api/email`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from('{"tenant_key":"'), Buffer.from([0xff]), Buffer.from('"}')]) });
+    expect(mailed.status).toBe(400);
+    expect(await mailed.json()).toEqual({ success: false, error: 'Validation error', details: { body: 'is not valid JSON' } });
+  });
+
   it('answers a body that is not JSON 415', async () => {
     const response = await fetch(`${app.baseUrl}/api/${tenant.productId}`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: tenant.apiKey }, body: 'card=4242' });
     expect(response.status).toBe(415);

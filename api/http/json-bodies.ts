@@ -1,22 +1,33 @@
-import type { FastifyInstance } from 'fastify';
+import { errorCodes, type FastifyInstance } from 'fastify';
 import { ReservedKeyError } from './reserved-keys.ts';
 import { keepInexactWholeNumbers } from './whole-numbers.ts';
 
+/** JSON is UTF-8 (RFC 8259): a byte sequence that is not is refused, never read with U+FFFD in its place. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
- * How the scope reads JSON bodies: with Fastify's own parser (malformed JSON refused, and keys that would reach a
- * prototype), a body refused only for such a key told as that (`ReservedKeyError`), and, where asked, a number that
- * is not exactly the whole number it reads as kept as an `InexactNumber` (see `keepInexactWholeNumbers`), so that a
- * field typed integer refuses it instead of taking a rounded value.
+ * How the scope reads JSON bodies: as UTF-8, strictly (a body that is not UTF-8 is not JSON: `inv\xff@x.co` was
+ * stored as `inv\uFFFD@x.co`, a session no longer the caller's), then with Fastify's own parser (malformed JSON
+ * refused, and keys that would reach a prototype), a body refused only for such a key told as that
+ * (`ReservedKeyError`), and, where asked, a number that is not exactly the whole number it reads as kept as an
+ * `InexactNumber` (see `keepInexactWholeNumbers`), so that a field typed integer refuses it instead of taking a
+ * rounded value.
  */
 export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNumbers?: boolean } = {}): void {
   const parseJson = scope.getDefaultJsonParser('error', 'error');
   scope.removeContentTypeParser('application/json');
-  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      // A byte order mark is consumed, as Fastify's parser skips one.
+      text = UTF8.decode(body as Buffer);
+    } catch {
+      return done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+    }
     parseJson(request, text, (error: Error | null, parsed: unknown) => {
       if (error) return done(isJson(text) ? new ReservedKeyError() : error, undefined);
-      // Read again with the reviver (Fastify's parser takes none); without the byte order mark its parser skipped.
-      done(null, options.inexactWholeNumbers ? JSON.parse(text.replace(/^\uFEFF/, ''), keepInexactWholeNumbers) : parsed);
+      // Read again with the reviver, which Fastify's parser takes none of.
+      done(null, options.inexactWholeNumbers ? JSON.parse(text, keepInexactWholeNumbers) : parsed);
     });
   });
 }

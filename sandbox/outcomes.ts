@@ -77,10 +77,13 @@ export function challengeResult(challenge: Challenge, outcome: 'authenticate' | 
 
 /** The final answer of a challenge the cardholder has finished. */
 export function completedAnswer(authorization: Authorization, proceedWithoutAuthentication: boolean): Answer {
-  if (authorization.challenge?.state === 'authenticated') return approvedAnswer(authorization, authenticatedEci(authorization.network));
+  const authenticated = authorization.challenge?.state === 'authenticated';
+  if (!authenticated && !proceedWithoutAuthentication) return declinedAnswer(authorization, THREE_DS_FAILED.statusId, THREE_DS_FAILED.message);
+  // The amount rules hold after a challenge as without one: the issuer declines what it would have declined.
+  const byAmount = AMOUNT_DECLINES[authorization.amount.slice(-2)];
+  if (byAmount) return declinedAnswer(authorization, byAmount.statusId, byAmount.message);
   // Authentication failed, authorized anyway: no liability shift.
-  if (proceedWithoutAuthentication) return approvedAnswer(authorization, authorization.network === 'NetworkB' ? '00' : '07');
-  return declinedAnswer(authorization, THREE_DS_FAILED.statusId, THREE_DS_FAILED.message);
+  return approvedAnswer(authorization, authenticated ? authenticatedEci(authorization.network) : authorization.network === 'NetworkB' ? '00' : '07');
 }
 
 /** Voiding an approval releases it (its auth code stays on record); voiding a pending challenge cancels it. */

@@ -334,6 +334,14 @@ describe('3-D Secure challenge', () => {
     expect((await complete3ds(second.processorTransactionId, true)).outcome).toEqual(approved({ eci: '07', processorTransactionId: second.processorTransactionId }));
   });
 
+  it('the amount rules hold after a challenge: .12 is declined 3512 once authenticated, and when proceeding without', async () => {
+    for (const [card, proceed] of [['4000000000003220', false], ['4000000000003063', true]] as const) {
+      const challenge = challengeOf((await authorize(request(card, { threeDSecure: true, amount: '7.12' }))).outcome);
+      await chooseOnChallengePage(challenge.challengeUrl, 'authenticate');
+      expect((await complete3ds(challenge.processorTransactionId, proceed)).outcome, card).toMatchObject({ kind: 'declined', statusId: 3512, message: 'Insufficient Funds' });
+    }
+  });
+
   it('completing an unknown transaction is a definite decline (4264)', async () => {
     const { outcome, exchange } = await complete3ds(`sbx_${randomUUID()}`, false);
     expect(outcome).toEqual({ kind: 'declined', statusId: 4264, message: 'Transaction Not Found' });

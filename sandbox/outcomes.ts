@@ -50,10 +50,11 @@ function firstAnswer(body: AuthorizationBody, ids: AnswerIds, network: CardNetwo
     case 'decline':
       return { answer: declinedAnswer(ids, behaviour.statusId, behaviour.message) };
     case 'cascade':
-      return { answer: firstMerchantOfOrder === body.merchantId ? declinedAnswer(ids, behaviour.statusId, behaviour.message) : approvedAnswer(ids, frictionlessEci) };
+      return { answer: firstMerchantOfOrder === body.merchantId ? declinedAnswer(ids, behaviour.statusId, behaviour.message) : approvedUnlessByAmount(ids, frictionlessEci, byAmount) };
     case 'challenge':
-      // The holder authenticated at the checkout that stored the card: a merchant-initiated charge of it is exempt.
-      if (body.merchantInitiated) return { answer: approvedAnswer(ids, undefined) };
+      // The holder authenticated at the checkout that stored the card: a merchant-initiated charge of it is exempt (and
+      // the amount rules hold for it, as for any approval: a rebill of it can be dunned).
+      if (body.merchantInitiated) return { answer: approvedUnlessByAmount(ids, undefined, byAmount) };
       if (!body.threeDSecure && !behaviour.redirect) return { answer: declinedAnswer(ids, SCA_REQUIRED.statusId, SCA_REQUIRED.message) };
       return {
         challenge: { authenticationFails: behaviour.authenticationFails, state: 'pending' },
@@ -70,6 +71,11 @@ function firstAnswer(body: AuthorizationBody, ids: AnswerIds, network: CardNetwo
   }
 }
 
+/** An approval, unless the amount's rule declines what would have been approved. */
+function approvedUnlessByAmount(ids: AnswerIds, eci: string | undefined, byAmount: { statusId: number; message: string } | undefined): Answer {
+  return byAmount ? declinedAnswer(ids, byAmount.statusId, byAmount.message) : approvedAnswer(ids, eci);
+}
+
 /** The cardholder's first choice on the challenge page; a card with `authenticationFails` never authenticates. */
 export function challengeResult(challenge: Challenge, outcome: 'authenticate' | 'fail'): 'authenticated' | 'failed' {
   return outcome === 'authenticate' && !challenge.authenticationFails ? 'authenticated' : 'failed';
@@ -80,10 +86,9 @@ export function completedAnswer(authorization: Authorization, proceedWithoutAuth
   const authenticated = authorization.challenge?.state === 'authenticated';
   if (!authenticated && !proceedWithoutAuthentication) return declinedAnswer(authorization, THREE_DS_FAILED.statusId, THREE_DS_FAILED.message);
   // The amount rules hold after a challenge as without one: the issuer declines what it would have declined.
-  const byAmount = AMOUNT_DECLINES[authorization.amount.slice(-2)];
-  if (byAmount) return declinedAnswer(authorization, byAmount.statusId, byAmount.message);
-  // Authentication failed, authorized anyway: no liability shift.
-  return approvedAnswer(authorization, authenticated ? authenticatedEci(authorization.network) : authorization.network === 'NetworkB' ? '00' : '07');
+  // Authenticated: liability shifts; authentication failed, authorized anyway: no liability shift.
+  const eci = authenticated ? authenticatedEci(authorization.network) : authorization.network === 'NetworkB' ? '00' : '07';
+  return approvedUnlessByAmount(authorization, eci, AMOUNT_DECLINES[authorization.amount.slice(-2)]);
 }
 
 /** Voiding an approval releases it (its auth code stays on record); voiding a pending challenge cancels it. */

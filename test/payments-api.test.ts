@@ -187,6 +187,10 @@ describe('POST /payments', () => {
       expect(refusedKey.body.error, key).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'metadata', message: expect.stringContaining('a field name must NOT have') });
     }
     expect((await pay(paymentBody('4242424242424242', { metadata: { ['k'.repeat(40)]: 'v' } }))).body).toMatchObject({ status: 'succeeded' });
+    // A key holding a line break is a key like any other: its value is checked (it escaped the record's `.*` pattern).
+    const brokenKey = await pay(paymentBody('4242424242424242', { metadata: { 'a\nb': { nested: true } } }));
+    expect(brokenKey.status).toBe(400);
+    expect(brokenKey.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid' });
 
     // A reserved key is valid JSON: named, not called malformed.
     const reserved = await pay('{"amount":1999,"currency":"USD","__proto__":{"x":1}}');

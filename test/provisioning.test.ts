@@ -189,6 +189,8 @@ describe('provisioning', () => {
     [{ tenants: [{ slug: 'x', name: 'x', clientId: 'x', products: [{ slug: 'p', name: 'p', price: '1.999', currency: 'USD' }] }] }, /price/],
     [{ tenants: [{ slug: 'x', name: 'x', clientId: 'x', merchantAccounts: [{ mid: 'M', title: 't', reservePercentage: 2 }] }] }, /reservePercentage/],
     [{ tenants: [{ slug: 'x', name: 'x', clientId: 'x', products: [{ slug: 'p', name: 'p', price: '1.99', currency: 'XTS' }] }] }, /products\[0\]\.currency must be an ISO 4217 currency code/],
+    [{ tenants: [{ slug: 'x', name: 'x', clientId: 'x', blocklist: { emails: ['fine@example.com', 'bad@x.c'] } }] }, /blocklist\.emails\[1\] is not an address a checkout can give/],
+    [{ tenants: [{ slug: 'x', name: 'x', clientId: 'x', blocklist: { emails: ['bad(x)@example.com'] } }] }, /blocklist\.emails\[0\]/],
     [{ tenants: [{ slug: 'x', name: 'x', clientId: 'x', merchantAccounts: [{ mid: 'M', title: 't', currencies: [{ currency: 'UYW' }] }] }] }, /currency must be an ISO 4217/],
   ])('rejects an invalid fixture with a message naming the field (%#)', (input, message) => {
     expect(() => parseFixture(input)).toThrow(message);

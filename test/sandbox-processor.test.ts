@@ -334,12 +334,14 @@ describe('3-D Secure challenge', () => {
     expect((await complete3ds(second.processorTransactionId, true)).outcome).toEqual(approved({ eci: '07', processorTransactionId: second.processorTransactionId }));
   });
 
-  it('the amount rules hold after a challenge: .12 is declined 3512 once authenticated, and when proceeding without', async () => {
-    for (const [card, proceed] of [['4000000000003220', false], ['4000000000003063', true]] as const) {
-      const challenge = challengeOf((await authorize(request(card, { threeDSecure: true, amount: '7.12' }))).outcome);
+  it('the amount rules hold after a challenge (.12 declined 3512 once authenticated, .35 3635 when proceeding without) and for a rebill of a challenge card', async () => {
+    for (const [card, proceed, amount, statusId] of [['4000000000003220', false, '7.12', 3512], ['4000000000003063', true, '7.35', 3635]] as const) {
+      const challenge = challengeOf((await authorize(request(card, { threeDSecure: true, amount }))).outcome);
       await chooseOnChallengePage(challenge.challengeUrl, 'authenticate');
-      expect((await complete3ds(challenge.processorTransactionId, proceed)).outcome, card).toMatchObject({ kind: 'declined', statusId: 3512, message: 'Insufficient Funds' });
+      expect((await complete3ds(challenge.processorTransactionId, proceed)).outcome, card).toMatchObject({ kind: 'declined', statusId });
     }
+    // A merchant-initiated charge of a challenge card (a rebill) is held to them too, so it can be dunned.
+    expect((await authorize(request('4000000000003220', { merchantInitiated: true, amount: '4.12' }))).outcome).toMatchObject({ kind: 'declined', statusId: 3512 });
   });
 
   it('completing an unknown transaction is a definite decline (4264)', async () => {

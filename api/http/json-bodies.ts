@@ -3,7 +3,7 @@ import { ReservedKeyError } from './reserved-keys.ts';
 import { keepInexactWholeNumbers } from './whole-numbers.ts';
 
 /** JSON is UTF-8 (RFC 8259): a byte sequence that is not is refused, never read with U+FFFD in its place. */
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * How the scope reads JSON bodies: as UTF-8, strictly (a body that is not UTF-8 is not JSON: `inv\xff@x.co` was
@@ -19,15 +19,15 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
   scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     let text: string;
     try {
-      // A byte order mark is consumed, as Fastify's parser skips one.
+      // A byte order mark is kept: Fastify's parser skips one, as it always did.
       text = UTF8.decode(body as Buffer);
     } catch {
       return done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
     }
     parseJson(request, text, (error: Error | null, parsed: unknown) => {
       if (error) return done(isJson(text) ? new ReservedKeyError() : error, undefined);
-      // Read again with the reviver, which Fastify's parser takes none of.
-      done(null, options.inexactWholeNumbers ? JSON.parse(text, keepInexactWholeNumbers) : parsed);
+      // Read again with the reviver, which Fastify's parser takes none of (without the one byte order mark it skipped).
+      done(null, options.inexactWholeNumbers ? JSON.parse(text.replace(/^\uFEFF/, ''), keepInexactWholeNumbers) : parsed);
     });
   });
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { ANY_RECORD_KEY } from '../../domain/validation/json-schema.ts';
 
 /** Schemas of the generic `/payments` API: they validate requests and write the OpenAPI document. */
 
@@ -38,9 +39,10 @@ export const CreatePaymentBody = Type.Object(
       ),
     ),
     partner_session: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The caller's checkout session, echoed in webhooks and used for lead matching (50 characters or fewer are stored)" })),
-    // A record's key schema says nothing to a validator (its keys match `^(.*)$`): `propertyNames` holds them.
+    // A record's key schema is a pattern to a validator: `propertyNames` holds the keys' length, and the pattern takes
+    // every key (`.` would miss one holding a line break, leaving its value unchecked).
     metadata: Type.Optional(
-      Type.Record(Type.String(), Type.String({ maxLength: 500 }), { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 40 }, description: 'Your key-value pairs (keys 1 to 40 characters), kept on the order' }),
+      Type.Record(Type.String({ pattern: ANY_RECORD_KEY }), Type.String({ maxLength: 500 }), { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 40 }, description: 'Your key-value pairs (keys 1 to 40 characters), kept on the order' }),
     ),
   },
   { additionalProperties: false },

@@ -1,3 +1,4 @@
+import { domainToASCII, domainToUnicode } from 'node:url';
 import type { CardNetwork } from '../catalog/product.ts';
 
 /** Luhn check digit validation. */
@@ -85,11 +86,11 @@ export function binCountry(bin: string): string | undefined {
 /**
  * One spelling per mailbox, as far as syntax goes: the blocklist, velocity and one-subscription checks compare
  * addresses as written (lower-cased), so every other way of writing one address would pass them as another.
- * - The local part is dot-atoms (RFC 5322 `atext`, and letters, marks and digits of any script, RFC 6531): no quoted
+ * - The local part is dot-atoms (RFC 5322 `atext`, and letters, marks and digits of any script): no quoted
  *   string, no comment (`bad(x)@example.com` is `bad@example.com`), no leading, trailing or doubled dot.
  * - The domain is host-name labels (letters, marks and digits of any script, hyphens inside), at least two, the last
  *   of two characters or more: no trailing root dot (`example.com.` is `example.com`), no address literal, no empty
- *   label.
+ *   label; and in the one spelling IDNA gives it (`normalizeEmail`).
  * - No white space, control or format character anywhere: an invisible one (a zero-width space, a soft hyphen) would
  *   make another address too.
  */
@@ -99,13 +100,23 @@ const TOP_LABEL = '[\\p{L}\\p{M}\\p{N}][\\p{L}\\p{M}\\p{N}-]*[\\p{L}\\p{M}\\p{N}
 const EMAIL = new RegExp(`^${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+${TOP_LABEL}$`, 'u');
 /**
  * An e-mail as payments keep and compare it (customers, velocity, blocklists, subscriptions): trimmed and lower-cased
- * here, never by PostgreSQL's `lower()`, whose case rules differ for some letters (a final `Σ`).
+ * here, never by PostgreSQL's `lower()`, whose case rules differ for some letters (a final `Σ`), and its domain in one
+ * spelling: the one IDNA (UTS 46) maps it to, written in Unicode, so `bücher.de`, `xn--bcher-kva.de` and a fullwidth
+ * `ｂücher.de` are one domain. A domain IDNA refuses is left as written (and refused by `isValidEmail`).
  */
 export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
+  const lowered = email.trim().toLowerCase();
+  const at = lowered.lastIndexOf('@');
+  const ascii = at < 0 ? '' : domainToASCII(lowered.slice(at + 1));
+  return ascii === '' ? lowered : `${lowered.slice(0, at)}@${domainToUnicode(ascii)}`;
 }
 
-/** An address in one form only: a decomposed `é` (e + combining accent) would also be another address for those checks. */
+/**
+ * An address in one form only (as `normalizeEmail` writes it): a decomposed `é` (e + combining accent) would also be
+ * another address for those checks, and so would a domain IDNA cannot map.
+ */
 export function isValidEmail(email: string | undefined): email is string {
-  return typeof email === 'string' && email.length <= 320 && EMAIL.test(email) && email === email.normalize('NFC');
+  if (typeof email !== 'string' || email.length > 320 || !EMAIL.test(email) || email !== email.normalize('NFC')) return false;
+  const domain = email.slice(email.lastIndexOf('@') + 1);
+  return domainToASCII(domain) !== '' && domainToUnicode(domainToASCII(domain)) === domain;
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { ANY_RECORD_KEY } from '../validation/json-schema.ts';
 
 /** Integers beyond this are no card's month or year, and not worth reading. */
 const INT32 = 2 ** 31 - 1;
@@ -52,9 +53,10 @@ export const SubmitRequest = Type.Object(
     address: Type.Optional(Address),
     shippingAddress: Type.Optional(Address),
     mid: str(64),
-    // A record's key schema says nothing to a validator (its keys match `^(.*)$`): `propertyNames` holds them.
+    // A record's key schema is a pattern to a validator: `propertyNames` holds the keys' length, and the pattern takes
+    // every key (`.` would miss one holding a line break, leaving its value unchecked).
     props: Type.Optional(
-      Type.Record(Type.String(), Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]), { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 100 } }),
+      Type.Record(Type.String({ pattern: ANY_RECORD_KEY }), Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Boolean(), Type.Null()]), { maxProperties: 50, propertyNames: { minLength: 1, maxLength: 100 } }),
     ),
     campaignId: Type.Optional(Type.Integer({ description: 'Deprecated; ignored. Use campaignName' })),
     affiliateId: Type.Optional(Type.Integer({ description: 'Deprecated; ignored. Use affiliateName' })),

@@ -6,6 +6,12 @@ import { CURRENCY_PROBLEM, isChargeableCurrency } from '../currencies.ts';
 // ajv-formats ships CommonJS with a default export under ESM interop.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
+/**
+ * A record's key pattern that every key matches, line breaks included: TypeBox writes a record's keys as the pattern
+ * `^(.*)$`, which misses a key holding a line break, and such a key's value then goes unchecked.
+ */
+export const ANY_RECORD_KEY = '^[\\s\\S]*$';
+
 /** The formats of this gateway's own besides the standard ones: `currency`, a code of `CHARGEABLE_CURRENCIES`. */
 function addGatewayFormats(ajv: Ajv): Ajv {
   return addFormats(ajv).addFormat('currency', { type: 'string', validate: isChargeableCurrency });

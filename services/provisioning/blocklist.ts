@@ -1,3 +1,4 @@
+import { normalizeEmail } from '../../domain/payments/card.ts';
 import { BlocklistEntry, type BlocklistKind } from '../../schema/entities/index.ts';
 import type { TenantFixture } from './fixture.schema.ts';
 import type { TenantScope } from './tenant-scope.ts';
@@ -9,7 +10,8 @@ export async function syncBlocklist(
   fingerprintCard: (pan: string) => string,
 ): Promise<void> {
   const wanted = new Set<string>([
-    ...(blocklist.emails ?? []).map((v) => `email:${v.toLowerCase()}`),
+    // Kept as the submit keeps the address it compares: one spelling per mailbox.
+    ...(blocklist.emails ?? []).map((v) => `email:${normalizeEmail(v)}`),
     ...(blocklist.cards ?? []).map((v) => `card:${fingerprintCard(v)}`),
     ...(blocklist.bins ?? []).map((v) => `bin:${v}`),
     ...(blocklist.binCountries ?? []).map((v) => `bin_country:${v}`),

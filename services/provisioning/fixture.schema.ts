@@ -111,7 +111,8 @@ const WebhookEndpointInput = Type.Object(
 
 const BlocklistInput = Type.Object(
   {
-    emails: Type.Optional(Type.Array(Type.String({ format: 'email', maxLength: 320 }), { uniqueItems: true })),
+    /** Checked and kept as the submit checks and keeps an address (`isValidEmail`, `normalizeEmail`), in `parseFixture`. */
+    emails: Type.Optional(Type.Array(Type.String({ minLength: 3, maxLength: 320 }), { uniqueItems: true })),
     /** Card numbers are stored as keyed fingerprints only, never as given. */
     cards: Type.Optional(Type.Array(Type.String({ pattern: '^\\d{12,19}$' }), { uniqueItems: true })),
     bins: Type.Optional(Type.Array(Type.String({ pattern: '^\\d{6,8}$' }), { uniqueItems: true })),

@@ -1,6 +1,7 @@
 import { compile, createStrictAjv, describeSchemaError } from '../../domain/validation/json-schema.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { amountProblemIn } from '../../domain/payments-api/minor-units.ts';
+import { isValidEmail, normalizeEmail } from '../../domain/payments/card.ts';
 import { ProvisioningFixture } from './fixture.schema.ts';
 
 const validate = compile(createStrictAjv(), ProvisioningFixture);
@@ -15,6 +16,10 @@ export function parseFixture(value: unknown): ProvisioningFixture {
     tenant.webhookEndpoints?.forEach((endpoint, e) => {
       const problem = endpointUrlProblem(endpoint.url);
       if (problem) throw new DomainError('validation', `Invalid fixture: tenants[${t}].webhookEndpoints[${e}].url ${problem}`);
+    });
+    // A blocked address the submit would never take (a one-letter top-level domain, a comment) would never match.
+    tenant.blocklist?.emails?.forEach((email, e) => {
+      if (!isValidEmail(normalizeEmail(email))) throw new DomainError('validation', `Invalid fixture: tenants[${t}].blocklist.emails[${e}] is not an address a checkout can give`);
     });
     // A price the currency cannot be charged in: 19.99 JPY (the yen has no minor unit).
     tenant.products?.forEach((product, p) => {

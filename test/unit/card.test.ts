@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { binCountry, cvvLengthFor, detectNetwork, isValidCardNumber, isValidEmail, isValidExpiry, normalizeExpiryYear, passesLuhn } from '../../domain/payments/card.ts';
+import { binCountry, cvvLengthFor, detectNetwork, isValidCardNumber, isValidEmail, isValidExpiry, normalizeEmail, normalizeExpiryYear, passesLuhn } from '../../domain/payments/card.ts';
 
 describe('Luhn check', () => {
   it.each([
@@ -157,7 +157,10 @@ describe('e-mail', () => {
     ['jose\u0301@example.com', false],
     ['用户@例子.广告', true],
     ["o'brien!#$%&*+/=?^_`{|}~-@example.com", true],
-    ['ada@xn--bcher-kva.example', true],
+    // One spelling of a domain: the one normalizeEmail writes (below), never its punycode or a fullwidth form.
+    ['ada@bücher.example', true],
+    ['ada@xn--bcher-kva.example', false],
+    ['ada@ｅxample.com', false],
     ['ada@mail-1.example.co.uk', true],
     // Other spellings of one mailbox, or no mailbox at all: each would pass the blocklist, velocity and
     // one-subscription checks as another address.
@@ -178,6 +181,13 @@ describe('e-mail', () => {
     ['a@x!.co', false],
   ])('%j valid: %s', (email, expected) => {
     expect(isValidEmail(email)).toBe(expected);
+  });
+
+  it('writes each domain in one spelling, so one mailbox is one address for the blocklist, velocity and subscriptions', () => {
+    const spellings = ['Bad@Bücher.de', 'bad@xn--bcher-kva.de', 'bad@ｂücher.de', ' BAD@XN--BCHER-KVA.DE '];
+    expect(new Set(spellings.map(normalizeEmail))).toEqual(new Set(['bad@bücher.de']));
+    expect(normalizeEmail('a@ｅｘａｍｐｌｅ.com')).toBe('a@example.com');
+    for (const spelling of spellings) expect(isValidEmail(normalizeEmail(spelling)), spelling).toBe(true);
   });
 
   it('allows 320 characters and no more', () => {

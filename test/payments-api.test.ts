@@ -62,6 +62,17 @@ describe('POST /payments', () => {
     const fetched = await get(`/payments/${created.body.id}`);
     expect(fetched).toEqual({ status: 200, body: created.body });
     expectDocumented('/payments/{id}', 'get', 200, fetched.body);
+    expect(created.body.metadata).toEqual({});
+  });
+
+  it('shows the metadata kept on a payment in its answer, a later read and the list', async () => {
+    const metadata = { order_ref: 'A-1001', 'line\nbreak': 'kept as given', note: '' };
+    const created = await pay(paymentBody('4242424242424242', { metadata }));
+    expect(created.body).toMatchObject({ status: 'succeeded', metadata });
+    expect((await get(`/payments/${created.body.id}`)).body.metadata).toEqual(metadata);
+    const listed = await get('/payments?limit=5');
+    expect(listed.body.data.find((p: { id: string }) => p.id === created.body.id).metadata).toEqual(metadata);
+    expectDocumented('/payments', 'get', 200, listed.body);
   });
 
   it('its product (price 0, holding /payments orders) is no checkout product: a submit to it is 404, nothing is charged', async () => {

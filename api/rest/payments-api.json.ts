@@ -55,6 +55,7 @@ export function paymentJson(payment: PaymentRecord, publicUrl: string): Payment 
       status === 'requires_action' && payment.threeDSecureId
         ? { type: 'three_d_secure', three_d_secure_id: payment.threeDSecureId, redirect_url: `${publicUrl}/3ds/${payment.threeDSecureId}` }
         : null,
+    metadata: payment.metadata,
   };
 }
 

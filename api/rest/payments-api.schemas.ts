@@ -83,6 +83,12 @@ export const Payment = Type.Object(
       Type.Object({ type: Type.Literal('three_d_secure'), three_d_secure_id: Type.String(), redirect_url: Type.String({ description: "Send the cardholder's browser here" }) }),
       Type.Null(),
     ]),
+    // Optional: an action's answer stored before payments showed it is replayed as it was.
+    metadata: Type.Optional(
+      Type.Record(Type.String({ pattern: ANY_RECORD_KEY }), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), {
+        description: 'The key-value pairs kept on the payment as given: `metadata` of `POST /payments` (text), or `props` of a submit (text, numbers, booleans, null); `{}` when none',
+      }),
+    ),
   },
   {
     $id: 'Payment',
@@ -92,6 +98,7 @@ export const Payment = Type.Object(
         id: 'pay_1042', object: 'payment', created: 1795000000, status: 'succeeded', amount: 1999, currency: 'USD', amount_refunded: 500, amount_refundable: 1499, refunded: false,
         email: 'ada@example.com', product: 7, mid: 'MID-A', merchant_account: 3, transaction_id: '0b0c1d7e-7b6f-4d5e-9a77-0f3e2b1c4d5a', status_id: 2636,
         failure_code: null, failure_message: null, card: { brand: 'NetworkA', bin: '42424242', last4: '4242', exp_month: 12, exp_year: 2030 }, next_action: null,
+        metadata: { order_ref: 'A-1001' },
       },
     ],
   },

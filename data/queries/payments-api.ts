@@ -56,8 +56,13 @@ export interface PaymentRecord {
   readonly productId: number;
   readonly email: string;
   readonly threeDSecureId: string | null;
+  /** What the caller kept on the payment (`metadata`, or a submit's `props`), as given. */
+  readonly metadata: PaymentMetadata;
   readonly attempt: PaymentAttemptRecord | null;
 }
+
+/** Key-value pairs a caller keeps on a payment: text from `/payments`, also numbers, booleans and null from a submit. */
+export type PaymentMetadata = Readonly<Record<string, string | number | boolean | null>>;
 
 export interface PaymentListFilter {
   readonly states?: readonly OrderState[];
@@ -82,6 +87,7 @@ interface PaymentRow {
   created_at: Date;
   product_id: number;
   three_d_secure_id: string | null;
+  props: PaymentMetadata | null;
   email: string;
   transaction_id: string | null;
   status_id: number | null;
@@ -105,7 +111,7 @@ interface PaymentRow {
  * whose end the processor told (`endHold`) keeps that status on the authorization, which then says how it ended.
  */
 const SELECT_PAYMENTS = `
-  select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, c.email,
+  select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, o.props, c.email,
          t.id as transaction_id,
          case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status_id, t.status_id) else t.status_id end as status_id,
          case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status, t.status) else t.status end as status, t.success, t.mid,
@@ -161,6 +167,7 @@ function toRecord(row: PaymentRow): PaymentRecord {
     productId: row.product_id,
     email: row.email,
     threeDSecureId: row.three_d_secure_id,
+    metadata: row.props ?? {},
     attempt:
       row.transaction_id === null
         ? null

@@ -387,6 +387,10 @@ export interface components {
         /** @description Send the cardholder's browser here */
         redirect_url: string;
       } | null;
+      /** @description The key-value pairs kept on the payment as given: `metadata` of `POST /payments` (text), or `props` of a submit (text, numbers, booleans, null); `{}` when none */
+      metadata?: {
+        [key: string]: string | number | boolean | null;
+      };
     };
     /** @description Payments matching every filter, newest first */
     PaymentList: {

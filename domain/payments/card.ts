@@ -118,5 +118,6 @@ export function normalizeEmail(email: string): string {
 export function isValidEmail(email: string | undefined): email is string {
   if (typeof email !== 'string' || email.length > 320 || !EMAIL.test(email) || email !== email.normalize('NFC')) return false;
   const domain = email.slice(email.lastIndexOf('@') + 1);
-  return domainToASCII(domain) !== '' && domainToUnicode(domainToASCII(domain)) === domain;
+  const ascii = domainToASCII(domain);
+  return ascii !== '' && domainToUnicode(ascii) === domain;
 }

@@ -141,6 +141,7 @@ describe('writing a lead', () => {
     ['a null phone', { email: 'a@example.com', session_id: 's1', phone: null }, 'phone'],
     ['null pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: null }, 'pending_data_b64'],
     ['a field named __proto__', '{"email":"a@example.com","session_id":"s1","__proto__":{"status":"paid"}}', '__proto__'],
+    ['a byte order mark, then a field named __proto__', '\uFEFF{"email":"a@example.com","session_id":"s1","__proto__":{}}', '__proto__'],
     ['a field named __proto__ inside a scan', '{"email":"a@example.com","session_id":"s1","scans":[{"page":"/","__proto__":{}}]}', '__proto__'],
     ['a session_id of 256 emoji', { email: 'a@example.com', session_id: '😀'.repeat(256) }, 'session_id'],
     ['a pending-data integer beyond 2^53', { email: 'a@example.com', session_id: 's1', pending_data_b64: Buffer.from('{"order":{"ref":12345678901234567890}}').toString('base64') }, 'pending_data_b64.order.ref'],

@@ -27,7 +27,7 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
     parseJson(request, text, (error: Error | null, parsed: unknown) => {
       if (error) return done(isJson(text) ? new ReservedKeyError() : error, undefined);
       // Read again with the reviver, which Fastify's parser takes none of (without the one byte order mark it skipped).
-      done(null, options.inexactWholeNumbers ? JSON.parse(text.replace(/^\uFEFF/, ''), keepInexactWholeNumbers) : parsed);
+      done(null, options.inexactWholeNumbers ? JSON.parse(withoutByteOrderMark(text), keepInexactWholeNumbers) : parsed);
     });
   });
 }
@@ -35,9 +35,14 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
 /** Whether the text parses as JSON at all (asked only of a body Fastify's parser refused). */
 function isJson(text: string): boolean {
   try {
-    JSON.parse(text);
-    return text.length > 0;
+    JSON.parse(withoutByteOrderMark(text));
+    return true;
   } catch {
     return false;
   }
+}
+
+/** The text without the one leading byte order mark Fastify's parser skips. */
+function withoutByteOrderMark(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }

@@ -3,6 +3,7 @@ import { toMoneyString } from '../money.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../validation/keyset-cursor.ts';
 import { SEARCH_YEARS } from '../validation/timestamps.ts';
 import { keptName } from '../payments/person-name.ts';
+import { normalizeEmail } from '../payments/card.ts';
 
 export const MITIGATION_LIMITS = {
   defaultLimit: 100,
@@ -139,7 +140,8 @@ export function parseMitigationFilter(input: MitigationSearchInputShape): Mitiga
     if (!STRICT_UUID.test(id)) throw validationError(`transactionIds[${i}]`, `transactionIds[${i}] must be a UUID (8-4-4-4-12 hex digits)`);
   });
   return {
-    emails: distinct(nonBlankEach(input.emails, 'emails')?.map((email) => email.trim().toLowerCase())),
+    // Written as payments keep them (lower case, one spelling of the domain), so any spelling finds the payment.
+    emails: distinct(nonBlankEach(input.emails, 'emails')?.map(normalizeEmail)),
     orderIds: distinct(input.orderIds),
     transactionIds: distinct(input.transactionIds?.map((id) => id.toLowerCase())),
     gatewayTransactionIds: distinct(nonBlankEach(input.gatewayTransactionIds, 'gatewayTransactionIds')),

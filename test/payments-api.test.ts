@@ -172,6 +172,10 @@ describe('POST /payments', () => {
     expect(refusedCard.status).toBe(400);
     expect(refusedCard.body.error).toMatchObject({ type: 'invalid_request_error', param: 'card.number' });
     expect(JSON.stringify(refusedCard.body)).not.toContain('4000000000000000001');
+    // Nor a field of another type: such a number as the metadata object is refused, naming it (found by the fuzz suite).
+    const numericMetadata = await pay(JSON.stringify(paymentBody('4242424242424242')).replace(/}$/, ',"metadata":191001348519115070}'));
+    expect(numericMetadata.status).toBe(400);
+    expect(numericMetadata.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'metadata' });
     expect(await paymentsOf()).toBe(before);
     // A body opening with a byte order mark reads as without it, as on every route.
     expect((await pay(`\uFEFF${written('1999')}`)).body).toMatchObject({ status: 'succeeded', amount: 1999 });

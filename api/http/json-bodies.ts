@@ -1,6 +1,6 @@
 import { errorCodes, type FastifyInstance } from 'fastify';
 import { ReservedKeyError } from './reserved-keys.ts';
-import { keepInexactWholeNumbers } from './whole-numbers.ts';
+import { InexactNumberError, parseExactWholeNumbers } from './whole-numbers.ts';
 
 /** JSON is UTF-8 (RFC 8259): a byte sequence that is not is refused, never read with U+FFFD in its place. */
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -9,9 +9,8 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * How the scope reads JSON bodies: as UTF-8, strictly (a body that is not UTF-8 is not JSON: `inv\xff@x.co` was
  * stored as `inv\uFFFD@x.co`, a session no longer the caller's), then with Fastify's own parser (malformed JSON
  * refused, and keys that would reach a prototype), a body refused only for such a key told as that
- * (`ReservedKeyError`), and, where asked, a number that is not exactly the whole number it reads as kept as an
- * `InexactNumber` (see `keepInexactWholeNumbers`), so that a field typed integer refuses it instead of taking a
- * rounded value.
+ * (`ReservedKeyError`), and, where asked, a body holding a number that is not exactly the whole number it reads as
+ * refused naming its field (`InexactNumberError`), never taken rounded.
  */
 export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNumbers?: boolean } = {}): void {
   const parseJson = scope.getDefaultJsonParser('error', 'error');
@@ -27,7 +26,13 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
     parseJson(request, text, (error: Error | null, parsed: unknown) => {
       if (error) return done(isJson(text) ? new ReservedKeyError() : error, undefined);
       // Read again with the reviver, which Fastify's parser takes none of (without the one byte order mark it skipped).
-      done(null, options.inexactWholeNumbers ? JSON.parse(withoutByteOrderMark(text), keepInexactWholeNumbers) : parsed);
+      if (!options.inexactWholeNumbers) return done(null, parsed);
+      try {
+        done(null, parseExactWholeNumbers(withoutByteOrderMark(text)));
+      } catch (refusal) {
+        // A body too deep for the second reading is refused as Fastify refuses what it cannot read.
+        done(refusal instanceof InexactNumberError ? refusal : new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+      }
     });
   });
 }

@@ -19,24 +19,49 @@ export function isExactlyWhole(source: string, value: number): boolean {
   return /^0*$/.test(fractionDigits) && BigInt(`${sign}${integerDigits}`) === BigInt(value);
 }
 
+/** A number written with digits a double cannot hold as the whole number it reads as, marked while the body is read. */
+class InexactNumber {}
+
 /**
- * A number written with digits a double cannot hold as the whole number it reads as: kept for what it is, neither a
- * number nor a string, so every field refuses it by type (an integer field says "must be integer", a text field "must
- * be string": a 19-digit card number sent as a JSON number is not taken as its text).
+ * A body holding such a number, refused whatever field holds it: taken, it would be another number (an amount rounded,
+ * a card number sent as a JSON number changed), and a marker left in its place could pass a field of another type.
+ * `path` names the field (`card.number`); the number itself is never repeated (it may be a card number).
  */
-export class InexactNumber {
-  constructor(readonly source: string) {}
-  toJSON(): string {
-    return this.source;
+export class InexactNumberError extends Error {
+  readonly statusCode = 400;
+  constructor(readonly path: string) {
+    super(`${path} must be written exactly: it holds a number with more digits than a number keeps (amounts are whole minor units, text fields strings)`);
+    this.name = 'InexactNumberError';
   }
 }
 
 /**
- * A `JSON.parse` reviver: a number that is not exactly the whole number it reads as is kept as an `InexactNumber`
- * (`"amount": 999.99999999999999999` would otherwise read as 1000 and be taken by a field typed integer). Every other
- * number reads as ever.
+ * Reads JSON text as `JSON.parse` does, refusing (`InexactNumberError`) a number that is not exactly the whole number
+ * it reads as (`"amount": 999.99999999999999999` would otherwise read as 1000). Every other number reads as ever.
  */
-export function keepInexactWholeNumbers(_key: string, value: unknown, context?: { source?: string }): unknown {
-  if (typeof value !== 'number' || !Number.isInteger(value) || context?.source === undefined) return value;
-  return isExactlyWhole(context.source, value) ? value : new InexactNumber(context.source);
+export function parseExactWholeNumbers(text: string): unknown {
+  let inexact = false;
+  const parsed: unknown = JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => {
+    if (typeof value !== 'number' || !Number.isInteger(value) || context?.source === undefined || isExactlyWhole(context.source, value)) return value;
+    inexact = true;
+    return new InexactNumber();
+  });
+  if (inexact) throw new InexactNumberError(pathOfInexact(parsed));
+  return parsed;
+}
+
+/** Where the marker lies, as a dotted path; walked without recursion or copied paths (a body may nest thousands deep). */
+function pathOfInexact(root: unknown): string {
+  type Step = { readonly value: unknown; readonly key?: string; readonly parent?: Step };
+  const pending: Step[] = [{ value: root }];
+  for (let step = pending.pop(); step; step = pending.pop()) {
+    if (step.value instanceof InexactNumber) {
+      const keys: string[] = [];
+      for (let at: Step | undefined = step; at?.key !== undefined; at = at.parent) keys.unshift(at.key);
+      return keys.join('.') || 'body';
+    }
+    if (step.value === null || typeof step.value !== 'object') continue;
+    for (const [key, value] of Object.entries(step.value).reverse()) pending.push({ value, key, parent: step });
+  }
+  return 'body';
 }

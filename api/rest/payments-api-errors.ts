@@ -6,6 +6,7 @@ import { describeSchemaError } from '../../domain/validation/json-schema.ts';
 import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
+import { InexactNumberError } from '../http/whole-numbers.ts';
 
 /** The one error body of the generic `/payments` API (Stripe's shape). */
 export const PaymentApiErrorResponse = Type.Object(
@@ -91,6 +92,7 @@ export function toPaymentApiError(error: unknown): Mapped {
     return invalid('parameter_invalid', describeSchemaError(first as never, root === 'querystring' ? 'query' : root), path || undefined);
   }
   if (isReservedKeyRefusal(error)) return invalid('parameter_invalid', `${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`, RESERVED_KEY_FIELD);
+  if (error instanceof InexactNumberError) return invalid('parameter_invalid', error.message, error.path);
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -148,6 +148,17 @@ describe('POST /payments', () => {
     const invalid = await pay(paymentBody('4242424242424241'));
     expect(invalid).toEqual({ status: 402, body: { error: { type: 'card_error', code: 'invalid_number', message: 'Invalid CC Number', param: 'card.number', status_id: 0 } } });
     expectDocumented('/payments', 'post', 402, invalid.body);
+    // An expired card names the half of its expiry at fault: a past year, or this year's past month.
+    const now = new Date();
+    const card = (exp_month: number, exp_year: number) => ({ card: { number: '4242424242424242', exp_month, exp_year, cvc: '123' } });
+    const lastYear = await pay(paymentBody('4242424242424242', card(12, now.getUTCFullYear() - 1)));
+    expect(lastYear).toEqual({ status: 402, body: { error: { type: 'card_error', code: 'invalid_expiry', message: 'Invalid expiry', param: 'card.exp_year', status_id: 0 } } });
+    const farAhead = await pay(paymentBody('4242424242424242', card(1, now.getUTCFullYear() + 26)));
+    expect(farAhead.body.error).toMatchObject({ code: 'invalid_expiry', param: 'card.exp_year' });
+    if (now.getUTCMonth() > 0) {
+      const lastMonth = await pay(paymentBody('4242424242424242', card(now.getUTCMonth(), now.getUTCFullYear())));
+      expect(lastMonth.body.error).toMatchObject({ code: 'invalid_expiry', param: 'card.exp_month' });
+    }
     const after = await get('/payments?limit=100');
     expect(after.body.data).toEqual(before.body.data);
   });
@@ -414,6 +425,13 @@ describe('GET /payments', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid' });
     expectDocumented('/payments', 'get', 400, bad.body);
+    const unknownStatus = await get('/payments?status=bogus', lister);
+    expect(unknownStatus.body.error).toEqual({
+      type: 'invalid_request_error',
+      code: 'parameter_invalid',
+      param: 'status',
+      message: 'status must be one of: processing, requires_action, requires_capture, succeeded, failed, canceled',
+    });
   });
 
   it('counts a payment made in the last instant of a second in that second, as `created` shows it', async () => {

@@ -174,7 +174,7 @@ describe('POST /payments/{id}/refund', () => {
       expect(refused, text).toEqual({ status: 400, body: { error: { type: 'invalid_request_error', code: 'parameter_invalid', message: 'body must be object' } } });
     }
     expect((await get(`/payments/${payment.body.id}`)).body).toMatchObject({ status: 'succeeded', amount_refunded: 0, amount_refundable: 1999, refunded: false });
-    expect((await get(`/payments/${payment.body.id}/refunds`)).body).toEqual({ object: 'list', has_more: false, data: [] });
+    expect((await get(`/payments/${payment.body.id}/refunds`)).body).toEqual({ object: 'list', url: `/payments/${payment.body.id}/refunds`, has_more: false, data: [] });
   });
 
   it('asks the processor what became of a refund whose answer was lost, and refunds once', async () => {

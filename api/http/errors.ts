@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
-import { describeSchemaError } from '../../domain/validation/json-schema.ts';
+import { describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import { unsupportedMediaMessage } from './content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from './reserved-keys.ts';
 
@@ -31,7 +31,7 @@ export function toHttpError(error: unknown): { status: number; message: string; 
   const fastifyError = error as FastifyError;
   if (fastifyError.validation && fastifyError.validation.length > 0) {
     const root = fastifyError.validationContext ?? 'body';
-    return { status: 400, message: describeSchemaError(fastifyError.validation[0] as never, root === 'querystring' ? 'query' : root), unexpected: false };
+    return { status: 400, message: describeSchemaErrors(fastifyError.validation as never, root === 'querystring' ? 'query' : root), unexpected: false };
   }
   if (isReservedKeyRefusal(error)) return { status: 400, message: `${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`, unexpected: false };
   switch (fastifyError.code) {

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { PaymentApiError, type PaymentApiErrorType } from '../../domain/payments-api/errors.ts';
-import { describeSchemaError } from '../../domain/validation/json-schema.ts';
+import { describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
@@ -89,7 +89,7 @@ export function toPaymentApiError(error: unknown): Mapped {
     const root = fastifyError.validationContext ?? 'body';
     const first = fastifyError.validation[0] as { instancePath?: string; params?: { missingProperty?: string; additionalProperty?: string } };
     const path = [...(first.instancePath ?? '').split('/').filter(Boolean), first.params?.missingProperty ?? first.params?.additionalProperty].filter(Boolean).join('.');
-    return invalid('parameter_invalid', describeSchemaError(first as never, root === 'querystring' ? 'query' : root), path || undefined);
+    return invalid('parameter_invalid', describeSchemaErrors(fastifyError.validation as never, root === 'querystring' ? 'query' : root), path || undefined);
   }
   if (isReservedKeyRefusal(error)) return invalid('parameter_invalid', `${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`, RESERVED_KEY_FIELD);
   if (error instanceof InexactNumberError) return invalid('parameter_invalid', error.message, error.path);

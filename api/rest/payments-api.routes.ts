@@ -5,7 +5,7 @@ import { findPayment, listPayments } from '../../data/queries/payments-api.ts';
 import { listRefundsOfOrder } from '../../data/queries/refunds.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import { PaymentApiError, resourceMissing } from '../../domain/payments-api/errors.ts';
-import { orderIdOf } from '../../domain/payments-api/ids.ts';
+import { orderIdOf, paymentId } from '../../domain/payments-api/ids.ts';
 import type { RefundRunner } from '../../domain/payments-api/refund-outcome.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
@@ -232,7 +232,10 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ object: Type.Literal('list'), has_more: Type.Boolean(), data: Type.Array(ref(Refund)) }), ...errors(400, 401, 404, 429, 500) },
+        response: {
+          200: Type.Object({ object: Type.Literal('list'), url: Type.String({ description: 'The path of this list' }), has_more: Type.Boolean(), data: Type.Array(ref(Refund)) }),
+          ...errors(400, 401, 404, 429, 500),
+        },
       },
       async handler(request) {
         const principal = callerOf(request);
@@ -243,7 +246,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         const page = await listRefundsOfOrder(request.em, principal.tenantId, orderId, { limit, startingAfter });
         // A cursor that names none of this payment's refunds is refused: read as "from the start" it would loop a client.
         if (!page) throw resourceMissing('refund', startingAfter!, 'starting_after');
-        return { object: 'list' as const, has_more: page.hasMore, data: page.refunds.map(refundJson) };
+        return { object: 'list' as const, url: `/payments/${paymentId(orderId)}/refunds`, has_more: page.hasMore, data: page.refunds.map(refundJson) };
       },
     });
   });

@@ -22,14 +22,15 @@ export const resourceMissing = (what: string, id: string, param = 'id') => new P
 
 /**
  * A submit answered before processing (spec 7.1: `Failed`, `UserBlocked`, `LimitReached`, statusId 0) as the
- * error of the generic API; the same answer always maps to the same error, so an idempotent replay matches.
+ * error of the generic API; the same answer always maps to the same error, so an idempotent replay matches (an
+ * expiry's field is judged against the date of the answer: a replay past the turn of a year may name the year).
  */
-export function preProcessingError(info: string, error: string): PaymentApiError {
+export function preProcessingError(info: string, error: string, expiryAtFault: 'month' | 'year' = 'month'): PaymentApiError {
   if (info === 'UserBlocked') return new PaymentApiError('card_error', 'card_blocked', error, { statusId: 0 });
   if (info === 'LimitReached') return new PaymentApiError('card_error', 'velocity_limit_exceeded', error, { statusId: 0 });
   const known: Record<string, { code: string; param: string }> = {
     'Invalid CC Number': { code: 'invalid_number', param: 'card.number' },
-    'Invalid expiry': { code: 'invalid_expiry', param: 'card.exp_month' },
+    'Invalid expiry': { code: 'invalid_expiry', param: `card.exp_${expiryAtFault}` },
     'Invalid CVV': { code: 'invalid_cvc', param: 'card.cvc' },
     'Invalid Email': { code: 'invalid_email', param: 'email' },
   };

@@ -64,6 +64,17 @@ export function isValidExpiry(month: number | undefined, year: number | undefine
   return fullYear > now.getUTCFullYear() || (fullYear === now.getUTCFullYear() && month >= now.getUTCMonth() + 1);
 }
 
+/**
+ * Which half of an expiry `isValidExpiry` refuses is at fault, for an API that names the field: the year when it
+ * is missing, past or too far ahead, else the month (missing, out of range, or past within this year).
+ */
+export function expiryFieldAtFault(month: number | undefined, year: number | undefined, now: Date): 'month' | 'year' {
+  if (!year || !Number.isInteger(year)) return 'year';
+  const fullYear = normalizeExpiryYear(year);
+  if (fullYear < now.getUTCFullYear() || fullYear > now.getUTCFullYear() + 25) return 'year';
+  return 'month';
+}
+
 export function normalizeExpiryYear(year: number): number {
   return year < 100 ? 2000 + year : year;
 }

@@ -27,15 +27,52 @@ export function createQueryAjv(): Ajv {
   return addGatewayFormats(new Ajv({ coerceTypes: true, removeAdditional: false, useDefaults: true, allErrors: false, strict: false }));
 }
 
-/** Turns an ajv error into a sentence that names the offending field. */
-export function describeSchemaError(error: ErrorObject, root = 'body'): string {
-  const path = error.instancePath
+/** Turns ajv's errors of one value into a sentence that names the offending field and, for a choice, its choices. */
+export function describeSchemaErrors(errors: readonly ErrorObject[], root = 'body'): string {
+  const choices = literalChoicesOf(errors);
+  if (choices) return `${subjectOf(errors[0]!, root)} must be one of: ${choices.join(', ')}`;
+  return describeSchemaError(errors[0]!, root);
+}
+
+/** Choices listed in full up to this many; a longer list is only said to be one. */
+const MAX_CHOICES_LISTED = 20;
+
+/**
+ * A union of literals (`Type.Union([Type.Literal('a'), …])`) fails as one `const` error per branch and then the
+ * `anyOf` itself, the first of which says only "must be equal to constant": the values its branches allow.
+ */
+function literalChoicesOf(errors: readonly ErrorObject[]): string[] | undefined {
+  const first = errors[0];
+  const union = first?.keyword === 'const' ? /^(.*\/anyOf)\/\d+\/const$/.exec(first.schemaPath)?.[1] : undefined;
+  if (!first || !union) return undefined;
+  const choices: string[] = [];
+  for (const error of errors) {
+    if (error.instancePath !== first.instancePath) return undefined;
+    if (error.keyword === 'anyOf' && error.schemaPath === union) return choices.length <= MAX_CHOICES_LISTED ? choices : undefined;
+    if (error.keyword !== 'const' || !/^\/\d+\/const$/.test(error.schemaPath.slice(union.length))) return undefined;
+    choices.push(String((error.params as { allowedValue: unknown }).allowedValue));
+  }
+  return undefined;
+}
+
+/** The field an error is of, written as a caller writes it (`card.number`, `items[2].qty`); '' for the whole. */
+function pathOf(error: ErrorObject): string {
+  return error.instancePath
     .split('/')
     .filter(Boolean)
     .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
     .join('')
     .replace(/^\./, '');
-  const subject = path === '' ? root : path;
+}
+
+function subjectOf(error: ErrorObject, root: string): string {
+  return pathOf(error) || root;
+}
+
+/** Turns an ajv error into a sentence that names the offending field. */
+export function describeSchemaError(error: ErrorObject, root = 'body'): string {
+  const path = pathOf(error);
+  const subject = subjectOf(error, root);
   // A field name refused by `propertyNames`: said of the name, which is not echoed (it may be long, or anything).
   if ((error as { propertyName?: string }).propertyName !== undefined) return `${subject}: a field name ${error.message ?? 'is invalid'}`;
   switch (error.keyword) {
@@ -48,6 +85,11 @@ export function describeSchemaError(error: ErrorObject, root = 'body'): string {
     case 'format':
       if ((error.params as { format?: string }).format === 'currency') return `${subject} ${CURRENCY_PROBLEM}`;
       return `${subject} ${error.message ?? 'is invalid'}`;
+    case 'enum': {
+      const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues ?? [];
+      if (allowed.length > 0 && allowed.length <= MAX_CHOICES_LISTED) return `${subject} must be one of: ${allowed.map(String).join(', ')}`;
+      return `${subject} ${error.message ?? 'is invalid'}`;
+    }
     case 'maxLength':
     case 'minLength':
     case 'maximum':

@@ -20,7 +20,7 @@ import {
   type StoredValue,
   type WritableField,
 } from '../../domain/merchant-accounts/merchant-account.ts';
-import { compile, createStrictAjv, describeSchemaError } from '../../domain/validation/json-schema.ts';
+import { compile, createStrictAjv, describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import { MerchantAccountUpdateInput } from '../../schema/inputs/merchant-account-update.input.ts';
 import { toView } from './merchant-account-views.ts';
 
@@ -31,7 +31,7 @@ export function parseMerchantAccountUpdate(body: unknown): MerchantAccountUpdate
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new DomainError('validation', 'body must be object');
   if (!validateUpdate(body)) {
     const error = validateUpdate.errors![0]!;
-    throw new DomainError('validation', describeSchemaError(error), { field: error.instancePath.replace(/^\//, '').replaceAll('/', '.') || undefined });
+    throw new DomainError('validation', describeSchemaErrors(validateUpdate.errors!), { field: error.instancePath.replace(/^\//, '').replaceAll('/', '.') || undefined });
   }
   return body as unknown as MerchantAccountUpdate;
 }

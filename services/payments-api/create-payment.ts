@@ -9,6 +9,7 @@ import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import { runCardPayment, type CardPaymentDeps } from '../payments/card-payment.ts';
 import { refuseCardNumbersInText } from '../payments/card-numbers-in-text.ts';
 import { namesOfHolder, refuseOverlongNames } from '../../domain/payments/person-name.ts';
+import { expiryFieldAtFault } from '../../domain/payments/card.ts';
 import type { ProductLookup } from '../catalog/product-cache.ts';
 
 /** The body of `POST /payments` (validated against its schema at the edge). */
@@ -75,13 +76,13 @@ export async function createPayment(deps: CreatePaymentDeps, input: { tenantId: 
       };
     },
   });
-  return processedOrderOf(result);
+  return processedOrderOf(result, expiryFieldAtFault(body.card.exp_month, body.card.exp_year, new Date()));
 }
 
 /** The payment order a result belongs to; a result answered before processing is that refusal, as an error. */
-function processedOrderOf(result: SubmitResult): number {
+function processedOrderOf(result: SubmitResult, expiryAtFault: 'month' | 'year'): number {
   if (result.submitOrderId > 0) return result.submitOrderId;
-  throw preProcessingError(result.info, result.error);
+  throw preProcessingError(result.info, result.error, expiryAtFault);
 }
 
 async function productOf(deps: CreatePaymentDeps, tenantId: number, productId: number | undefined): Promise<PayableProduct> {

@@ -1,4 +1,4 @@
-import { compile, createStrictAjv, describeSchemaError } from '../../domain/validation/json-schema.ts';
+import { compile, createStrictAjv, describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { amountProblemIn } from '../../domain/payments-api/minor-units.ts';
 import { isValidEmail, normalizeEmail } from '../../domain/payments/card.ts';
@@ -10,7 +10,7 @@ const validate = compile(createStrictAjv(), ProvisioningFixture);
 export function parseFixture(value: unknown): ProvisioningFixture {
   if (!validate(value)) {
     const first = validate.errors?.[0];
-    throw new DomainError('validation', `Invalid fixture: ${first ? describeSchemaError(first, 'fixture') : 'unknown error'}`);
+    throw new DomainError('validation', `Invalid fixture: ${first ? describeSchemaErrors(validate.errors!, 'fixture') : 'unknown error'}`);
   }
   value.tenants.forEach((tenant, t) => {
     tenant.webhookEndpoints?.forEach((endpoint, e) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { binCountry, cvvLengthFor, detectNetwork, isValidCardNumber, isValidEmail, isValidExpiry, normalizeEmail, normalizeExpiryYear, passesLuhn } from '../../domain/payments/card.ts';
+import { binCountry, cvvLengthFor, detectNetwork, expiryFieldAtFault, isValidCardNumber, isValidEmail, isValidExpiry, normalizeEmail, normalizeExpiryYear, passesLuhn } from '../../domain/payments/card.ts';
 
 describe('Luhn check', () => {
   it.each([
@@ -111,6 +111,22 @@ describe('expiry', () => {
     [6, 202, 'a 3-digit year'],
   ])('%s/%s is invalid (%s)', (month, year, _why) => {
     expect(isValidExpiry(month, year, midJune2025)).toBe(false);
+  });
+
+  it.each([
+    [5, 2025, 'month', 'last month'],
+    [5, 25, 'month', 'last month, 2-digit year'],
+    [0, 2030, 'month', 'month zero'],
+    [13, 2030, 'month', 'month 13'],
+    [undefined, 2030, 'month', 'month missing'],
+    [12, 2024, 'year', 'last year'],
+    [1, 2051, 'year', 'more than 25 years ahead'],
+    [6, 0, 'year', 'year zero'],
+    [6, undefined, 'year', 'year missing'],
+    [6, 202, 'year', 'a 3-digit year'],
+    [undefined, undefined, 'year', 'both missing'],
+  ])('%s/%s names its %s as at fault (%s)', (month, year, field, _why) => {
+    expect(expiryFieldAtFault(month, year, midJune2025)).toBe(field);
   });
 
   it('a card is good through the last instant of its month, in UTC', () => {

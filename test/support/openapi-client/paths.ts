@@ -2361,6 +2361,8 @@ export interface operations {
           "application/json": {
             /** @constant */
             object: "list";
+            /** @description The path of this list */
+            url: string;
             has_more: boolean;
             data: components["schemas"]["Refund"][];
           };

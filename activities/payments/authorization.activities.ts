@@ -86,6 +86,8 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
     // A run Temporal gave up goes on beside the run that replaces it: only that one may send the attempt.
     if (runGivenUp()) throw ApplicationFailure.retryable(`Attempt ${reference} not sent: its run was given up`, 'RunGivenUp');
     const processor = deps.processors.get(input.candidate.gateway);
+    // The attempt is `sent` now, however long the processor takes to answer (the mitigation search's date filters).
+    const sentAt = new Date();
     const result = await processor.authorize(
       {
         reference,
@@ -103,7 +105,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
       },
       input.timeoutMs,
     );
-    return record(input, reference, result);
+    return record(input, reference, result, undefined, sentAt);
   }
 
   /** An attempt declined before reaching the processor (a forced account that cannot take the payment), recorded with its status. */
@@ -172,8 +174,10 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
   /**
    * Records the attempt (once, however often the activity runs) and ends its cap reservation when the outcome is
    * known: a first approval moves the amount into the month's approved volume, a decline releases it. One round trip.
+   * `sentAt`: when the authorization went to the processor (its first recording keeps it; the recording's time when
+   * nothing was sent, or the sending was not this run's).
    */
-  async function record(input: AttemptContext, reference: string, result: ProcessorResult<AuthorizationOutcome>, override?: AttemptOutcome): Promise<AttemptResult> {
+  async function record(input: AttemptContext, reference: string, result: ProcessorResult<AuthorizationOutcome>, override?: AttemptOutcome, sentAt?: Date): Promise<AttemptResult> {
     const outcome: AttemptOutcome = override ?? toAttemptOutcome(result.outcome);
     // Until they settle, an attempt waiting on 3-D Secure is recorded as submitted, one with no answer yet as a timeout.
     const statusId = outcome.kind === 'approved' || outcome.kind === 'declined' ? outcome.statusId : outcome.kind === 'challenge' ? StatusId.SUBMITTED : StatusId.SYSTEM_TIMEOUT;
@@ -197,6 +201,7 @@ export function createAuthorizationActivities(deps: AuthorizationActivityDeps) {
       card: input.card,
       sandbox: input.candidate.gateway === 'sandbox',
       exchange: storableExchange(result.exchange),
+      sentAt,
       completedAt: outcome.kind === 'challenge' || outcome.kind === 'unknown' ? null : new Date(),
       // A known answer ends the attempt's reservation: an approval turns it into approved volume, a decline frees it.
       final: outcome.kind === 'approved' || outcome.kind === 'declined',

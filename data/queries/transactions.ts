@@ -26,6 +26,8 @@ export interface AuthorizationAttemptRecord {
   readonly sandbox: boolean;
   readonly exchange: RawExchange;
   /** Null while the outcome is still open (a 3-D Secure challenge, an unknown answer). */
+  /** When the authorization went to the processor; the recording's own time when not given (never sent, or not known). */
+  readonly sentAt?: Date;
   readonly completedAt: Date | null;
 }
 
@@ -83,14 +85,14 @@ export async function recordAttempt(sql: SqlExecutor, attempt: AuthorizationAtte
   const [row] = await sql.execute<{ transaction_id: string | null; was_success: boolean | null; already_settled: boolean }[]>(
     `select transaction_id, was_success, already_settled from routines.record_attempt(?::uuid, ?::int, ?::int, ?::text, ?::int, ?::text, ?::text, ?::int, ?::text, ?::boolean,
        ?::numeric, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::int, ?::int, ?::text,
-       ?::boolean, ?::jsonb, ?::timestamptz, ?::boolean, ?::text)`,
+       ?::boolean, ?::jsonb, ?::timestamptz, ?::boolean, ?::text, ?::timestamptz)`,
     [
       randomUUID(), attempt.submitOrderId, account.merchantAccountId, attempt.reference, attempt.attemptNumber, account.gateway,
       attempt.processorTransactionId, attempt.statusId, attempt.status, attempt.approved,
       attempt.amount, attempt.currency, account.mid, account.descriptor || null, attempt.authCode,
       attempt.email, attempt.firstName ?? null, attempt.lastName ?? null, card.bin, card.last4, card.network, card.binCountry ?? null,
       card.fingerprint, card.expiryMonth, card.expiryYear, attempt.eci,
-      attempt.sandbox, JSON.stringify(attempt.exchange), attempt.completedAt, attempt.final, attempt.orderState ?? null,
+      attempt.sandbox, JSON.stringify(attempt.exchange), attempt.completedAt, attempt.final, attempt.orderState ?? null, attempt.sentAt ?? null,
     ],
   );
   if (!row?.transaction_id) throw new Error(`Attempt ${attempt.reference} not recorded: its order ${attempt.submitOrderId} does not exist`);

@@ -36,6 +36,8 @@ import { emailUnknownRoute } from './rest/email-errors.ts';
 import { leadUnknownRoute } from './rest/lead-errors.ts';
 import { graphQLUnknownRoute } from './graphql/transport-errors.ts';
 import { answerClientError } from './http/client-errors.ts';
+import { headerValue } from './http/headers.ts';
+import { refuseUndocumentedQueryParameters } from './http/no-parameters.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -50,10 +52,6 @@ declare module 'fastify' {
 
 /** Paths whose API answers its refusals in a shape of its own. */
 const UNKNOWN_ROUTE_SHAPES = [paymentApiUnknownRoute, emailUnknownRoute, leadUnknownRoute, graphQLUnknownRoute];
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
 
 /** Builds the gateway: REST compatibility routes, /graphql, health, the OpenAPI document and its reference page. */
 export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQLSchema } = {}): Promise<FastifyInstance> {
@@ -106,6 +104,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   healthRoutes(api, deps.readiness);
   const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()), counters: poolExecutor(deps.counterOrm) };
   requireDocumentedApiKeys(app, rateLimit);
+  refuseUndocumentedQueryParameters(app);
   statusRoutes(api);
   adminRoutes(api, { secretBox: deps.secretBox });
   mitigationRoutes(api);

@@ -1,6 +1,8 @@
 import { validationError } from './errors.ts';
 
 const DECIMAL = /^(\d{1,12})(?:\.(\d{1,2}))?$/;
+/** The largest amount a money column (`numeric(14, 2)`) holds. */
+const MAX_MONEY = '999999999999.99';
 
 /**
  * Normalises an amount given as a JSON number or decimal string to a 2-decimal string, by text,
@@ -9,7 +11,7 @@ const DECIMAL = /^(\d{1,12})(?:\.(\d{1,2}))?$/;
 export function toMoneyString(value: number | string, field: string): string {
   const text = typeof value === 'number' ? value.toString() : value;
   const match = DECIMAL.exec(text);
-  if (!match) throw validationError(field, `${field} must be a non-negative amount with at most 2 decimals`);
+  if (!match) throw validationError(field, `${field} must be an amount from 0 to ${MAX_MONEY} with at most 2 decimals`);
   return `${BigInt(match[1]!)}.${(match[2] ?? '').padEnd(2, '0')}`;
 }
 

@@ -202,6 +202,31 @@ describe('PUT /api/admin/merchantaccounts/{id}', () => {
     });
   });
 
+  it('audits a UserEmail written in UTF-8 as its person wrote it, and refuses bytes that are not UTF-8', async () => {
+    const account = await accountOf(acme, 'ACME-2-');
+    // A header travels as bytes: the client sends the address's UTF-8 bytes, one per header character.
+    const asBytes = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+    const changed = await put(acme, account.id, { rowVersion: account.rowVersion, notes: 'by jürgen' }, { ...acme.adminHeaders, useremail: asBytes('jürgen@exämple.com') });
+    expect(changed.status).toBe(200);
+    const [entry] = await app.orm.em.fork().execute<{ actor: string }[]>(
+      `select actor from audit_entries where entity_type = 'MerchantAccount' and entity_id = ? order by id desc limit 1`,
+      [String(account.id)],
+    );
+    expect(entry!.actor).toBe('jürgen@exämple.com');
+    const audits = await auditCount(account.id);
+    const notUtf8 = await put(acme, account.id, { rowVersion: account.rowVersion + 1, notes: 'by nobody' }, { ...acme.adminHeaders, useremail: 'j\xfcrgen@example.com' });
+    expect(notUtf8).toEqual({ status: 400, body: { success: false, message: 'UserEmail must be UTF-8 text' } });
+    expect(await auditCount(account.id)).toBe(audits);
+  });
+
+  it('refuses query parameters it does not take, changing nothing: a rowVersion belongs in the body', async () => {
+    const account = await accountOf(acme, 'ACME-2-');
+    const row = await storedRow(account.id);
+    const answer = await call('PUT', `/api/admin/merchantaccounts/${account.id}?rowVersion=${account.rowVersion}`, acme.adminHeaders, { rowVersion: account.rowVersion, notes: 'queried' });
+    expect(answer).toEqual({ status: 400, body: { success: false, message: 'rowVersion is not a known field' } });
+    expect(await storedRow(account.id)).toEqual(row);
+  });
+
   it('answers a stale rowVersion with 409 and changes nothing', async () => {
     const account = await accountOf(acme, 'ACME-2-');
     const row = await storedRow(account.id);

@@ -343,6 +343,15 @@ describe('isolation and bad input', () => {
     expect((await search({}, acme, { clientid: acme.clientId, useremail: 'a@example.com' })).status).toBe(401);
   });
 
+  it('refuses query parameters, which it takes none of: filters go in the body', async () => {
+    const response = await fetch(`${app.baseUrl}/api/mitigation/transactions?emails=a@example.com`, {
+      method: 'POST',
+      headers: { ...acme.adminHeaders, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect({ status: response.status, body: await response.json() }).toEqual({ status: 400, body: { success: false, message: 'emails is not a known field' } });
+  });
+
   it.each([
     [{ limit: 1001 }, 'limit must be <= 1000'],
     [{ limit: 0 }, 'limit must be >= 1'],

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fast
 import { authenticateApiKey } from '../../services/auth/authenticate-api-key.ts';
 import type { RateLimitPolicy } from '../../services/rate-limit/rate-limiter.ts';
 import { authorizeAdmin, type AdminCaller, type ApiPrincipal } from '../../domain/auth/api-key.ts';
+import { headerValue, utf8HeaderValue } from './headers.ts';
 
 export type { RateLimitPolicy };
 
@@ -12,10 +13,6 @@ declare module 'fastify' {
     /** The admin caller (key, `ClientId`, `UserEmail`) of a route documenting the admin headers, set likewise. */
     adminCaller: AdminCaller | null;
   }
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** Whether a route's OpenAPI `security` asks for the tenant API key (`API_KEY_REQUIRED`). */
@@ -46,7 +43,7 @@ export function requireDocumentedApiKeys(app: FastifyInstance, rateLimit: RateLi
   };
   const authenticateAdmin: onRequestHookHandler = async (request) => {
     request.principal = await authenticateApiKey(request.headers.authorization, rateLimit);
-    request.adminCaller = authorizeAdmin(request.principal, headerValue(request.headers.clientid), headerValue(request.headers.useremail));
+    request.adminCaller = authorizeAdmin(request.principal, headerValue(request.headers.clientid), utf8HeaderValue(request.headers.useremail, 'UserEmail'));
   };
   app.addHook('onRoute', (route) => {
     if (!needsApiKey(route.schema?.security)) return;

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { preValidationHookHandler } from 'fastify';
+import type { FastifyInstance, preValidationHookHandler } from 'fastify';
 
 /**
  * The body of a POST that takes no parameters (a capture, a void, a subscription's cancel): any field sent is
@@ -15,3 +15,19 @@ export const NoParametersBody = Type.Object({}, { additionalProperties: false, d
 export const bodyMayBeLeftOut: preValidationHookHandler = async (request) => {
   if (request.body === undefined) request.body = {};
 };
+
+/** The query string of a route that documents none: every parameter is unknown. */
+const NoQueryParameters = Type.Object({}, { additionalProperties: false });
+
+/**
+ * A route that needs a key and documents no query parameters refuses any it is sent (400 naming it, in its API's
+ * shape), as the routes that document some refuse the others: `PUT …/merchantaccounts/7?rowVersion=3` must not
+ * pass for a conditional update that was never made. Call before the routes are added.
+ */
+export function refuseUndocumentedQueryParameters(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const security = route.schema?.security;
+    if (!Array.isArray(security) || security.length === 0 || route.schema?.querystring) return;
+    route.schema = { ...route.schema, querystring: NoQueryParameters };
+  });
+}

@@ -50,5 +50,5 @@ export function errorResponses<S extends keyof typeof ERROR_STATUSES>(...statuse
 /** Headers of admin routes (spec 5.2) besides the key itself, which the `apiKey` security scheme documents. */
 export const AdminHeaders = Type.Object({
   ClientId: Type.String({ description: "The tenant's ClientId (parent company id)", examples: ['client-acme'] }),
-  UserEmail: Type.String({ description: 'E-mail of the person or group acting; recorded in the audit trail', examples: ['ops@example.com'] }),
+  UserEmail: Type.String({ description: 'E-mail of the person or group acting, in UTF-8; recorded in the audit trail', examples: ['ops@example.com'] }),
 });

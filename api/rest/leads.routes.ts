@@ -11,6 +11,7 @@ import type { RateLimitPolicy } from '../http/authentication.ts';
 import { LEAD_READ, LEAD_WRITE } from '../http/security.ts';
 import { sendLeadError } from './lead-errors.ts';
 import { CustomerLead, LeadErrorAnswer, leadErrorResponses, LeadListAnswer, LeadQuerystring, LeadWriteAnswer, LeadWriteBody } from './lead-schemas.ts';
+import { headerValue } from '../http/headers.ts';
 
 export const LEADS_PATH = '/api/public/customer-leads';
 /** Room for 500 scans and the pending data; the rest of the API keeps the gateway's limit. */
@@ -23,10 +24,6 @@ declare module 'fastify' {
     /** The lead key a lead request was authenticated with (set before its body is read). */
     leadPrincipal: LeadKeyPrincipal | null;
   }
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function credentialsOf(request: FastifyRequest): LeadCredentials {

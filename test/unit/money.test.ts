@@ -46,7 +46,7 @@ describe('amounts (toMoneyString)', () => {
     expect(error).toBeInstanceOf(DomainError);
     expect(error.code).toBe('validation');
     expect(error.details.field).toBe('price');
-    expect(error.message).toBe('price must be a non-negative amount with at most 2 decimals');
+    expect(error.message).toBe('price must be an amount from 0 to 999999999999.99 with at most 2 decimals');
   });
 });
 

@@ -629,7 +629,7 @@ export interface operations {
          */
         ClientId: string;
         /**
-         * @description E-mail of the person or group acting; recorded in the audit trail
+         * @description E-mail of the person or group acting, in UTF-8; recorded in the audit trail
          * @example ops@example.com
          */
         UserEmail: string;
@@ -698,7 +698,7 @@ export interface operations {
          */
         ClientId: string;
         /**
-         * @description E-mail of the person or group acting; recorded in the audit trail
+         * @description E-mail of the person or group acting, in UTF-8; recorded in the audit trail
          * @example ops@example.com
          */
         UserEmail: string;
@@ -764,7 +764,7 @@ export interface operations {
          */
         ClientId: string;
         /**
-         * @description E-mail of the person or group acting; recorded in the audit trail
+         * @description E-mail of the person or group acting, in UTF-8; recorded in the audit trail
          * @example ops@example.com
          */
         UserEmail: string;
@@ -946,7 +946,7 @@ export interface operations {
          */
         ClientId: string;
         /**
-         * @description E-mail of the person or group acting; recorded in the audit trail
+         * @description E-mail of the person or group acting, in UTF-8; recorded in the audit trail
          * @example ops@example.com
          */
         UserEmail: string;

@@ -298,7 +298,7 @@ export async function findRefundInstruction(em: EntityManager, refundId: string)
 /**
  * The refund's own `refund` transaction (spec 2.8: it refers to its original by `original_transaction_id`), copied
  * from the original's order, card facts and account; upserted by its reference (the refund id), so a replayed
- * activity records it once.
+ * activity records it once. `sent_at` is when the refund was claimed for sending, right before it went out.
  */
 export async function recordRefundTransaction(
   em: EntityManager,
@@ -312,7 +312,7 @@ export async function recordRefundTransaction(
      select ?, t.tenant_id, t.order_id, t.product_id, t.customer_id, t.merchant_account_id, 'refund', r.id, 1, t.gateway,
        ?, ?, ?, ?, r.amount, r.currency, t.mid, t.descriptor, null, t.email, t.first_name, t.last_name,
        t.bin, t.last4, t.brand, t.bin_country, t.card_fingerprint, t.expiry_month, t.expiry_year, null, t.partner_session, t.sandbox, false, t.id,
-       ?, now(), now()
+       ?, coalesce(r.submitted_at, now()), now()
        from refunds r join transactions t on t.id = r.original_transaction_id where r.id = ?
      on conflict (reference) do update set status_id = excluded.status_id, status = excluded.status, success = excluded.success,
        gateway_transaction_id = coalesce(excluded.gateway_transaction_id, transactions.gateway_transaction_id), gateway_response = excluded.gateway_response

@@ -1,27 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 import { RECORD_ATTEMPT_ROUTINE_021 } from './Migration20261126000021_volumes_per_currency.ts';
 
-/**
- * An approved authorization voided before it was captured (a held one voided or expired, an approval a failed payment
- * voided) charged nothing, yet kept its room on its merchant account's monthly cap for the rest of the month: the
- * month it was counted in was not kept, so nothing could give it back. The transaction now keeps it (`volume_month`,
- * written by `record_attempt` where it counts the approval), and a void gives the room back once by clearing it.
- * Approvals recorded before that a void may still end (held, or in flight) get the month they were sent in, as
- * migration 021 counted them; the others (captured or settled) are never given back, and keep no month. One voided
- * before this migration is not given back.
- */
-export class Migration20261127000027_released_volume extends Migration {
-
-  override name = 'Migration20261127000027_released_volume';
-
-  override up(): void | Promise<void> {
-    this.addSql(`alter table "transactions" add column "volume_month" date null;`);
-    // Only approvals a void may still end (a held authorization, a payment in flight): the others are never released.
-    this.addSql(`update "transactions" t set "volume_month" = date_trunc('month', t."sent_at")::date
-      from "orders" o
-      where o."id" = t."order_id" and o."state" in ('authorized', 'processing', 'pending_3ds')
-        and t."kind" = 'authorization' and t."success" and t."merchant_account_id" is not null;`);
-    this.addSql(`create or replace function "routines"."record_attempt"(
+/** `routines.record_attempt` as this migration writes it (also what migration 035's `down` restores). */
+export const RECORD_ATTEMPT_ROUTINE_027 = `create or replace function "routines"."record_attempt"(
   p_id uuid, p_order_id int, p_merchant_account_id int, p_reference text, p_attempt_number int, p_gateway text,
   p_gateway_transaction_id text, p_status_id int, p_status text, p_success boolean, p_amount numeric, p_currency text,
   p_mid text, p_descriptor text, p_auth_code text, p_email text, p_first_name text, p_last_name text,
@@ -78,7 +59,29 @@ begin
   if p_order_state is not null then
     update orders set state = p_order_state, updated_at = now() where id = p_order_id;
   end if;
-end $$;`);
+end $$;`;
+
+/**
+ * An approved authorization voided before it was captured (a held one voided or expired, an approval a failed payment
+ * voided) charged nothing, yet kept its room on its merchant account's monthly cap for the rest of the month: the
+ * month it was counted in was not kept, so nothing could give it back. The transaction now keeps it (`volume_month`,
+ * written by `record_attempt` where it counts the approval), and a void gives the room back once by clearing it.
+ * Approvals recorded before that a void may still end (held, or in flight) get the month they were sent in, as
+ * migration 021 counted them; the others (captured or settled) are never given back, and keep no month. One voided
+ * before this migration is not given back.
+ */
+export class Migration20261127000027_released_volume extends Migration {
+
+  override name = 'Migration20261127000027_released_volume';
+
+  override up(): void | Promise<void> {
+    this.addSql(`alter table "transactions" add column "volume_month" date null;`);
+    // Only approvals a void may still end (a held authorization, a payment in flight): the others are never released.
+    this.addSql(`update "transactions" t set "volume_month" = date_trunc('month', t."sent_at")::date
+      from "orders" o
+      where o."id" = t."order_id" and o."state" in ('authorized', 'processing', 'pending_3ds')
+        and t."kind" = 'authorization' and t."success" and t."merchant_account_id" is not null;`);
+    this.addSql(RECORD_ATTEMPT_ROUTINE_027);
   }
 
   override down(): void | Promise<void> {

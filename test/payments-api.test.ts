@@ -277,8 +277,15 @@ describe('POST /payments', () => {
     expect((await payIn('EUR', 6000)).body.status).toBe('succeeded');
     // 60.00 USD fits the cap of 100 beside 60.00 EUR: each currency is counted in its own units.
     expect((await payIn('USD', 6000)).body.status).toBe('succeeded');
-    // 50.00 EUR more would take the euros to 110.
-    expect((await payIn('EUR', 5000)).body).toMatchObject({ status: 'failed' });
+    // 50.00 EUR more would take the euros to 110. No attempt was made: the payment still shows the card it was sent.
+    const refused = await payIn('EUR', 5000);
+    expect(refused.body).toMatchObject({
+      status: 'failed',
+      mid: null,
+      failure_message: 'No merchant account could take the payment',
+      card: { brand: 'NetworkA', bin: '42424242', last4: '4242', exp_month: 12, exp_year: new Date().getFullYear() + 2 },
+    });
+    expect((await get(`/payments/${refused.body.id}`, capped)).body).toEqual(refused.body);
     const volumes = await app.orm.em.fork().execute(
       `select v.currency, v.approved_amount, v.reserved_amount from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.mid = ? order by v.currency`,
       [capped.mids['CUR-1']],

@@ -21,7 +21,7 @@ import {
 } from '../../data/queries/subscriptions.ts';
 import { attemptReference, type MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { FORCED_ACCOUNT_REFUSALS, forcedAccountRefusal } from '../../domain/payments/forced-merchant-account.ts';
-import type { OrderDetails } from '../../domain/payments/payment-input.ts';
+import type { CardSummary, OrderDetails } from '../../domain/payments/payment-input.ts';
 import type { OrderState } from '../../schema/entities/index.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
@@ -43,6 +43,8 @@ export interface OpenPaymentOrderInput {
   currency: string;
   order: OrderDetails;
   subscription?: { recurringAmount: string };
+  /** The card, kept on the order as shown; absent from a payment started by a worker of before. */
+  card?: CardSummary;
 }
 
 export interface ReserveMerchantAccountInput {
@@ -91,6 +93,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
       workflowId: input.workflowId,
       email: input.email,
       details: input.order,
+      card: input.card && { brand: input.card.network, bin: input.card.bin, last4: input.card.last4, expiryMonth: input.card.expiryMonth, expiryYear: input.card.expiryYear },
     };
     // Without a plan, one statement.
     if (!input.subscription) return { alreadySubscribed: false, ...(await openSubmitOrder(sql, order)) };

@@ -50,7 +50,7 @@ export function paymentJson(payment: PaymentRecord, publicUrl: string): Payment 
     status_id: attempt?.statusId ?? null,
     failure_code: status === 'failed' ? String(attempt?.statusId ?? 0) : null,
     failure_message: status === 'failed' ? (attempt?.status ?? 'No merchant account could take the payment') : status === 'canceled' ? canceledMessage(payment) : null,
-    card: attempt ? { brand: attempt.brand, bin: attempt.bin, last4: attempt.last4, exp_month: attempt.expiryMonth, exp_year: attempt.expiryYear } : null,
+    card: payment.card && { brand: payment.card.brand, bin: payment.card.bin, last4: payment.card.last4, exp_month: payment.card.expiryMonth, exp_year: payment.card.expiryYear },
     next_action:
       status === 'requires_action' && payment.threeDSecureId
         ? { type: 'three_d_secure', three_d_secure_id: payment.threeDSecureId, redirect_url: `${publicUrl}/3ds/${payment.threeDSecureId}` }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { normalizeEmail } from '../../domain/payments/card.ts';
-import type { OrderState } from '../../schema/entities/index.ts';
+import type { OrderState, ShownCard } from '../../schema/entities/index.ts';
 import { THREE_DECIMAL_CURRENCIES, ZERO_DECIMAL_CURRENCIES } from '../../domain/payments-api/minor-units.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
@@ -37,11 +37,6 @@ export interface PaymentAttemptRecord {
   readonly mid: string | null;
   readonly merchantAccountId: number | null;
   readonly processorTransactionId: string | null;
-  readonly bin: string;
-  readonly last4: string;
-  readonly brand: string;
-  readonly expiryMonth: number;
-  readonly expiryYear: number;
   readonly refundedAmount: string;
   readonly refundReservedAmount: string;
 }
@@ -59,6 +54,8 @@ export interface PaymentRecord {
   /** What the caller kept on the payment (`metadata`, or a submit's `props`), as given. */
   readonly metadata: PaymentMetadata;
   readonly attempt: PaymentAttemptRecord | null;
+  /** The card as its deciding attempt shows it, else as the order kept it (none for an order opened before it did). */
+  readonly card: ShownCard | null;
 }
 
 /** Key-value pairs a caller keeps on a payment: text from `/payments`, also numbers, booleans and null from a submit. */
@@ -88,6 +85,7 @@ interface PaymentRow {
   product_id: number;
   three_d_secure_id: string | null;
   props: PaymentMetadata | null;
+  card: ShownCard | null;
   email: string;
   transaction_id: string | null;
   status_id: number | null;
@@ -111,7 +109,7 @@ interface PaymentRow {
  * whose end the processor told (`endHold`) keeps that status on the authorization, which then says how it ended.
  */
 const SELECT_PAYMENTS = `
-  select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, o.props, c.email,
+  select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, o.props, o.card, c.email,
          t.id as transaction_id,
          case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status_id, t.status_id) else t.status_id end as status_id,
          case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status, t.status) else t.status end as status, t.success, t.mid,
@@ -168,6 +166,10 @@ function toRecord(row: PaymentRow): PaymentRecord {
     email: row.email,
     threeDSecureId: row.three_d_secure_id,
     metadata: row.props ?? {},
+    card:
+      row.transaction_id === null
+        ? row.card
+        : { brand: row.brand!, bin: row.bin!, last4: row.last4!, expiryMonth: row.expiry_month!, expiryYear: row.expiry_year! },
     attempt:
       row.transaction_id === null
         ? null
@@ -179,11 +181,6 @@ function toRecord(row: PaymentRow): PaymentRecord {
             mid: row.mid,
             merchantAccountId: row.merchant_account_id,
             processorTransactionId: row.gateway_transaction_id,
-            bin: row.bin!,
-            last4: row.last4!,
-            brand: row.brand!,
-            expiryMonth: row.expiry_month!,
-            expiryYear: row.expiry_year!,
             refundedAmount: row.refunded_amount!,
             refundReservedAmount: row.refund_reserved_amount!,
           },

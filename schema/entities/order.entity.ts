@@ -5,6 +5,15 @@ import { Product } from './product.entity.ts';
 import { Tenant } from './tenant.entity.ts';
 
 export const ORDER_KINDS = ['submit', 'subscription'] as const;
+
+/** The card of an order as an answer may show it. */
+export interface ShownCard {
+  readonly brand: string;
+  readonly bin: string;
+  readonly last4: string;
+  readonly expiryMonth: number;
+  readonly expiryYear: number;
+}
 /** `authorized`: approved, not captured yet (`capture: false`); `voided`: released before capture. */
 export const ORDER_STATES = ['processing', 'pending_3ds', 'authorized', 'approved', 'declined', 'failed', 'expired', 'voided'] as const;
 export type OrderState = (typeof ORDER_STATES)[number];
@@ -46,6 +55,8 @@ const OrderSchema = defineEntity({
     storefront: p.json<Record<string, boolean>>().nullable(),
     phone: p.string().length(40).nullable(),
     mobileWalletA: p.boolean().default(false),
+    /** The card as shown (brand, the BIN shown, last four, expiry), from the order's opening; never its number. */
+    card: p.json<ShownCard>().nullable(),
     /**
      * The MID whose monthly volume holds this order's amount while its current attempt is in flight (attempts
      * run one after another, so an order holds at most one reservation), and the month it is counted in.

@@ -543,6 +543,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       currency: input.currency,
       order: input.order,
       subscription: input.subscriptionPlan ? { recurringAmount: input.subscriptionPlan.recurringAmount } : undefined,
+      card: input.card,
     };
     if (patched(FIRST_ATTEMPT_IN_ONE_STEP)) {
       try {

@@ -27,7 +27,9 @@ COPY scripts ./scripts
 COPY fixtures ./fixtures
 COPY sandbox ./sandbox
 
-# Files stay root-owned (read-only for the process); the app runs unprivileged.
+# Files stay root-owned (read-only for the process); the app runs unprivileged. DATA_DIR (`.data`) is its one
+# writable folder: only the sandbox processor keeps anything there (its ledger), on a volume of its own.
+RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
 
 EXPOSE 3000

@@ -83,7 +83,7 @@ export const SETTINGS = {
       description: 'Connections of the gateway kept apart for rate-limit counting (asynchronous commit), in addition to DATABASE_POOL_SIZE.',
     }),
   ),
-  dataDir: setting('DATA_DIR', Type.String({ default: '.data', description: 'Where embedded PostgreSQL and the Temporal dev server keep their data.' })),
+  dataDir: setting('DATA_DIR', Type.String({ default: '.data', description: 'Where the local stack keeps its state: embedded PostgreSQL, the Temporal dev server, development credentials, logs, the inbox\'s mail and the sandbox processor\'s ledger.' })),
   embeddedPostgresPort: setting('EMBEDDED_POSTGRES_PORT', port(54329, 'Port of the embedded PostgreSQL.')),
   temporalAddress: setting(
     'TEMPORAL_ADDRESS',

@@ -4,8 +4,8 @@
  * The sandbox answers deterministically by card number (PAN); expiry is not checked, nor the CVV's value (one card
  * only asks that it is sent). Status
  * ids are those of the status-code reference (spec 7.5). This table is the single source of truth:
- * the sandbox server reads it, the tests iterate over it and `testCardsMarkdown()` renders the README
- * section from it. Test card numbers may only appear in `sandbox/` and in tests, never in product code.
+ * the sandbox server reads it, the tests iterate over it and `testCardsMarkdown()` renders it as tables. The README's
+ * section is a shorter summary written by hand; a test checks it names every card. Test card numbers may only appear in `sandbox/` and in tests, never in product code.
  *
  * Rules that apply to every card, in this order:
  *  1. amount cents `.97`: HTTP 500 `{error:"processor unavailable"}`, nothing is authorized (retry-safe);
@@ -124,7 +124,7 @@ export function luhnValid(pan: string): boolean {
   return /^\d{12,19}$/.test(pan) && passesLuhn(pan);
 }
 
-/** The README section's tables, rendered from the data above. */
+/** The cards and amount rules as Markdown tables, rendered from the data above. */
 export function testCardsMarkdown(): string {
   const lines = [
     '| card number | network | outcome |',

@@ -57,7 +57,7 @@ describe('3-D Secure completion', () => {
     const before = await paymentState(pending.body.submitOrderId);
 
     const early = await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
-    expect(early).toEqual({ status: 409, body: { success: false, message: 'The cardholder has not completed the 3-D Secure challenge yet' } });
+    expect(early).toEqual({ status: 409, body: { success: false, message: 'The cardholder had not completed the 3-D Secure challenge when the processor was last asked (at most once a second); send the completion again' } });
     expect(await paymentState(pending.body.submitOrderId)).toEqual(before);
     expect(before.order).toEqual({ state: 'pending_3ds' });
 

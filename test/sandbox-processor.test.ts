@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -122,6 +122,12 @@ describe('test cards', () => {
       expect(redirect || expectations[card.pan] !== undefined, card.pan).toBe(true);
     }
     expect(testCardsMarkdown()).toContain('| `4000000000000341` |');
+  });
+
+  it("is every card the README's summary names (in full, or as `…` and its last four)", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('### Sandbox card processor'), readme.indexOf('\n## ', readme.indexOf('### Sandbox card processor')));
+    for (const card of TEST_CARDS) expect(section.includes(`\`${card.pan}\``) || section.includes(`\`…${card.pan.slice(-4)}\``), card.pan).toBe(true);
   });
 
   it('approves a merchant-initiated charge of a challenge card (a rebill: its holder authenticated at the checkout)', async () => {

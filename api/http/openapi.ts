@@ -26,9 +26,11 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
         title: 'Payments gateway',
         version: options.version,
         description:
-          'REST compatibility API of the payments gateway: card payment submit, 3-D Secure completion and the status-code list. ' +
-          'Every processed payment outcome, approved or declined, is HTTP 200 with the full result; other statuses mean the request itself was refused. ' +
-          'The admin API is GraphQL at `/graphql`.',
+          'REST API of the payments gateway: card payment submit and 3-D Secure completion, the status-code list, merchant-account ' +
+          'administration and the mitigation transaction search, customer leads, templated e-mail, and the generic `/payments` API ' +
+          'with refunds, captures, voids and subscriptions. Every processed submit outcome, approved or declined, is HTTP 200 with ' +
+          'the full result; other statuses mean the request itself was refused. Operator and admin work beyond these routes ' +
+          '(provisioning, webhooks, audits) is GraphQL at `/graphql`.',
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       },
       servers: [options.publicBaseUrl ? { url: options.publicBaseUrl, description: 'This gateway' } : { url: '/', description: 'The gateway serving this document' }],
@@ -36,6 +38,7 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
         { name: 'payments', description: 'Card payments: submit, 3-D Secure completion and challenge redirect' },
         { name: 'admin', description: 'Tenant administration; needs the API key plus the `ClientId` and `UserEmail` headers' },
         { name: 'email', description: 'Templated e-mail from authorized sender domains; the tenant is named by `tenant_key` in the body' },
+        { name: 'customer leads', description: "Customer leads: written by a checkout's browser (publishable key, allowed `Origin`) or a server (secret key), read with the secret key" },
         { name: 'operations', description: 'Liveness and readiness probes' },
         { name: 'documentation', description: 'This document and the index of links' },
       ],

@@ -35,7 +35,7 @@ export async function completeThreeDSecure(
     case 'completed':
       return completion.result;
     case 'challenge_pending':
-      throw new DomainError('conflict', 'The cardholder has not completed the 3-D Secure challenge yet');
+      throw new DomainError('conflict', 'The cardholder had not completed the 3-D Secure challenge when the processor was last asked (at most once a second); send the completion again');
     case 'processor_unavailable':
       throw new DomainError('unavailable', 'The processor did not answer the 3-D Secure completion; send it again');
     case 'expired':

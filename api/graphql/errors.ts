@@ -4,6 +4,7 @@ import { ArgumentValidationError } from 'type-graphql';
 import type { ValidationError } from 'class-validator';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { maskCardNumbers } from '../../domain/payments/card-echo.ts';
+import { outageAsUnavailable } from '../http/outages.ts';
 
 /** GraphQL error codes of each domain error code; exhaustive like the REST mapping. */
 export const GRAPHQL_CODES = {
@@ -64,7 +65,7 @@ function answerOf(formatted: GraphQLFormattedError, error: unknown): GraphQLForm
   if (parseFailed && formatted.message.includes(PARSER_OUT_OF_STACK)) {
     return { message: 'The document nests lists or objects too deeply; send a flatter query', extensions: { code: 'QUERY_TOO_LARGE' } };
   }
-  const original = unwrapResolverError(error);
+  const original = outageAsUnavailable(unwrapResolverError(error));
   if (original instanceof DomainError) {
     return {
       message: original.message,

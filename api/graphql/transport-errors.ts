@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { toHttpError } from '../http/errors.ts';
 import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
+import { outageAsUnavailable } from '../http/outages.ts';
 
 /** GraphQL codes of the refusals Fastify makes before Apollo sees a request, by HTTP status. */
 const TRANSPORT_CODES: Record<number, string> = { 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED' };
@@ -11,7 +12,7 @@ const TRANSPORT_CODES: Record<number, string> = { 413: 'PAYLOAD_TOO_LARGE', 415:
  * `errors[0].extensions.code`, never the REST body. Malformed requests are `BAD_REQUEST`, as Apollo labels its own.
  */
 export function sendGraphQLTransportError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const mapped = toHttpError(error);
+  const mapped = toHttpError(outageAsUnavailable(error, request.log));
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   const code = mapped.unexpected ? 'INTERNAL_SERVER_ERROR' : (TRANSPORT_CODES[mapped.status] ?? 'BAD_REQUEST');

@@ -3,6 +3,7 @@ import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import { unsupportedMediaMessage } from './content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from './reserved-keys.ts';
+import { outageAsUnavailable } from './outages.ts';
 
 /** HTTP status of each domain error code; exhaustive, so a new code cannot go unmapped. */
 export const HTTP_STATUS = {
@@ -52,7 +53,7 @@ export function toHttpError(error: unknown): { status: number; message: string; 
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const mapped = toHttpError(error);
+  const mapped = toHttpError(outageAsUnavailable(error, request.log));
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   const body: ErrorBody = { success: false, message: mapped.message };

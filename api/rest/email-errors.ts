@@ -5,6 +5,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { EmailRequestError, type EmailFailure } from '../../domain/email/email-errors.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
+import { outageAsUnavailable } from '../http/outages.ts';
 
 /** The e-mail API's error body (spec 7.2): `error` is one of the spec's strings, `details` says more. */
 export const EmailErrorResponse = Type.Object(
@@ -73,6 +74,9 @@ export function toEmailError(error: unknown, bodyLimitBytes: number): MappedEmai
   if (error instanceof EmailRequestError) return fromFailure(error.failure);
   // The edge's hostile-text check (NUL bytes, lone surrogates) names the field.
   if (error instanceof DomainError && error.code === 'validation') return invalid(error.details.field ?? 'body', error.message);
+  if (error instanceof DomainError && error.code === 'unavailable') {
+    return { status: 503, body: { success: false, error: 'Server error', details: error.message }, unexpected: false, retryAfterSeconds: error.details.retryAfterSeconds ?? 1 };
+  }
   if (error instanceof DomainError && error.code === 'rate_limited') {
     return { status: 429, body: { success: false, error: 'Too many requests', details: error.message }, unexpected: false, retryAfterSeconds: error.details.retryAfterSeconds ?? 60 };
   }
@@ -97,7 +101,7 @@ export function toEmailError(error: unknown, bodyLimitBytes: number): MappedEmai
 }
 
 export function sendEmailError(request: FastifyRequest, reply: FastifyReply, error: unknown, bodyLimitBytes: number): FastifyReply {
-  const mapped = toEmailError(error, bodyLimitBytes);
+  const mapped = toEmailError(outageAsUnavailable(error, request.log), bodyLimitBytes);
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   return reply.status(mapped.status).send(mapped.body);

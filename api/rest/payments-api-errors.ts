@@ -7,6 +7,7 @@ import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
 import { InexactNumberError } from '../http/whole-numbers.ts';
+import { outageAsUnavailable } from '../http/outages.ts';
 
 /** The one error body of the generic `/payments` API (Stripe's shape). */
 export const PaymentApiErrorResponse = Type.Object(
@@ -109,7 +110,7 @@ export function toPaymentApiError(error: unknown): Mapped {
 }
 
 export function sendPaymentApiError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const mapped = toPaymentApiError(error);
+  const mapped = toPaymentApiError(outageAsUnavailable(error, request.log));
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   return reply.status(mapped.status).send(mapped.body);

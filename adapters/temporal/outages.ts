@@ -1,0 +1,24 @@
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+
+/** gRPC statuses by which Temporal says it could not be reached or answer in time, not that it refused the call. */
+const OUTAGE_STATUSES = new Set([
+  4, // DEADLINE_EXCEEDED
+  8, // RESOURCE_EXHAUSTED
+  14, // UNAVAILABLE
+]);
+
+/**
+ * Whether a failure of a Temporal client call is Temporal being away (the server down, unreachable or overloaded):
+ * the client's `ServiceError` with such a gRPC status somewhere in its causes (the gRPC and the native connection nest
+ * them differently), or an update call that timed out. The request may have reached Temporal before it went away.
+ */
+export function isTemporalOutage(error: unknown): boolean {
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+  if (!(error instanceof ServiceError)) return false;
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 5; depth++, cause = cause.cause) {
+    const status = (cause as { code?: unknown }).code;
+    if (typeof status === 'number' && OUTAGE_STATUSES.has(status)) return true;
+  }
+  return false;
+}

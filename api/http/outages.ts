@@ -1,0 +1,18 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { isTemporalOutage } from '../../adapters/temporal/outages.ts';
+import { DomainError } from '../../domain/errors.ts';
+
+/** What a caller is told when Temporal, which runs what the request asked for, is away. */
+export const TEMPORAL_OUTAGE_MESSAGE =
+  'The workflow engine could not be reached; what was asked may still take effect. Retry, with the same Idempotency-Key where the request has one, to get its outcome';
+
+/**
+ * A failure caused by Temporal being away, as the 503 it is (with `Retry-After`), logged for operators when a logger is
+ * given (GraphQL's error formatter has none; Apollo logs its resolvers' errors); anything else unchanged. Every API's error handler reads a failure through this first, so an outage is never a bare 500: a
+ * merchant told 500 for a payment that went through might send it again without its key.
+ */
+export function outageAsUnavailable(error: unknown, log?: Pick<FastifyBaseLogger, 'warn'>): unknown {
+  if (!isTemporalOutage(error)) return error;
+  log?.warn({ err: error }, 'Temporal unreachable: answered 503');
+  return new DomainError('unavailable', TEMPORAL_OUTAGE_MESSAGE, { retryAfterSeconds: 5 });
+}

@@ -38,6 +38,7 @@ import { graphQLUnknownRoute } from './graphql/transport-errors.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { headerValue } from './http/headers.ts';
 import { refuseUndocumentedQueryParameters } from './http/no-parameters.ts';
+import { abandonedActionAfterSeconds } from '../services/idempotency/idempotent-action.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -104,6 +105,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
   healthRoutes(api, deps.readiness);
   const rateLimit = { defaultPerMinute: config.rateLimitPerMinute, now: deps.now ?? (() => new Date()), counters: poolExecutor(deps.counterOrm) };
   requireDocumentedApiKeys(app, rateLimit);
+  const actionKeyAbandonedAfterSeconds = abandonedActionAfterSeconds(config.submitAnswerTimeoutMs);
   refuseUndocumentedQueryParameters(app);
   statusRoutes(api);
   adminRoutes(api, { secretBox: deps.secretBox });
@@ -125,6 +127,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     },
   });
   paymentsApiRoutes(api, {
+    actionKeyAbandonedAfterSeconds,
     runner: deps.paymentRunner,
     refundRunner: deps.refundRunner,
     cardVault: deps.cardVault,
@@ -139,7 +142,7 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
       authorizationVoidAfterSeconds: config.authorizationVoidAfterSeconds,
     },
   });
-  subscriptionRoutes(api, { controller: deps.subscriptionController, deliveries: deps.deliveryStarter });
+  subscriptionRoutes(api, { controller: deps.subscriptionController, deliveries: deps.deliveryStarter, actionKeyAbandonedAfterSeconds });
 
   const services: GatewayServices = {
     operatorToken: config.operatorToken,

@@ -120,6 +120,21 @@ describe('authorization only (capture: false)', () => {
     expect(await findActionKey(em, tenant.id, request.key)).toMatchObject({ answer: { status: 'succeeded' } });
   });
 
+  it('lets a retry take over a key whose first request died once that request could no longer be running', async () => {
+    // The answer timeout (60 s here) bounds a live capture; its claim counts as abandoned 30 s after that, not later.
+    const died = async (secondsAgo: number) => {
+      const held = await pay(paymentBody('4242424242424242', { capture: false }));
+      const key = `died-${randomUUID()}`;
+      await app.orm.em.fork().execute(
+        `insert into action_idempotency_keys (tenant_id, key, action, target, claim, created_at) values (?, ?, 'capture', ?, ?, now() - make_interval(secs => ?))`,
+        [tenant.id, key, `payment ${held.body.id}`, randomUUID(), secondsAgo],
+      );
+      return call(app, 'POST', `/payments/${held.body.id}/capture`, tenant.apiKey, undefined, { 'Idempotency-Key': key });
+    };
+    expect((await died(60)).body.error).toMatchObject({ code: 'idempotency_key_in_use' });
+    expect((await died(91)).body).toMatchObject({ status: 'succeeded' });
+  });
+
   it('voids on request: a void transaction refers to the authorization, and a capture is then refused', async () => {
     const volumeBefore = await approvedVolumeOf(tenant.id);
     const held = await pay(paymentBody('4242424242424242', { capture: false }));

@@ -33,6 +33,8 @@ export interface PaymentsApiRouteDeps {
   readonly products: ProductLookup;
   /** Where browsers reach the gateway (3-D Secure redirects); default the address the request came to. */
   readonly publicBaseUrl?: string;
+  /** When a capture's or void's Idempotency-Key claimed by a request that died may be taken over (`abandonedActionAfterSeconds`). */
+  readonly actionKeyAbandonedAfterSeconds: number;
 }
 
 const errors = (...statuses: number[]) =>
@@ -210,7 +212,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
           const orderId = orderIdOf(request.params.id);
           if (orderId === undefined) throw resourceMissing('payment', request.params.id);
           const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action: decision, target: `payment pay_${orderId}` };
-          return actOnce({ em: request.em, logger: request.log }, keyed, async () => {
+          return actOnce({ em: request.em, logger: request.log, abandonedAfterSeconds: deps.actionKeyAbandonedAfterSeconds }, keyed, async () => {
             const decided = await decideAuthorization({ em: request.em, runner: deps.runner }, { tenantId: principal.tenantId, paymentId: request.params.id, decision });
             return loadPayment(request, principal.tenantId, `pay_${decided}`);
           });

@@ -90,7 +90,7 @@ const bodyErrors = {
  * Subscriptions over REST (beside the GraphQL admin API): read one, and cancel, pause or resume its recurring
  * billing by signalling its workflow. Errors use the generic card API's error object.
  */
-export function subscriptionRoutes(app: FastifyInstance, deps: { controller: SubscriptionController; deliveries: DeliveryStarter }): void {
+export function subscriptionRoutes(app: FastifyInstance, deps: { controller: SubscriptionController; deliveries: DeliveryStarter; actionKeyAbandonedAfterSeconds: number }): void {
   app.addSchema(SubscriptionObject);
   app.register(async (plain) => {
     plain.setErrorHandler((error, request, reply) => sendPaymentApiError(request, reply, error));
@@ -126,7 +126,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
           const principal = callerOf(request);
           const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action, target: `subscription ${request.params.id}` };
           const control = { em: request.em, controller: deps.controller, deliveries: deps.deliveries, logger: request.log };
-          return actOnce({ em: request.em, logger: request.log }, keyed, async () => subscriptionJson(await controlSubscription(control, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action })));
+          return actOnce({ em: request.em, logger: request.log, abandonedAfterSeconds: deps.actionKeyAbandonedAfterSeconds }, keyed, async () => subscriptionJson(await controlSubscription(control, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action })));
         },
       });
     }

@@ -3,12 +3,18 @@ import { claimActionKey, findActionKey, releaseActionKey, storeActionAnswer, typ
 import type { Logger } from '../../domain/logger.ts';
 import { PaymentApiError } from '../../domain/payments-api/errors.ts';
 
+/** What an action may take beyond the answer timeout: its claim and answer's statements, a subscription's signal. */
+const ACTION_MARGIN_SECONDS = 30;
+
 /**
- * A claim with no answer after this long was abandoned (its process died mid-action): a retry of the same request
- * takes it over. Every action answers well within it: a capture or void waits at most the submit answer timeout
- * (`SUBMIT_ANSWER_TIMEOUT_MS`, 10 minutes at most), a subscription action some seconds.
+ * How old a claim with no answer must be to count as abandoned (its process died mid-action), so that a retry of the
+ * same request takes it over: the longest an action of a live request can take, which is a capture or void waiting
+ * at most the answer timeout (`SUBMIT_ANSWER_TIMEOUT_MS`), and a margin; a subscription action takes some seconds.
+ * A claim taken over while its first request still runs would only act twice, and each action sets a state.
  */
-const ABANDONED_AFTER_SECONDS = 15 * 60;
+export function abandonedActionAfterSeconds(answerTimeoutMs: number): number {
+  return Math.ceil(answerTimeoutMs / 1000) + ACTION_MARGIN_SECONDS;
+}
 
 /**
  * Runs an action on an existing resource (capture, void; a subscription's cancel, pause, resume) at most once per
@@ -19,20 +25,20 @@ const ABANDONED_AFTER_SECONDS = 15 * 60;
  * as asked, each time (the actions are idempotent by themselves: they set a state).
  */
 export async function actOnce<Answer>(
-  deps: { em: EntityManager; logger: Logger },
+  deps: { em: EntityManager; logger: Logger; abandonedAfterSeconds: number },
   request: Omit<ActionRequest, 'key'> & { key: string | undefined },
   act: () => Promise<Answer>,
 ): Promise<Answer> {
   const { key } = request;
   if (key === undefined) return act();
   const keyed: ActionRequest = { ...request, key };
-  const claim = await claimActionKey(deps.em, keyed, ABANDONED_AFTER_SECONDS);
+  const claim = await claimActionKey(deps.em, keyed, deps.abandonedAfterSeconds);
   if (claim === undefined) return replay(deps.em, keyed);
   let answer: Answer;
   try {
     answer = await act();
   } catch (error) {
-    // The action's own refusal is the answer; a key that cannot be given back waits out its 15 minutes (409 meanwhile).
+    // The action's own refusal is the answer; a key that cannot be given back waits until it counts as abandoned (409 meanwhile).
     await releaseActionKey(deps.em, keyed, claim).catch((releaseError: unknown) => {
       deps.logger.error({ action: keyed.action, target: keyed.target, error: releaseError instanceof Error ? releaseError.name : typeof releaseError }, 'idempotent action key not given back');
     });

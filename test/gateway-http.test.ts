@@ -1,5 +1,9 @@
 import pWaitFor from 'p-wait-for';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import Fastify from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { createReadinessProbes } from '../api/readiness-probes.ts';
+import { healthRoutes } from '../api/rest/health.routes.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createTestTenant } from './support/tenants.ts';
 
@@ -39,6 +43,19 @@ describe('health', () => {
       { interval: 100 },
     );
     expect(ready).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok', worker: 'ok' } });
+  });
+});
+
+describe('readyz while a dependency does not answer', () => {
+  it('is 503 within its probe time limit, naming the silent dependency, rather than hanging with it', async () => {
+    // A real database that takes its time (a frozen server, a lock storm), beside the real Temporal probes.
+    const probes = createReadinessProbes({ orm: app.orm, temporal: app.temporal.connection, namespace: app.config.temporalNamespace, taskQueue: app.taskQueue });
+    const server = Fastify().withTypeProvider<TypeBoxTypeProvider>();
+    healthRoutes(server, { ...probes, postgres: async () => void (await app.orm.em.fork().execute('select pg_sleep(3)')) }, { probeTimeoutMs: 500 });
+    onTestFinished(() => server.close());
+    const answer = await server.inject({ method: 'GET', url: '/readyz' });
+    expect(answer.statusCode).toBe(503);
+    expect(answer.json()).toMatchObject({ status: 'not_ready', checks: { postgres: 'no answer within 0.5 s', temporal: 'ok' } });
   });
 });
 

@@ -20,16 +20,30 @@ export interface ReadinessProbes {
   workerPolling(): Promise<void>;
 }
 
-async function probe(check: () => Promise<void>): Promise<string> {
+/**
+ * How long a probe may take: a dependency that does not answer (a frozen database, a Temporal server that accepts
+ * connections and says nothing) is not ready, and a load balancer's health check must hear so, not hang with it.
+ */
+export const PROBE_TIMEOUT_MS = 3_000;
+
+async function probe(check: () => Promise<void>, timeoutMs: number): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const silence = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`no answer within ${timeoutMs / 1000} s`), timeoutMs);
+  });
+  const answer = check().then(
+    () => 'ok',
+    (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 200),
+  );
   try {
-    await check();
-    return 'ok';
-  } catch (error) {
-    return (error as Error).message.slice(0, 200);
+    return await Promise.race([answer, silence]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
-export function healthRoutes(app: TypedApp, probes: ReadinessProbes): void {
+export function healthRoutes(app: TypedApp, probes: ReadinessProbes, options: { probeTimeoutMs?: number } = {}): void {
+  const timeoutMs = options.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
   app.get('/healthz', {
     schema: {
       operationId: 'health',
@@ -53,7 +67,7 @@ export function healthRoutes(app: TypedApp, probes: ReadinessProbes): void {
       },
     },
     async handler(_request, reply) {
-      const [postgres, temporal, worker] = await Promise.all([probe(probes.postgres), probe(probes.temporal), probe(probes.workerPolling)]);
+      const [postgres, temporal, worker] = await Promise.all([probe(probes.postgres, timeoutMs), probe(probes.temporal, timeoutMs), probe(probes.workerPolling, timeoutMs)]);
       const ready = postgres === 'ok' && temporal === 'ok' && worker === 'ok';
       return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: { postgres, temporal, worker } });
     },

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { refuseRows } from './support/refusals.ts';
 import { bearer, createLeadTenant, getLeads, graphql, newSessionId, postLead, type LeadTenant } from './support/leads.ts';
+import { LEADS_PATH } from '../api/rest/leads.routes.ts';
 
 /** Standard base64 of a value's JSON text (`JSON.stringify` escapes NUL and lone surrogates, so they arrive intact). */
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
@@ -289,6 +290,18 @@ describe('reading leads', () => {
     expect(asBearer.status).toBe(403);
     expect(asBearer.body.error!.code).toBe('forbidden');
     expect((await getLeads(base(), {}, bearer(`pk_test_${'x'.repeat(40)}`))).status).toBe(401);
+  });
+
+  it('refuses a query parameter on a write (it takes none) 400, writing nothing', async () => {
+    const sessionId = newSessionId();
+    const response = await fetch(`${base()}${LEADS_PATH}?session_id=${sessionId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...secret() },
+      body: JSON.stringify({ email: 'query@example.com', session_id: sessionId }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ ok: false, error: { code: 'validation_failed', message: 'The query has invalid parameters', details: ['session_id: unknown query parameter'] } });
+    expect(await leadRows(sessionId)).toEqual([]);
   });
 
   it('answers a filter named like a property every object has (constructor, toString, __proto__) 400, as any unknown one', async () => {

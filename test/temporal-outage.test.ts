@@ -17,10 +17,15 @@ let tenant: MerchantTenant;
 
 beforeAll(async () => {
   link = await startTcpCut(inject('temporalAddress'));
-  app = await startTestApp({ TEMPORAL_ADDRESS: link.address, SUBMIT_ANSWER_TIMEOUT_MS: '50000' });
+  // The product's default shape: the gateway hosts a worker and starts payments eagerly over its native connection.
+  app = await startTestApp({ TEMPORAL_ADDRESS: link.address, SUBMIT_ANSWER_TIMEOUT_MS: '50000' }, { hostWorker: true });
   await app.startWorker();
   tenant = await createMerchantTenant(app, {
-    products: [oneOffProduct('payments-api', '0.00'), oneOffProduct('checkout', '12.00')],
+    products: [
+      oneOffProduct('payments-api', '0.00'),
+      oneOffProduct('checkout', '12.00'),
+      oneOffProduct('plan', '9.99', 'USD', { subscriptionPlan: { recurringAmount: '4.99', intervalDays: 30, gracePeriodDays: 3 } }),
+    ],
     merchantAccounts: [merchantAccount('OUT-1', { monthlyCap: 1_000_000 })],
   });
 });
@@ -31,22 +36,26 @@ afterAll(async () => {
 });
 
 describe('Temporal unreachable', () => {
-  it('answers 503 on the submit, /payments and a capture; the same keys get their outcome once it is back', async () => {
+  it('answers 503 on the submit, /payments, a capture and a cancel; the same keys get their outcome once it is back', async () => {
     const held = await call(app, 'POST', '/payments', tenant.apiKey, paymentBody('4242424242424242', { capture: false }));
     expect(held.body.status).toBe('requires_capture');
+    const subscribed = await post(app, `/api/${tenant.products.plan}`, tenant.apiKey, submitBody('4242424242424242'));
+    expect(subscribed.body).toMatchObject({ info: 'Success', subscribeSuccess: true });
 
     await link.cut();
-    const keys = { submit: `outage-${randomUUID()}`, payment: `outage-${randomUUID()}`, capture: `outage-${randomUUID()}` };
+    const keys = { submit: `outage-${randomUUID()}`, payment: `outage-${randomUUID()}`, capture: `outage-${randomUUID()}`, cancel: `outage-${randomUUID()}` };
     const bodies = { submit: submitBody('4242424242424242'), payment: paymentBody('4242424242424242') };
     const ask = {
       submit: () => post(app, `/api/${tenant.products.checkout}`, tenant.apiKey, bodies.submit, { 'idempotency-key': keys.submit }),
       payment: () => call(app, 'POST', '/payments', tenant.apiKey, bodies.payment, { 'Idempotency-Key': keys.payment }),
       capture: () => call(app, 'POST', `/payments/${held.body.id}/capture`, tenant.apiKey, undefined, { 'Idempotency-Key': keys.capture }),
+      cancel: () => call(app, 'POST', `/subscriptions/${subscribed.body.subscriptionId}/cancel`, tenant.apiKey, undefined, { 'Idempotency-Key': keys.cancel }),
     };
-    const [submit, payment, capture] = await Promise.all([ask.submit(), ask.payment(), ask.capture()]);
+    const [submit, payment, capture, cancel] = await Promise.all([ask.submit(), ask.payment(), ask.capture(), ask.cancel()]);
     expect(submit).toMatchObject({ status: 503, body: { success: false, message: TEMPORAL_OUTAGE_MESSAGE } });
     expect(payment).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'still_processing', message: TEMPORAL_OUTAGE_MESSAGE } } });
     expect(capture).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'still_processing', message: TEMPORAL_OUTAGE_MESSAGE } } });
+    expect(cancel).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'still_processing', message: TEMPORAL_OUTAGE_MESSAGE } } });
 
     await link.restore();
     // A submit's key whose payment may or may not have started is in progress (409) until its claim is 30 s old.
@@ -58,5 +67,6 @@ describe('Temporal unreachable', () => {
     expect(retried.body).toMatchObject({ info: 'Success', chargeSuccess: true });
     expect((await ask.payment()).body).toMatchObject({ status: 'succeeded' });
     expect((await ask.capture()).body).toMatchObject({ id: held.body.id, status: 'succeeded' });
+    expect((await ask.cancel()).body).toMatchObject({ id: subscribed.body.subscriptionId, status: 'cancelled' });
   }, 120_000);
 });

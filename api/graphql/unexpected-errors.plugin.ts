@@ -1,6 +1,7 @@
 import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLContext } from './context.ts';
 import { unexpectedCause } from './errors.ts';
+import { isTemporalOutage } from '../../adapters/temporal/outages.ts';
 
 /**
  * Logs every error the answer masks as `INTERNAL_SERVER_ERROR`, with the request's logger (its request id, and the
@@ -14,7 +15,9 @@ export function unexpectedErrorsPlugin(): ApolloServerPlugin<GraphQLContext> {
         async didEncounterErrors({ contextValue, errors, operationName }) {
           for (const error of errors) {
             const cause = unexpectedCause(error);
-            if (cause !== undefined) contextValue.log.error({ err: cause, operationName, path: error.path }, 'unexpected error');
+            // Temporal being away is told to the caller (SERVICE_UNAVAILABLE) and logged as REST logs it.
+            if (isTemporalOutage(cause)) contextValue.log.warn({ err: cause, operationName, path: error.path }, 'Temporal unreachable: answered SERVICE_UNAVAILABLE');
+            else if (cause !== undefined) contextValue.log.error({ err: cause, operationName, path: error.path }, 'unexpected error');
           }
         },
       };

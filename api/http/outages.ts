@@ -4,7 +4,7 @@ import { DomainError } from '../../domain/errors.ts';
 
 /** What a caller is told when Temporal, which runs what the request asked for, is away. */
 export const TEMPORAL_OUTAGE_MESSAGE =
-  'The workflow engine could not be reached; what was asked may still take effect. Retry, with the same Idempotency-Key where the request has one, to get its outcome';
+  'The workflow engine could not be reached; what was asked may still take effect. Retry, with the same idempotency key where the request has one, to get its outcome';
 
 /**
  * A failure caused by Temporal being away, as the 503 it is (with `Retry-After`), logged for operators when a logger is

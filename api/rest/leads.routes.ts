@@ -12,6 +12,7 @@ import { LEAD_READ, LEAD_WRITE } from '../http/security.ts';
 import { sendLeadError } from './lead-errors.ts';
 import { CustomerLead, LeadErrorAnswer, leadErrorResponses, LeadListAnswer, LeadQuerystring, LeadWriteAnswer, LeadWriteBody } from './lead-schemas.ts';
 import { headerValue } from '../http/headers.ts';
+import { LeadQueryError } from '../../domain/leads/lead-errors.ts';
 
 export const LEADS_PATH = '/api/public/customer-leads';
 /** Room for 500 scans and the pending data; the rest of the API keeps the gateway's limit. */
@@ -109,6 +110,10 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
         request.leadPrincipal = principal;
       },
       handler: async (request, reply) => {
+        // This scope validates nothing through Fastify (the lead rules name every bad field at once): the write takes
+        // no query parameters, and refuses any, as the read refuses one it does not know.
+        const unknownParameters = Object.keys(request.query as Record<string, unknown>);
+        if (unknownParameters.length > 0) throw new LeadQueryError(unknownParameters.map((name) => `${name}: unknown query parameter`));
         const lead = await submitLead(deps.leadWrites, request.leadPrincipal!, request.body);
         return reply.status(lead.created ? 201 : 200).send({
           ok: true as const,

@@ -77,6 +77,7 @@ const errors = {
   404: ref(PaymentApiErrorResponse, { description: 'No such subscription for this key' }),
   429: ref(PaymentApiErrorResponse, { description: 'Rate limit of the API key exceeded' }),
   500: ref(PaymentApiErrorResponse, { description: 'Unexpected error' }),
+  503: ref(PaymentApiErrorResponse, { description: 'Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key' }),
 };
 /** An action's Idempotency-Key used with another request, or while its first request runs. */
 const keyErrors = { 409: ref(PaymentApiErrorResponse, { description: 'Idempotency-Key reused with another action or subscription, or its first request is still running' }) };

@@ -25,9 +25,9 @@ export interface AuthorizationAttemptRecord {
   readonly card: CardSummary;
   readonly sandbox: boolean;
   readonly exchange: RawExchange;
-  /** Null while the outcome is still open (a 3-D Secure challenge, an unknown answer). */
   /** When the authorization went to the processor; the recording's own time when not given (never sent, or not known). */
   readonly sentAt?: Date;
+  /** Null while the outcome is still open (a 3-D Secure challenge, an unknown answer). */
   readonly completedAt: Date | null;
 }
 

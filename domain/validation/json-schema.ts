@@ -30,7 +30,10 @@ export function createQueryAjv(): Ajv {
 /** Turns ajv's errors of one value into a sentence that names the offending field and, for a choice, its choices. */
 export function describeSchemaErrors(errors: readonly ErrorObject[], root = 'body'): string {
   const choices = literalChoicesOf(errors);
-  if (choices) return `${subjectOf(errors[0]!, root)} must be one of: ${choices.join(', ')}`;
+  if (choices) {
+    const subject = subjectOf(errors[0]!, root);
+    return choices.length <= MAX_CHOICES_LISTED ? `${subject} must be one of: ${choices.join(', ')}` : `${subject} must be one of the allowed values`;
+  }
   return describeSchemaError(errors[0]!, root);
 }
 
@@ -48,7 +51,7 @@ function literalChoicesOf(errors: readonly ErrorObject[]): string[] | undefined 
   const choices: string[] = [];
   for (const error of errors) {
     if (error.instancePath !== first.instancePath) return undefined;
-    if (error.keyword === 'anyOf' && error.schemaPath === union) return choices.length <= MAX_CHOICES_LISTED ? choices : undefined;
+    if (error.keyword === 'anyOf' && error.schemaPath === union) return choices;
     if (error.keyword !== 'const' || !/^\/\d+\/const$/.test(error.schemaPath.slice(union.length))) return undefined;
     choices.push(String((error.params as { allowedValue: unknown }).allowedValue));
   }
@@ -97,7 +100,6 @@ export function describeSchemaError(error: ErrorObject, root = 'body'): string {
     case 'maxItems':
     case 'minItems':
     case 'pattern':
-    case 'enum':
     case 'const':
     default:
       return `${subject} ${error.message ?? 'is invalid'}`;

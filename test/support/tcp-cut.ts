@@ -12,6 +12,7 @@ export async function startTcpCut(target: string): Promise<{ address: string; cu
   let server: net.Server | undefined;
   const listen = () =>
     new Promise<void>((resolve, reject) => {
+      if (server) return resolve();
       server = net.createServer((incoming) => {
         const outgoing = net.connect(port, host);
         for (const socket of [incoming, outgoing]) {

@@ -620,18 +620,22 @@ describe('signals racing the billing steps', () => {
     });
   }
 
-  /** Cancels while the first rebill's payment is in flight: it waits to reserve its amount under its account's cap. */
-  async function cancelWhileRebillIsCharged(tenant: MerchantTenant, id: number) {
+  /**
+   * Cancels while the first rebill's payment is in flight: it waits to reserve its amount under its account's cap.
+   * `untilAnswered`: the charge stays held until the cancel has answered (its wait for the effect is over).
+   */
+  async function cancelWhileRebillIsCharged(tenant: MerchantTenant, id: number, options: { untilAnswered?: boolean; key?: string } = {}) {
     let cancelled: ReturnType<typeof call> | undefined;
     await app.orm.em.fork().transactional(async (tx) => {
       // Its account's volume row for the month, or (an account with none yet) the account itself, which the new row's key checks.
       await tx.execute(`select id from merchant_accounts where tenant_id = ? for update`, [tenant.id]);
       await tx.execute(`select v.merchant_account_id from merchant_account_volumes v join merchant_accounts m on m.id = v.merchant_account_id where m.tenant_id = ? for update of v`, [tenant.id]);
       await waitForLockWaiters(app.orm, '%routines.reserve_volume%', { count: 1 });
-      cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey);
+      cancelled = call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey, undefined, options.key ? { 'Idempotency-Key': options.key } : {});
       await vi.waitFor(async () => expect((await progressOf(tenant, id)).cancelRequested).toBe(true), { timeout: 10_000, interval: 50 });
+      if (options.untilAnswered) await cancelled;
     });
-    await cancelled;
+    return cancelled!;
   }
 
   it('honours a cancel received while the rebill is being prepared: nothing is charged after it', async () => {
@@ -709,9 +713,15 @@ describe('signals racing the billing steps', () => {
     const tenant = await subscriptionTenant(app);
     // 'stop': its rebills of 4.35 are declined 3635 "Stop all recurring payments".
     const id = await billedSubscription(tenant, 'stop');
-    await cancelWhileRebillIsCharged(tenant, id);
+    // The cancel's answer comes while the charge is still held: accepted, pending until the charge ends, and a repeat
+    // of its key says the same (not a bare `active` that reads as refused).
+    const key = `cancel-${randomUUID()}`;
+    const answered = await cancelWhileRebillIsCharged(tenant, id, { untilAnswered: true, key });
+    expect(answered.body).toMatchObject({ status: 'active', pending_action: 'cancel' });
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 15_000, interval: 100 });
     expect(await subscription(app, tenant, id)).toMatchObject({ cancel_reason: 'cancelled_by_merchant' });
+    expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ status: 'cancelled', pending_action: null });
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey, undefined, { 'Idempotency-Key': key })).body).toEqual(answered.body);
     // The charge in flight did finish: declined, as the merchant's cancel said it would.
     expect((await rebillsOf(app, id)).map((r) => [r.period, r.state])).toEqual([[1, 'declined']]);
   });

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { SubscriptionView } from '../../data/queries/rebills.ts';
 import { resourceMissing } from '../../domain/payments-api/errors.ts';
 import { toMinorUnits } from '../../domain/payments-api/minor-units.ts';
-import { SUBSCRIPTION_ACTIONS, type SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
+import { SUBSCRIPTION_ACTIONS, type SubscriptionAction, type SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
 import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
 import { controlSubscription, findSubscriptionOf } from '../../services/subscriptions/control-subscription.ts';
 import { actOnce } from '../../services/idempotency/idempotent-action.ts';
@@ -38,13 +38,20 @@ export const SubscriptionObject = Type.Object(
     cancelled_at: Nullable(Type.Integer()),
     cancel_reason: Type.Union([Type.String(), Type.Null()], { description: '`cancelled_by_merchant`, `hard_decline`, `retries_exhausted`, `no_card_on_file` (no card was kept for rebills) or `blocked` (its card or e-mail was blocklisted after the checkout)' }),
     created: Type.Integer(),
+    // Optional: an action's answer kept under its Idempotency-Key before this field existed is replayed as it was.
+    pending_action: Type.Optional(
+      Type.Union([Type.Literal('cancel'), Type.Literal('pause'), Type.Literal('resume'), Type.Null()], {
+        description:
+          "In a cancel's, pause's or resume's answer: that action, accepted but not in effect yet because a rebill is in flight (it takes effect when that charge ends; `status` and `paused` show the subscription as it is now). Null when in effect, and in every read",
+      }),
+    ),
   },
   { $id: 'Subscription', description: 'A subscription and where its recurring billing stands' },
 );
 
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
-function subscriptionJson(s: SubscriptionView): Static<typeof SubscriptionObject> {
+function subscriptionJson(s: SubscriptionView, pendingAction: SubscriptionAction | null = null): Static<typeof SubscriptionObject> {
   return {
     id: s.id,
     object: 'subscription',
@@ -61,6 +68,7 @@ function subscriptionJson(s: SubscriptionView): Static<typeof SubscriptionObject
     cancelled_at: s.cancelledAt && seconds(s.cancelledAt),
     cancel_reason: s.cancelReason,
     created: seconds(s.createdAt),
+    pending_action: pendingAction,
   };
 }
 
@@ -127,7 +135,10 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
           const principal = callerOf(request);
           const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action, target: `subscription ${request.params.id}` };
           const control = { em: request.em, controller: deps.controller, deliveries: deps.deliveries, logger: request.log };
-          return actOnce({ em: request.em, logger: request.log, abandonedAfterSeconds: deps.actionKeyAbandonedAfterSeconds }, keyed, async () => subscriptionJson(await controlSubscription(control, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action })));
+          return actOnce({ em: request.em, logger: request.log, abandonedAfterSeconds: deps.actionKeyAbandonedAfterSeconds }, keyed, async () => {
+            const controlled = await controlSubscription(control, { tenantId: principal.tenantId, subscriptionId: idOf(request.params.id), action });
+            return subscriptionJson(controlled, controlled.pendingAction);
+          });
         },
       });
     }

@@ -48,6 +48,13 @@ export class SubscriptionType {
 
   @Field(() => DateTimeResolver)
   createdAt!: Date;
+
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "In a cancel's, pause's or resume's answer: that action (`cancel`, `pause`, `resume`), accepted but not in effect yet because a rebill is in flight; it takes effect when that charge ends. Null when in effect, and in every read",
+  })
+  pendingAction!: string | null;
 }
 
 @ArgsType()

@@ -47,9 +47,19 @@ export interface SubscriptionControlDeps {
   readonly logger: Logger;
 }
 
-export async function controlSubscription(deps: SubscriptionControlDeps, input: { tenantId: number; subscriptionId: number; action: SubscriptionAction }): Promise<SubscriptionView> {
+/**
+ * The subscription after an action, and the action itself while it is accepted but not in effect yet (`pendingAction`):
+ * its billing workflow holds it until the rebill in flight ends (a cancel then ends the subscription, a pause holds the
+ * next charge). An answer kept under an Idempotency-Key says so for good, where the bare status would say `active`.
+ */
+export type ControlledSubscription = SubscriptionView & { readonly pendingAction: SubscriptionAction | null };
+
+export async function controlSubscription(
+  deps: SubscriptionControlDeps,
+  input: { tenantId: number; subscriptionId: number; action: SubscriptionAction },
+): Promise<ControlledSubscription> {
   const current = await findSubscriptionOf(deps.em, input.tenantId, input.subscriptionId);
-  if (input.action === 'cancel' && current.state === 'cancelled') return current;
+  if (input.action === 'cancel' && current.state === 'cancelled') return { ...current, pendingAction: null };
   if (current.state === 'cancelled' || current.state === 'pending') throw notActive(input.subscriptionId, current.state);
   const sent = await signalBilling(deps.controller, input);
   if (sent === 'not_running') {
@@ -70,7 +80,7 @@ export async function controlSubscription(deps: SubscriptionControlDeps, input: 
   );
   // Cancelled meanwhile (a cancel sent at the same time won): a pause or resume took no effect, as one sent after it.
   if (input.action !== 'cancel' && latest.state === 'cancelled') throw notActive(input.subscriptionId, 'cancelled');
-  return latest;
+  return { ...latest, pendingAction: done[input.action](latest) ? null : input.action };
 }
 
 const notActive = (subscriptionId: number, state: string) =>

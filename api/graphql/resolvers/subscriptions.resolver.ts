@@ -7,7 +7,7 @@ import { SubscriptionArgs, SubscriptionType } from '../../../schema/graphql/subs
 import { controlSubscription, findSubscriptionOf } from '../../../services/subscriptions/control-subscription.ts';
 import { requireTenant, type GraphQLContext } from '../context.ts';
 
-const toType = (s: SubscriptionView): SubscriptionType => ({
+const toType = (s: SubscriptionView, pendingAction: string | null = null): SubscriptionType => ({
   id: s.id,
   productId: s.productId,
   email: s.email,
@@ -22,6 +22,7 @@ const toType = (s: SubscriptionView): SubscriptionType => ({
   cancelledAt: s.cancelledAt,
   cancelReason: s.cancelReason,
   createdAt: s.createdAt,
+  pendingAction,
 });
 
 /** The service's refusals in GraphQL's terms: a missing subscription is NOT_FOUND, any other refusal BAD_USER_INPUT. */
@@ -60,6 +61,7 @@ export class SubscriptionsResolver {
   private async control(args: SubscriptionArgs, context: GraphQLContext, action: SubscriptionAction): Promise<SubscriptionType> {
     const tenantId = requireTenant(context, args.tenantId);
     const controller = context.services.subscriptionController;
-    return toType(await asDomainErrors(() => controlSubscription({ em: context.em, controller, deliveries: context.services.deliveryStarter, logger: context.log }, { tenantId, subscriptionId: args.id, action })));
+    const controlled = await asDomainErrors(() => controlSubscription({ em: context.em, controller, deliveries: context.services.deliveryStarter, logger: context.log }, { tenantId, subscriptionId: args.id, action }));
+    return toType(controlled, controlled.pendingAction);
   }
 }

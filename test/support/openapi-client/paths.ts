@@ -448,6 +448,8 @@ export interface components {
       /** @description `cancelled_by_merchant`, `hard_decline`, `retries_exhausted`, `no_card_on_file` (no card was kept for rebills) or `blocked` (its card or e-mail was blocklisted after the checkout) */
       cancel_reason: string | null;
       created: number;
+      /** @description In a cancel's, pause's or resume's answer: that action, accepted but not in effect yet because a rebill is in flight (it takes effect when that charge ends; `status` and `paused` show the subscription as it is now). Null when in effect, and in every read */
+      pending_action?: "cancel" | "pause" | "resume" | null;
     };
     /** @description A stored lead, complete: every CFA and D2D field (`cfa_*`, `d2d_*`, strings) at the top level beside these; never the tenant */
     CustomerLead: {
@@ -2448,6 +2450,12 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
+      /** @description Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
     };
   };
   /** Cancels a subscription: no further rebills (one already running completes) */
@@ -2522,6 +2530,12 @@ export interface operations {
       };
       /** @description Unexpected error */
       500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key */
+      503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };
@@ -2604,6 +2618,12 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
+      /** @description Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
     };
   };
   /** Resumes a paused subscription; a period that fell due meanwhile is billed at once */
@@ -2678,6 +2698,12 @@ export interface operations {
       };
       /** @description Unexpected error */
       500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key */
+      503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };

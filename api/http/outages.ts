@@ -7,9 +7,10 @@ export const TEMPORAL_OUTAGE_MESSAGE =
   'The workflow engine could not be reached; what was asked may still take effect. Retry, with the same idempotency key where the request has one, to get its outcome';
 
 /**
- * A failure caused by Temporal being away, as the 503 it is (with `Retry-After`), logged for operators when a logger is
- * given (GraphQL's error formatter has none; Apollo logs its resolvers' errors); anything else unchanged. Every API's error handler reads a failure through this first, so an outage is never a bare 500: a
- * merchant told 500 for a payment that went through might send it again without its key.
+ * A failure caused by Temporal being away, as the 503 it is (with `Retry-After`), logged as a warning when a logger is
+ * given (GraphQL's error formatter has none: its errors plugin logs the outage); anything else unchanged. Every API's
+ * error handler reads a failure through this first, so an outage is never a bare 500: a merchant told 500 for a
+ * payment that went through might send it again without its key.
  */
 export function outageAsUnavailable(error: unknown, log?: Pick<FastifyBaseLogger, 'warn'>): unknown {
   if (!isTemporalOutage(error)) return error;

@@ -115,10 +115,12 @@ describe('POST /payments', () => {
 
     const em = app.orm.em.fork();
     const tables = await em.execute<{ tablename: string }[]>(`select tablename from pg_tables where schemaname = 'public'`);
+    // Row ids (bigints read as text, `"987"`) are left out of the CVC's search: a row numbered like the CVC is no CVC.
+    const withoutIds = (rows: Record<string, unknown>[]) => rows.map((row) => Object.fromEntries(Object.entries(row).filter(([column]) => column !== 'id' && !column.endsWith('_id'))));
     for (const { tablename } of tables) {
-      const dump = JSON.stringify(await em.execute(`select * from "${tablename}" where tenant_id = ?`, [tenant.id]).catch(() => em.execute(`select * from "${tablename}"`)));
-      expect(dump, tablename).not.toContain(pan);
-      expect(dump, tablename).not.toContain(`"${cvc}"`);
+      const rows = await em.execute<Record<string, unknown>[]>(`select * from "${tablename}" where tenant_id = ?`, [tenant.id]).catch(() => em.execute<Record<string, unknown>[]>(`select * from "${tablename}"`));
+      expect(JSON.stringify(rows), tablename).not.toContain(pan);
+      expect(JSON.stringify(withoutIds(rows)), tablename).not.toContain(`"${cvc}"`);
     }
     expect(app.logs.text()).not.toContain(`"${cvc}"`);
   });

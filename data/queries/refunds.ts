@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { newRefundId } from '../../domain/payments-api/new-refund-id.ts';
 import type { RawExchange } from '../../domain/payments/attempts.ts';
 import type { RefundState } from '../../schema/entities/index.ts';
 
@@ -174,7 +175,7 @@ function reserveOnce(
     // "What is left" of nothing is refused here: a refund of 0 would break refunds_amount_positive (a 500), and
     // PostgreSQL checks that constraint before it looks for the key's conflict.
     if (input.amount === undefined && original.nothing_left) return (await underKey(tx)) ?? ({ kind: 'exceeds', available: original.available } as const);
-    const refundId = `re_${randomUUID().replaceAll('-', '')}`;
+    const refundId = newRefundId();
     const [inserted] = await tx.execute<RefundRow[]>(
       `insert into refunds (id, tenant_id, order_id, original_transaction_id, amount, requested_amount, currency, state, reason, idempotency_key, created_at, updated_at)
        values (?, ?, ?, ?, coalesce(?::numeric, ?::numeric), ?::numeric, ?, 'pending', ?, ?, now(), now())

@@ -286,7 +286,7 @@ function describeProblems(errors: ErrorObject[]): string[] {
 function validatorWording(error: ErrorObject): string {
   if (error.keyword === 'type' && error.params.type === 'integer') return 'must be an integer';
   if (error.keyword === 'format' && error.params.format === 'uri') return 'must be a URL';
-  if (error.keyword === 'enum') return `must be one of ${(error.params.allowedValues as string[]).join(', ')}`;
+  if (error.keyword === 'enum') return `must be one of: ${(error.params.allowedValues as string[]).join(', ')}`;
   return error.message ?? 'is invalid';
 }
 

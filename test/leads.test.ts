@@ -348,6 +348,8 @@ describe('reading leads', () => {
       expect(refused.body.error!.code).toBe('validation_failed');
       expect(refused.body.error!.details[0]).toMatch(new RegExp(`^${Object.keys(query)[0]}: `));
     }
+    // A refused choice lists the choices, worded as every other API of the gateway words it.
+    expect((await getLeads(base(), { status: 'gone' }, key)).body.error!.details).toEqual(['status: must be one of: lead, paid']);
   });
 
   it("never shows or changes another tenant's leads", async () => {

@@ -94,7 +94,7 @@ function schemaDetails(errors: readonly ErrorObject[], prefix: string): Details 
         put(at, (error.params as { pattern: string }).pattern === UUID_PATTERN ? 'must be a UUID such as 123e4567-e89b-12d3-a456-426614174000' : (error.message ?? 'is invalid'));
         break;
       case 'enum':
-        put(at, `must be one of ${(error.params as { allowedValues: string[] }).allowedValues.join(', ')}`);
+        put(at, `must be one of: ${(error.params as { allowedValues: string[] }).allowedValues.join(', ')}`);
         break;
       default:
         // Inside a union the branches' own errors only repeat what the union says.

@@ -74,7 +74,7 @@ export function checkFilter(name: keyof typeof FILTER_NAMES, value: string): str
     case 'subscription_id':
       return INTEGER.test(value) && Number(value) <= MAX_INT ? undefined : 'must be a positive integer';
     case 'status':
-      return (LEAD_STATUSES as readonly string[]).includes(value) ? undefined : `must be one of ${LEAD_STATUSES.join(', ')}`;
+      return (LEAD_STATUSES as readonly string[]).includes(value) ? undefined : `must be one of: ${LEAD_STATUSES.join(', ')}`;
   }
 }
 

@@ -41,7 +41,7 @@ describe('configuration from the environment', () => {
   it('names each bad variable with the rule it breaks, without echoing secrets', () => {
     const problems = problemsOf({ LOG_LEVEL: 'loud', DATABASE_URL: 'not a url', TEMPORAL_ADDRESS: 'localhost', OPERATOR_TOKEN: 'short-secret', BODY_LIMIT_BYTES: '5' });
     expect(problems).toEqual([
-      'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
+      'LOG_LEVEL: must be one of: fatal, error, warn, info, debug, trace, silent',
       'DATABASE_URL: must be a URL',
       'TEMPORAL_ADDRESS: must be host:port',
       'OPERATOR_TOKEN: must be at least 16 characters',

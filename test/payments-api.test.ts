@@ -312,7 +312,7 @@ describe('POST /payments', () => {
   });
 
   it("takes amounts in the currency's own minor units: 500 JPY is 500 yen, 1230 KWD is 1.230 dinars, and refunds and lists so", async () => {
-    const currencies = ['USD', 'JPY', 'KWD'].map((currency) => ({ currency, gatewayCredentials: { apiKey: `sandbox-${currency.toLowerCase()}` } }));
+    const currencies = ['USD', 'JPY', 'KWD', 'ISK'].map((currency) => ({ currency, gatewayCredentials: { apiKey: `sandbox-${currency.toLowerCase()}` } }));
     const shop = await createMerchantTenant(app, { products: [oneOffProduct('payments-api', '0.00')], merchantAccounts: [merchantAccount('MINOR-1', { currencies })] });
     const payIn = (currency: string, amount: number) => pay(paymentBody('4242424242424242', { amount, currency }), {}, shop);
     const chargedOf = async (id: string) =>
@@ -331,6 +331,10 @@ describe('POST /payments', () => {
     const odd = await payIn('KWD', 1234);
     expect(odd.status).toBe(400);
     expect(odd.body.error).toMatchObject({ type: 'invalid_request_error', param: 'amount', message: 'amount in KWD must end in 0: the gateway charges whole hundredths (1230 for 1.230 KWD)' });
+    // ISK counts hundredths (Stripe's API) but only whole krónur can be paid: 150 (1.50 ISK) is refused, nothing charged.
+    const krona = await payIn('ISK', 150);
+    expect(krona.status).toBe(400);
+    expect(krona.body.error).toMatchObject({ type: 'invalid_request_error', param: 'amount', message: 'amount in ISK must end in 00: ISK is charged in whole units (50000 for 500 ISK)' });
 
     const dinarRefund = await call(app, 'POST', `/payments/${dinars.body.id}/refund`, shop.apiKey, { amount: 230 });
     expect(dinarRefund.body).toMatchObject({ object: 'refund', amount: 230, currency: 'KWD', status: 'succeeded' });

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createMerchantTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
-import { call } from './support/payments-api.ts';
+import { call, paymentBody } from './support/payments-api.ts';
+import { undocumentedParts } from './support/openapi-answers.ts';
 import { startProcessorFront } from './support/processor-front.ts';
 import { rebillMayHaveCharged } from '../data/queries/rebills.ts';
 import { refuseRows } from './support/refusals.ts';
@@ -192,4 +193,38 @@ describe('an approval recorded before a later step fails for good', () => {
       await allow();
     }
   });
+});
+
+describe('a payment that does not answer within its caller\'s time', () => {
+  let hasty: TestApp;
+  let refusing: Awaited<ReturnType<typeof startProcessorFront>>;
+  beforeAll(async () => {
+    // Answers 503 after 1.5 s. The sandbox answers .98 amounts after 2.5 s, beyond the 1 s processor timeout, and
+    // this front refuses the first inquiry after it: each payment learns its outcome by a later inquiry, seconds on.
+    refusing = await startProcessorFront(inject('sandboxProcessorUrl'), { refusedInquiries: 1 });
+    hasty = await startTestApp({ SANDBOX_PROCESSOR_URL: refusing.url, SUBMIT_ANSWER_TIMEOUT_MS: '1500' });
+    await hasty.startWorker();
+  });
+  afterAll(async () => {
+    await hasty?.close();
+    await refusing?.close();
+  });
+
+  it('names the payment that goes on, so a caller without an Idempotency-Key looks it up rather than paying twice', async () => {
+    const tenant = await createMerchantTenant(hasty, { products: [oneOffProduct('payments-api', '0.00'), oneOffProduct('slow', '10.98')], merchantAccounts: [merchantAccount('LATE-1')] });
+    const late = await call(hasty, 'POST', '/payments', tenant.apiKey, paymentBody('4242424242424242', { amount: 1098 }));
+    expect(late.status).toBe(503);
+    const paymentId = late.body.error.payment_id as string;
+    expect(paymentId).toMatch(/^pay_\d+$/);
+    expect(late.body.error).toMatchObject({ type: 'api_error', code: 'still_processing' });
+    expect(late.body.error.message).toBe(`Payment ${paymentId} is still being processed; GET /payments/${paymentId} gives its result (sending the request again would make a second payment)`);
+    expect(await undocumentedParts(hasty.baseUrl, '/payments', 'post', 503, late.body)).toEqual([]);
+    await vi.waitFor(async () => expect((await call(hasty, 'GET', `/payments/${paymentId}`, tenant.apiKey)).body).toMatchObject({ id: paymentId, status: 'succeeded', amount: 1098 }), { timeout: 45_000, interval: 500 });
+
+    // The submit route names it too; with a key, the key is the way back.
+    refusing.setRules({ refusedInquiries: 1 });
+    const keyed = await post(hasty, `/api/${tenant.products.slow}`, tenant.apiKey, submitBody('4242424242424242'), { 'idempotency-key': `late-${randomUUID()}` });
+    expect(keyed.status).toBe(503);
+    expect(keyed.body.message).toMatch(/^Payment pay_\d+ is still being processed; retry with the same Idempotency-Key, or GET \/payments\/pay_\d+, to get its result$/);
+  }, 90_000);
 });

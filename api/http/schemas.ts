@@ -39,7 +39,7 @@ const ERROR_STATUSES = {
     headers: { 'retry-after': Type.Integer({ minimum: 1, description: 'Seconds until the next request may succeed' }) },
   },
   500: { description: 'Unexpected error; nothing is known to have changed' },
-  503: { description: 'The payment is still being processed; retry with the same Idempotency-Key to get its result' },
+  503: { description: 'The payment is still being processed: the message names it (`pay_…`); retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result' },
 } as const satisfies Record<number, SchemaOptions>;
 
 /** The documented error answers of a route: the shared error body, described per status. */

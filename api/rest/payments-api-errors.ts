@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { PaymentApiError, type PaymentApiErrorType } from '../../domain/payments-api/errors.ts';
+import { PaymentStillProcessingError } from '../../domain/payments/payment-runner.ts';
 import { describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
@@ -20,6 +21,9 @@ export const PaymentApiErrorResponse = Type.Object(
       message: Type.String({ description: 'For people; names the parameter at fault' }),
       param: Type.Optional(Type.String({ description: 'The parameter at fault, dotted for nested ones (`card.number`)' })),
       status_id: Type.Optional(Type.Integer({ description: 'Transaction status code (spec 7.5) when the refusal has one: 0 before processing, 4313 for a refund over the captured amount' })),
+      payment_id: Type.Optional(
+        Type.String({ description: 'The payment the request started, when it did not answer in time (503 `still_processing`): it goes on, and `GET /payments/{payment_id}` gives its outcome' }),
+      ),
     }),
   },
   {
@@ -56,7 +60,7 @@ const FROM_DOMAIN = {
 
 interface Mapped {
   readonly status: number;
-  readonly body: { error: { type: PaymentApiErrorType; code: string; message: string; param?: string; status_id?: number } };
+  readonly body: { error: { type: PaymentApiErrorType; code: string; message: string; param?: string; status_id?: number; payment_id?: string } };
   readonly retryAfterSeconds?: number;
   readonly unexpected?: boolean;
 }
@@ -81,7 +85,7 @@ export function toPaymentApiError(error: unknown): Mapped {
     const code = error.code === 'conflict' && /different request/.test(error.message) ? 'idempotency_key_reused' : mapped.code;
     return {
       status: mapped.status,
-      body: { error: { type: mapped.type, code, message: error.message, ...(param ? { param } : {}) } },
+      body: { error: { type: mapped.type, code, message: error.message, ...(param ? { param } : {}), ...(error instanceof PaymentStillProcessingError ? { payment_id: error.paymentId } : {}) } },
       retryAfterSeconds: error.details.retryAfterSeconds,
     };
   }

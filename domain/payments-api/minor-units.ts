@@ -7,7 +7,11 @@ import { validationError } from '../errors.ts';
  * floats, and a currency's own decimals decide how many hundredths one minor unit is.
  */
 
-/** ISO 4217 currencies without a minor unit (Stripe's zero-decimal list): an amount is whole units. */
+/**
+ * Currencies whose minor unit is the whole unit: Stripe's zero-decimal list, which the API follows. ISO 4217 agrees
+ * but for MGA, which it gives two decimals (its fifths have not circulated for decades; Stripe and card schemes take
+ * whole ariary), and ISK, which ISO 4217 gives no minor unit but Stripe keeps two-decimal (`WHOLE_UNIT_CURRENCIES`).
+ */
 export const ZERO_DECIMAL_CURRENCIES: readonly string[] = ['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF'];
 /**
  * ISO 4217 currencies with three decimals. The gateway charges hundredths, so their minor-unit amounts must end in
@@ -15,9 +19,16 @@ export const ZERO_DECIMAL_CURRENCIES: readonly string[] = ['BIF', 'CLP', 'DJF', 
  * says (a client counting their minor units as ISO does would otherwise be charged ten times what it meant).
  */
 export const THREE_DECIMAL_CURRENCIES: readonly string[] = ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'];
+/**
+ * Two-decimal currencies charged in whole units only: ISK, which Stripe's API kept two-decimal (500 ISK is 50000)
+ * when card networks stopped taking fractions of a króna in 2023, and whose amounts it refuses unless they are
+ * multiples of 100. A fraction of one cannot be paid, so it is refused here too, never sent on.
+ */
+export const WHOLE_UNIT_CURRENCIES: readonly string[] = ['ISK'];
 
 const ZERO_DECIMAL = new Set(ZERO_DECIMAL_CURRENCIES);
 const THREE_DECIMAL = new Set(THREE_DECIMAL_CURRENCIES);
+const WHOLE_UNITS = new Set(WHOLE_UNIT_CURRENCIES);
 
 /** Decimals of the currency's minor unit: 0, 3, or (every other currency) 2. */
 export function currencyDecimals(currency: string): 0 | 2 | 3 {
@@ -31,22 +42,32 @@ const MAX_MAJOR_DIGITS = 11;
  * The largest amount taken in a currency, written as an amount of it and in its minor units: 99999999999.99 USD is
  * 9999999999999, 99999999999 JPY is 99999999999, 99999999999.990 KWD is 99999999999990 (the gateway charges hundredths).
  */
-function largestAmountOf(decimals: 0 | 2 | 3): { major: string; minor: string } {
+function largestAmountOf(currency: string): { major: string; minor: string } {
   const whole = '9'.repeat(MAX_MAJOR_DIGITS);
+  if (WHOLE_UNITS.has(currency)) return { major: whole, minor: `${whole}00` };
+  const decimals = currencyDecimals(currency);
   const fraction = decimals === 0 ? '' : decimals === 2 ? '99' : '990';
   return { major: fraction ? `${whole}.${fraction}` : whole, minor: `${whole}${fraction}` };
+}
+
+/** An amount of the currency and its minor units, as the refusals show it: `1999 for 19.99 USD`. */
+function exampleIn(currency: string): string {
+  if (WHOLE_UNITS.has(currency)) return `50000 for 500 ${currency}`;
+  const decimals = currencyDecimals(currency);
+  return decimals === 0 ? `500 for 500 ${currency}` : decimals === 3 ? `1230 for 1.230 ${currency}` : `1999 for 19.99 ${currency}`;
 }
 
 /** A positive amount in the currency's minor units as the stored two-decimal string; 400 naming `field` otherwise. */
 export function fromMinorUnits(amount: number, currency: string, field = 'amount'): string {
   const decimals = currencyDecimals(currency);
-  const example = decimals === 0 ? `500 for 500 ${currency}` : decimals === 3 ? `1230 for 1.230 ${currency}` : `1999 for 19.99 ${currency}`;
+  const example = exampleIn(currency);
   if (!Number.isSafeInteger(amount) || amount < 1) throw validationError(field, `${field} must be a positive integer in minor units (${example})`);
   if (decimals === 3 && amount % 10 !== 0) throw validationError(field, `${field} in ${currency} must end in 0: the gateway charges whole hundredths (${example})`);
+  if (WHOLE_UNITS.has(currency) && amount % 100 !== 0) throw validationError(field, `${field} in ${currency} must end in 00: ${currency} is charged in whole units (${example})`);
   const hundredths = decimals === 0 ? BigInt(amount) * 100n : decimals === 3 ? BigInt(amount) / 10n : BigInt(amount);
   const major = hundredths / 100n;
   if (String(major).length > MAX_MAJOR_DIGITS) {
-    const largest = largestAmountOf(decimals);
+    const largest = largestAmountOf(currency);
     throw validationError(field, `${field} must be at most ${largest.major} ${currency}, that is ${largest.minor} in minor units (${example})`);
   }
   return `${major}.${String(hundredths % 100n).padStart(2, '0')}`;
@@ -74,9 +95,11 @@ export function toMinorUnits(amount: string, currency: string): number {
 
 /**
  * Why a two-decimal amount (a product's price, a plan's recurring amount) cannot be charged in the currency, or
- * undefined: a currency without a minor unit takes whole amounts only.
+ * undefined: a currency without a minor unit, or charged in whole units (ISK), takes whole amounts only.
  */
 export function amountProblemIn(amount: string, currency: string): string | undefined {
-  if (currencyDecimals(currency) !== 0 || /^\d+(\.0*)?$/.test(amount)) return undefined;
-  return `must be a whole amount in ${currency} (it has no minor unit)`;
+  if (/^\d+(\.0*)?$/.test(amount)) return undefined;
+  if (currencyDecimals(currency) === 0) return `must be a whole amount in ${currency} (it has no minor unit)`;
+  if (WHOLE_UNITS.has(currency)) return `must be a whole amount in ${currency} (it is charged in whole units)`;
+  return undefined;
 }

@@ -50,3 +50,24 @@ export class PaymentNotStartedError extends DomainError {
     this.name = 'PaymentNotStartedError';
   }
 }
+
+/**
+ * The payment was started and did not answer within its caller's time: it goes on, and its outcome is the payment's
+ * (`GET /payments/{id}`), or a retry's with the same Idempotency-Key. The error names it, so that a caller who sent no
+ * key can look it up rather than send the request again, which would be a second payment.
+ */
+export class PaymentStillProcessingError extends DomainError {
+  constructor(
+    readonly paymentId: string,
+    keyed: boolean,
+  ) {
+    super(
+      'unavailable',
+      keyed
+        ? `Payment ${paymentId} is still being processed; retry with the same Idempotency-Key, or GET /payments/${paymentId}, to get its result`
+        : `Payment ${paymentId} is still being processed; GET /payments/${paymentId} gives its result (sending the request again would make a second payment)`,
+    );
+    this.name = 'PaymentStillProcessingError';
+  }
+}
+

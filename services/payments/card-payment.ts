@@ -4,7 +4,9 @@ import { releaseSubmitAttempt } from '../../data/queries/screening.ts';
 import type { PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { OrderDetails, PaymentSettings, PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
-import { PaymentNotStartedError, type PaymentRunner } from '../../domain/payments/payment-runner.ts';
+import { PaymentNotStartedError, PaymentStillProcessingError, type PaymentRunner } from '../../domain/payments/payment-runner.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { paymentId } from '../../domain/payments-api/ids.ts';
 import { maskCardNumbers } from '../../domain/payments/card-echo.ts';
 import { issuerPrefixOf, validateSubmit } from '../../domain/payments/pre-validation.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
@@ -134,6 +136,9 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     if (error instanceof PaymentNotStartedError) {
       // A release that fails keeps the slot (what a payment that may run would hold): the caller's 503 stands.
       await releaseSubmitAttempt(deps.em, { tenantId: request.tenantId, productId: product.id, email, cardFingerprint: fingerprint, now: screenedAt }).catch(() => undefined);
+    } else if (error instanceof DomainError && error.code === 'unavailable') {
+      // Started and not answered in time: the caller is told which payment goes on.
+      throw new PaymentStillProcessingError(paymentId(submitOrderId), keyed !== undefined);
     }
     throw error;
   }

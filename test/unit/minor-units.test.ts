@@ -23,10 +23,10 @@ describe('minor units of the /payments API', () => {
   });
 
   it('round-trips every amount it takes, exactly, in every kind of currency', () => {
-    const currency = fc.constantFrom('USD', 'EUR', 'JPY', 'KRW', 'CLP', 'KWD', 'TND');
+    const currency = fc.constantFrom('USD', 'EUR', 'JPY', 'KRW', 'CLP', 'KWD', 'TND', 'ISK');
     fc.assert(
       fc.property(currency, fc.integer({ min: 1, max: 99_999_999_999_99 }), (code, minor) => {
-        const amount = currencyDecimals(code) === 3 ? minor * 10 : minor;
+        const amount = currencyDecimals(code) === 3 ? minor * 10 : code === 'ISK' ? Math.floor(minor / 100) * 100 || 100 : minor;
         let stored: string;
         try {
           stored = fromMinorUnits(amount, code);
@@ -45,6 +45,13 @@ describe('minor units of the /payments API', () => {
     expect(() => fromMinorUnits(1.5, 'USD')).toThrow('amount must be a positive integer in minor units (1999 for 19.99 USD)');
     expect(() => fromMinorUnits(100_000_000_000, 'JPY')).toThrow('amount must be at most 99999999999 JPY');
     expect(fromMinorUnits(99_999_999_999, 'JPY')).toBe('99999999999.00');
+    // ISK is two-decimal in minor units (Stripe's), but only whole krónur can be paid: 150 would be 1.50 ISK.
+    expect(() => fromMinorUnits(150, 'ISK')).toThrow('amount in ISK must end in 00: ISK is charged in whole units (50000 for 500 ISK)');
+    expect(fromMinorUnits(50_000, 'ISK')).toBe('500.00');
+    expect(() => fromMinorUnits(99_999_999_999_99, 'ISK')).toThrow('amount in ISK must end in 00');
+    expect(() => fromMinorUnits(100_000_000_000_00, 'ISK')).toThrow('amount must be at most 99999999999 ISK, that is 9999999999900 in minor units');
+    // MGA is zero-decimal, as Stripe and the card schemes take it (ISO 4217 says 2).
+    expect(fromMinorUnits(1000, 'MGA')).toBe('1000.00');
     expect(() => fromMinorUnits(99_999_999_999_99 + 1, 'USD')).toThrow('at most');
   });
 
@@ -54,6 +61,8 @@ describe('minor units of the /payments API', () => {
     expect(amountProblemIn('500', 'JPY')).toBeUndefined();
     expect(amountProblemIn('19.99', 'USD')).toBeUndefined();
     expect(amountProblemIn('1.23', 'KWD')).toBeUndefined();
+    expect(amountProblemIn('1.50', 'ISK')).toBe('must be a whole amount in ISK (it is charged in whole units)');
+    expect(amountProblemIn('500.00', 'ISK')).toBeUndefined();
   });
 });
 

@@ -341,6 +341,8 @@ export interface components {
         param?: string;
         /** @description Transaction status code (spec 7.5) when the refusal has one: 0 before processing, 4313 for a refund over the captured amount */
         status_id?: number;
+        /** @description The payment the request started, when it did not answer in time (503 `still_processing`): it goes on, and `GET /payments/{payment_id}` gives its outcome */
+        payment_id?: string;
       };
     };
     /** @description A card payment (Stripe-style): amounts in the currency's minor units (JPY and other zero-decimal currencies in whole units), one status */
@@ -1255,7 +1257,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description The payment is still being processed; retry with the same Idempotency-Key to get its result */
+      /** @description The payment is still being processed: the message names it (`pay_…`); retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result */
       503: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1348,7 +1350,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description The payment is still being processed; retry with the same Idempotency-Key to get its result */
+      /** @description The payment is still being processed: the message names it (`pay_…`); retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result */
       503: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1994,7 +1996,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now); retry with the same Idempotency-Key to get the result */
+      /** @description Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2146,7 +2148,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now); retry with the same Idempotency-Key to get the result */
+      /** @description Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2239,7 +2241,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now); retry with the same Idempotency-Key to get the result */
+      /** @description Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2332,7 +2334,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now); retry with the same Idempotency-Key to get the result */
+      /** @description Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];

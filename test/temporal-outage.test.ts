@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { TEMPORAL_OUTAGE_MESSAGE } from '../api/http/outages.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createMerchantTenant, merchantAccount, oneOffProduct, post, submitBody, type MerchantTenant } from './support/payments.ts';
 import { call, paymentBody } from './support/payments-api.ts';
 import { startTcpCut } from './support/tcp-cut.ts';
+import { createEmailTenant, postEmail, newRecipient } from './support/smtp-email.ts';
+import { bearer, createLeadTenant, newSessionId, postLead } from './support/leads.ts';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
+import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
+import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
 /**
  * Temporal going away while the gateway answers: what was asked may have reached it, so the caller is told 503 with
@@ -18,7 +23,7 @@ let tenant: MerchantTenant;
 beforeAll(async () => {
   link = await startTcpCut(inject('temporalAddress'));
   // The product's default shape: the gateway hosts a worker and starts payments eagerly over its native connection.
-  app = await startTestApp({ TEMPORAL_ADDRESS: link.address, SUBMIT_ANSWER_TIMEOUT_MS: '50000' }, { hostWorker: true });
+  app = await startTestApp({ TEMPORAL_ADDRESS: link.address, SUBMIT_ANSWER_TIMEOUT_MS: '50000', TEMPORAL_CALL_TIMEOUT_MS: '2000' }, { hostWorker: true });
   await app.startWorker();
   tenant = await createMerchantTenant(app, {
     products: [
@@ -69,4 +74,50 @@ describe('Temporal unreachable', () => {
     expect((await ask.capture()).body).toMatchObject({ id: held.body.id, status: 'succeeded' });
     expect((await ask.cancel()).body).toMatchObject({ id: subscribed.body.subscriptionId, status: 'cancelled' });
   }, 120_000);
+});
+
+describe('Temporal silent (it takes connections and answers nothing)', () => {
+  it('answers an e-mail 503 rather than holding it, sends it once asked again, and writes a paid lead without waiting', async () => {
+    const mailer = await createEmailTenant(app);
+    const email = { tenant_key: mailer.tenantKey, from: `orders@${mailer.domain}`, to: newRecipient(), subject: 'Frozen', templateType: 'string', templateContent: '<p>x</p>', idempotencyKey: `frozen-${randomUUID()}` };
+    const secret = generateWebhookSecret();
+    const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+    onTestFinished(() => receiver.close());
+    const shop = await createLeadTenant(app, {
+      extra: {
+        products: [oneOffProduct('ebook', '19.99')],
+        merchantAccounts: [merchantAccount('FROZEN-1')],
+        webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
+      },
+    });
+    // The session paid before its lead is written: the write marks it paid and records its customer_lead.paid.
+    const sessionId = newSessionId();
+    const paid = await post(app, `/api/${shop.result.products[0]!.id}`, shop.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+    expect(paid.body.info).toBe('Success');
+    await app.temporal.client.workflow.getHandle(workflowIds.payment(shop.id, paid.body.submitOrderId)).result();
+
+    link.freeze();
+    try {
+      // The e-mail is answered once its start's deadline (TEMPORAL_CALL_TIMEOUT_MS, 2 s here) has passed, never held
+      // until Temporal speaks; the lead's write, sent with it, does not wait for its webhook's start at all.
+      const answered: string[] = [];
+      const [refused, written] = await Promise.all([
+        postEmail(app, '/api/email', email).finally(() => answered.push('email')),
+        postLead(app.baseUrl, { email: 'frozen@example.com', session_id: sessionId }, bearer(shop.keys.test.secretKey)).finally(() => answered.push('lead')),
+      ]);
+      expect(refused).toMatchObject({ status: 503, body: { success: false, error: 'Server error' } });
+      expect(answered).toEqual(['lead', 'email']);
+      expect(written.status).toBe(201);
+      expect(written.body.data).toMatchObject({ status: 'paid' });
+      const recorded = await app.orm.em.fork().execute(`select id from webhook_deliveries where tenant_id = ? and event_type = 'customer_lead.paid'`, [shop.id]);
+      expect(recorded).toHaveLength(1);
+    } finally {
+      await link.restore();
+    }
+    // The same key once Temporal answers: accepted, its e-mail stored once.
+    const accepted = await postEmail(app, '/api/email', email);
+    expect(accepted.status).toBe(200);
+    const stored = await app.orm.em.fork().execute(`select id from emails where tenant_id = ? and subject = 'Frozen'`, [mailer.id]);
+    expect(stored).toHaveLength(1);
+  }, 90_000);
 });

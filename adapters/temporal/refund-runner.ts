@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { RefundRunner } from '../../domain/payments-api/refund-outcome.ts';
+import { withinDeadline } from './call-deadline.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 import { TenantIdAttribute } from '../../workflows/contract/search-attributes.ts';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -9,11 +10,11 @@ import type { refundWorkflow } from '../../workflows/refund/refund.workflow.ts';
  * Runs refunds as Temporal workflows, one per refund id (never run twice under it), and waits for the settlement
  * for at most `answerTimeoutMs`: a slower refund goes on and the caller sees it `pending`.
  */
-export function temporalRefundRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number }): RefundRunner {
+export function temporalRefundRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number; callTimeoutMs?: number }): RefundRunner {
   const { client } = options;
   return {
     async run(input) {
-      const handle = await client.workflow.start<typeof refundWorkflow>('refundWorkflow', {
+      const start = () => client.workflow.start<typeof refundWorkflow>('refundWorkflow', {
         workflowId: workflowIds.refund(input.tenantId, input.refundId),
         taskQueue: options.taskQueue,
         args: [input],
@@ -23,6 +24,7 @@ export function temporalRefundRunner(options: { client: Client; taskQueue: strin
         workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
         typedSearchAttributes: new TypedSearchAttributes([{ key: TenantIdAttribute, value: String(input.tenantId) }]),
       });
+      const handle = await withinDeadline(client, options.callTimeoutMs, start);
       const signal = AbortSignal.timeout(options.answerTimeoutMs);
       try {
         return await client.withAbortSignal(signal, () => handle.result());

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { TypedSearchAttributes, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { DeliveryStarter } from '../../domain/webhooks/delivery-starter.ts';
+import { withinDeadline } from './call-deadline.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 import { TenantIdAttribute, WebhookEndpointIdAttribute, WebhookEventTypeAttribute } from '../../workflows/contract/search-attributes.ts';
 import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-delivery.workflow.ts';
@@ -11,10 +12,10 @@ import type { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-d
  * own starts do (`startWebhookDeliveries`), so an event recorded twice is never sent twice. A redelivery (a failed
  * delivery sent again on request) runs as `webhook/<id>/again-<n>`, its run number `n`.
  */
-export function temporalDeliveryStarter(options: { client: Client; taskQueue: string; schedule: readonly number[]; attemptTimeoutMs: number }): DeliveryStarter {
+export function temporalDeliveryStarter(options: { client: Client; taskQueue: string; schedule: readonly number[]; attemptTimeoutMs: number; callTimeoutMs?: number }): DeliveryStarter {
   return {
     async startDelivery(delivery) {
-      await options.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+      const start = () => options.client.workflow.start<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
         taskQueue: options.taskQueue,
         // A redelivery runs under an id of its own: the first is kept by its closed workflow for the retention period.
         workflowId: delivery.redelivery ? workflowIds.webhookRedelivery(delivery.deliveryId, delivery.redelivery.number) : workflowIds.webhookDelivery(delivery.deliveryId),
@@ -32,7 +33,8 @@ export function temporalDeliveryStarter(options: { client: Client; taskQueue: st
           { key: WebhookEndpointIdAttribute, value: delivery.endpointId },
           { key: WebhookEventTypeAttribute, value: delivery.eventType },
         ]),
-      }).catch((error: unknown) => {
+      });
+      await withinDeadline(options.client, options.callTimeoutMs, start).catch((error: unknown) => {
         if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
       });
     },

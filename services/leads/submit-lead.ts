@@ -39,8 +39,9 @@ export async function submitLead(deps: LeadWriteDeps, principal: LeadKeyPrincipa
     sessionId: upserted.sessionId,
   });
   for (const delivery of deliveries) {
-    // Recorded with the lead paid; a start that fails is logged with its id (the lead stays paid, the write succeeded).
-    await deps.deliveries.startDelivery(delivery).catch((error: unknown) => {
+    // Recorded with the lead paid, and started without the write waiting for it: a checkout page's write must not stall
+    // on Temporal. A start that fails is logged with its id; the unstarted-deliveries sweep starts it later.
+    void deps.deliveries.startDelivery(delivery).catch((error: unknown) => {
       deps.logger.error({ deliveryId: delivery.deliveryId, error: error instanceof Error ? error.name : typeof error }, 'customer_lead.paid delivery not started');
     });
   }

@@ -268,6 +268,13 @@ describe('e-mail errors (spec 7.2)', () => {
     ['more than 50 recipients', { to: Array.from({ length: 30 }, (_, i) => `a${i}@inbox.example`), cc: Array.from({ length: 21 }, (_, i) => `c${i}@inbox.example`) }, { to: expect.stringContaining('51 recipients') }],
     ['template data of the wrong shape', { data: { heading: 'H' } }, { 'data.bodyContent': 'is required' }],
     ['a javascript: link', { data: { heading: 'H', bodyContent: 'B', ctaText: 'Go', ctaUrl: 'javascript:alert(1)' } }, { 'data.ctaUrl': expect.stringContaining('must match pattern') }],
+    ['a button without its link', { data: { heading: 'H', bodyContent: 'B', ctaText: 'Go' } }, { 'data.ctaUrl': 'is required with ctaText' }],
+    ['a link without its button', { data: { heading: 'H', bodyContent: 'B', ctaUrl: 'https://shop.example/' } }, { 'data.ctaText': 'is required with ctaUrl' }],
+    [
+      'a support address that is none',
+      { templateName: 'welcome-membership', data: { memberName: 'Ada', membershipName: 'Gold', loginUrl: 'https://shop.example/login', supportEmail: 'javascript:alert(1)' } },
+      { 'data.supportEmail': 'must be an e-mail address' },
+    ],
     // No body at all: the variables name no key of the data (nothing on an object's prototype is read either).
     ['a template that renders nothing with this data', { templateType: 'string', templateName: undefined, templateContent: ' {{constructor.constructor}}{{nme}} ', data: { name: 'Ada' } }, { templateContent: expect.stringContaining('renders nothing with this data') }],
     [
@@ -276,6 +283,8 @@ describe('e-mail errors (spec 7.2)', () => {
       { 'data.items[0].unitPrice': expect.any(String) },
     ],
     ['data a template cannot print', { templateType: 'string', templateName: undefined, templateContent: '<p>{{o}}</p>', data: { o: { toString: 'x' } } }, { templateContent: expect.stringContaining('cannot be rendered with this data') }],
+    // Said without the JavaScript engine's own words ("Cannot read properties of undefined (reading '0')").
+    ['a block parameter the helper does not give', { templateType: 'string', templateName: undefined, templateContent: '{{#if x as |y|}}{{y}}{{/if}}', data: { x: 1 } }, { templateContent: 'cannot be rendered with this data' }],
     // The worker derives a text part from the HTML; what its converter would never finish (a list numbered from beyond
     // 2^53) or finish only after seconds (quotes nested past 8) is refused here, never left to block a worker.
     ['a list numbered from beyond 2^53', { templateType: 'string', templateName: undefined, templateContent: '<ol start="{{n}}"><li>a</li><li>b</li></ol>', data: { n: 9007199254740992 } }, { templateContent: expect.stringContaining('a list starts at 9007199254740992') }],
@@ -608,6 +617,9 @@ describe('tracking and tenant isolation', () => {
     expect(granted.data.setEmailSenderDomains).toEqual({ tenantId: fresh.id, tenantKey: fresh.tenantKey, domains: [fresh.domain, newDomain].sort() });
     const after = await postEmail(app, '/api/email', generic({ tenant_key: fresh.tenantKey, from: `a@${newDomain}` }));
     expect(after.status).toBe(200);
+    // A refused domain is named by its place in the list as sent, repeats counted.
+    const refused = await gql(app, `Bearer ${app.config.operatorToken}`, mutation, { tenantId: fresh.id, domains: [fresh.domain, fresh.domain.toUpperCase(), newDomain, '*.x.com'] });
+    expect(refused.errors?.[0]?.message).toBe('domains[3] must be a domain name such as shop.example');
   });
 });
 

@@ -96,6 +96,14 @@ function schemaDetails(errors: readonly ErrorObject[], prefix: string): Details 
       case 'enum':
         put(at, `must be one of: ${(error.params as { allowedValues: string[] }).allowedValues.join(', ')}`);
         break;
+      case 'dependencies': {
+        const { property, missingProperty } = error.params as { property: string; missingProperty: string };
+        put(child(missingProperty), `is required with ${property}`);
+        break;
+      }
+      case 'format':
+        put(at, (error.params as { format: string }).format === 'email' ? 'must be an e-mail address' : (error.message ?? 'is invalid'));
+        break;
       default:
         // Inside a union the branches' own errors only repeat what the union says.
         if ([...unions].some((u) => error.instancePath === u || error.instancePath.startsWith(`${u}/`))) break;
@@ -166,7 +174,7 @@ function checkMessage(item: BatchEmailItem, prefix: string, compiler: StringTemp
           details[field('templateContent')] =
             error instanceof RenderedTooLargeError
               ? `renders to more than ${STRING_TEMPLATE_LIMITS.maxRenderedLength} characters with this data; send less data or fewer placeholders`
-              : `cannot be rendered with this data: ${(error as Error).message}`.slice(0, 300);
+              : renderFailure(error);
         }
       }
     }
@@ -222,3 +230,14 @@ export function parseSendRequest(body: unknown, compiler: StringTemplateCompiler
 export function parseBatchRequest(body: unknown, compiler: StringTemplateCompiler): ParsedEmailRequest {
   return parse(BatchEmailRequest, body, compiler, (request: BatchEmailRequest) => request.emails.map((item, index) => ({ item, prefix: `emails[${index}].` })));
 }
+
+/**
+ * Why a string template could not be rendered, as its author is told: Handlebars' own words for what it refuses, but
+ * nothing of a JavaScript engine's error (`Cannot read properties of undefined (reading '0')`, a stack overflow), which
+ * names the gateway's internals rather than the template.
+ */
+function renderFailure(error: unknown): string {
+  const engineError = error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError || !(error instanceof Error);
+  return engineError ? 'cannot be rendered with this data' : `cannot be rendered with this data: ${error.message}`.slice(0, 300);
+}
+

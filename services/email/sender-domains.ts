@@ -20,9 +20,11 @@ export interface TenantSenderDomains {
  * way provisioning does, audited as the operator's change. Domains are compared case-insensitively.
  */
 export async function replaceSenderDomains(em: EntityManager, input: { tenantId: number; domains: readonly string[]; actor: string }): Promise<TenantSenderDomains> {
-  const domains = [...new Set(input.domains.map((d) => d.trim().toLowerCase()))];
-  const bad = domains.findIndex((domain) => !DOMAIN.test(domain));
+  const given = input.domains.map((d) => d.trim().toLowerCase());
+  // Named by its place in the list as sent, before repeats are dropped.
+  const bad = given.findIndex((domain) => !DOMAIN.test(domain));
   if (bad >= 0) throw new DomainError('validation', `domains[${bad}] must be a domain name such as shop.example`, { field: `domains[${bad}]` });
+  const domains = [...new Set(given)];
   if (domains.length > MAX_DOMAINS) throw new DomainError('validation', `at most ${MAX_DOMAINS} domains`, { field: 'domains' });
   return em.transactional(async (tx) => {
     const tenant = await tx.findOne(Tenant, { id: input.tenantId });

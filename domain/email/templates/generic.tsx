@@ -11,7 +11,8 @@ export const GenericData = Type.Object(
     ctaText: Type.Optional(Line(100)),
     ctaUrl: Type.Optional(HttpUrl),
   },
-  { additionalProperties: true },
+  // A button needs both its words and its link: one without the other is a caller's mistake, not a mail without one.
+  { additionalProperties: true, dependencies: { ctaText: ['ctaUrl'], ctaUrl: ['ctaText'] } },
 );
 export type GenericData = Static<typeof GenericData>;
 

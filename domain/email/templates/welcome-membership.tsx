@@ -13,7 +13,7 @@ export const WelcomeMembershipData = Type.Object(
     startDate: Type.Optional(Line(100)),
     renewalDate: Type.Optional(Line(100)),
     benefits: Type.Optional(Type.Array(Line(300), { maxItems: 20 })),
-    supportEmail: Type.Optional(Line(320)),
+    supportEmail: Type.Optional(Type.String({ format: 'email', maxLength: 320, description: 'An e-mail address, shown as text' })),
   },
   { additionalProperties: true },
 );

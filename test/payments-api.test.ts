@@ -445,6 +445,12 @@ describe('GET /payments', () => {
       param: 'status',
       message: 'status must be one of: processing, requires_action, requires_capture, succeeded, failed, canceled',
     });
+    // A parameter given twice is named as such, never read as either value.
+    for (const query of ['limit=10&limit=20', 'status=succeeded&status=failed']) {
+      const twice = await get(`/payments?${query}`, lister);
+      const param = query.slice(0, query.indexOf('='));
+      expect(twice.body.error).toEqual({ type: 'invalid_request_error', code: 'parameter_invalid', param, message: `${param} is given more than once; give it once` });
+    }
   });
 
   it('counts a payment made in the last instant of a second in that second, as `created` shows it', async () => {

@@ -130,6 +130,7 @@ describe('GET /api/admin/statuses', () => {
     ['?unknownParam=1', 'unknownParam'],
     // Too large is said so, not "must be at least 1".
     ['?pageNumber=99999999999999999999', 'pageNumber must be between 1 and'],
+    ['?pageSize=10&pageSize=20', 'pageSize is given more than once'],
   ])('rejects %s with 400 naming the parameter', async (query, parameter) => {
     const { status, body } = await listStatuses(query);
     expect(status).toBe(400);

@@ -15,7 +15,20 @@ export function refuseHostileText(app: FastifyInstance, options: { except: reado
       const hostile = findHostileValue(value, '');
       if (hostile !== undefined) throw new HostileTextError(location, hostile.path || 'body', hostile.kind);
     }
+    const repeated = repeatedQueryParameter(request.query, request.routeOptions.schema?.querystring);
+    if (repeated !== undefined) throw new HostileTextError('query', repeated, 'repeated');
   });
+}
+
+/**
+ * A parameter the route takes once, given more than once (`?limit=10&limit=20`, read as a list): named as such, rather
+ * than refused as "must be integer", which sends its caller looking at a value that is fine, and never read as either
+ * value (which one a proxy or a cache reads differs: HTTP parameter pollution).
+ */
+function repeatedQueryParameter(query: unknown, schema: unknown): string | undefined {
+  if (typeof query !== 'object' || query === null) return undefined;
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
+  return Object.keys(query).find((name) => Array.isArray((query as Record<string, unknown>)[name]) && Object.hasOwn(properties, name) && properties[name]!.type !== 'array');
 }
 
 /** Hostile text refused at the edge, with where it was: a route whose query and body errors differ tells them apart. */

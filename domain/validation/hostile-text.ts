@@ -8,7 +8,8 @@ export function isHostileText(text: string): boolean {
 }
 
 /** What makes a value hostile: text PostgreSQL cannot store, or a number JSON cannot carry. */
-export type HostileKind = 'text' | 'number';
+/** What makes a value hostile: its text, its number, or (a query parameter) being given more than once. */
+export type HostileKind = 'text' | 'number' | 'repeated';
 
 /**
  * A number JSON cannot carry: `1e309` parses to Infinity, which passes a `number` check and which every JSON writer
@@ -48,6 +49,7 @@ export function findHostileValue(value: unknown, root: string): { path: string; 
 export const HOSTILE_VALUE_PROBLEM: Record<HostileKind, string> = {
   text: 'must not contain NUL bytes or unpaired surrogates',
   number: 'must be a number JSON can hold (this one is beyond ±1.8e308)',
+  repeated: 'is given more than once; give it once',
 };
 
 /**

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
@@ -267,6 +268,18 @@ describe('POST /payments', () => {
     expect(noKey.status).toBe(401);
     expect(noKey.body.error).toMatchObject({ type: 'authentication_error' });
     expectDocumented('/payments', 'post', 401, noKey.body);
+
+    // Two keys (curl's two -H lines; fetch would join them into one header): refused, never served as the first's.
+    const other = await createPaymentsApiTenant(app);
+    const twoKeys = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const url = new URL('/payments', app.baseUrl);
+      const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'GET', headers: ['host', url.host, 'authorization', `Bearer ${tenant.apiKey}`, 'authorization', `Bearer ${other.apiKey}`] }, (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk)).on('end', () => resolve({ status: response.statusCode!, body: text === '' ? undefined : JSON.parse(text) }));
+      });
+      request.on('error', reject).end();
+    });
+    expect(twoKeys).toEqual({ status: 401, body: { error: { type: 'authentication_error', code: 'invalid_api_key', message: 'Authorization is given more than once; send one API key' } } });
   });
 
   it("holds a merchant account's monthly cap per currency, never adding one currency's amounts to another's", async () => {

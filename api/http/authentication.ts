@@ -3,6 +3,7 @@ import { authenticateApiKey } from '../../services/auth/authenticate-api-key.ts'
 import type { RateLimitPolicy } from '../../services/rate-limit/rate-limiter.ts';
 import { authorizeAdmin, type AdminCaller, type ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { headerValue, utf8HeaderValue } from './headers.ts';
+import { DomainError } from '../../domain/errors.ts';
 
 export type { RateLimitPolicy };
 
@@ -39,10 +40,10 @@ export function requireDocumentedApiKeys(app: FastifyInstance, rateLimit: RateLi
   app.decorateRequest('principal', null);
   app.decorateRequest('adminCaller', null);
   const authenticate: onRequestHookHandler = async (request) => {
-    request.principal = await authenticateApiKey(request.headers.authorization, rateLimit);
+    request.principal = await authenticateApiKey(onlyAuthorization(request), rateLimit);
   };
   const authenticateAdmin: onRequestHookHandler = async (request) => {
-    request.principal = await authenticateApiKey(request.headers.authorization, rateLimit);
+    request.principal = await authenticateApiKey(onlyAuthorization(request), rateLimit);
     request.adminCaller = authorizeAdmin(request.principal, headerValue(request.headers.clientid), utf8HeaderValue(request.headers.useremail, 'UserEmail'));
   };
   app.addHook('onRoute', (route) => {
@@ -50,6 +51,17 @@ export function requireDocumentedApiKeys(app: FastifyInstance, rateLimit: RateLi
     const check = needsAdminHeaders(route.schema?.headers) ? authenticateAdmin : authenticate;
     route.onRequest = [check, ...[route.onRequest ?? []].flat()];
   });
+}
+
+/**
+ * The request's one `Authorization` header. Node keeps the first of several and drops the rest, so a request sent with
+ * two keys (two tenants', a proxy's and the caller's) would be served as the first's: ambiguous credentials are
+ * refused (401) instead.
+ */
+function onlyAuthorization(request: FastifyRequest): string | undefined {
+  const given = request.raw.rawHeaders.filter((name, index) => index % 2 === 0 && name.toLowerCase() === 'authorization').length;
+  if (given > 1) throw new DomainError('unauthenticated', 'Authorization is given more than once; send one API key');
+  return request.headers.authorization;
 }
 
 /** The tenant the request's key speaks for (checked in `onRequest` by `requireDocumentedApiKeys`). */

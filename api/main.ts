@@ -40,6 +40,7 @@ const app = await buildGateway({
     client: temporal.client,
     taskQueue: config.temporalTaskQueue,
     answerTimeoutMs: config.submitAnswerTimeoutMs,
+    callTimeoutMs: config.temporalCallTimeoutMs,
     ...(hosted ? { inProcess: { client: hosted.client, board: answers, waitMs: hosted.localAnswerWaitMs, atOnce: config.gatewayPaymentsAtOnce, logger } } : {}),
   }),
   refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs, callTimeoutMs: config.temporalCallTimeoutMs }),

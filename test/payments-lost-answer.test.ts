@@ -228,3 +228,29 @@ describe('a payment that does not answer within its caller\'s time', () => {
     expect(keyed.body.message).toMatch(/^Payment pay_\d+ is still being processed; retry with the same Idempotency-Key, or GET \/payments\/pay_\d+, to get its result$/);
   }, 90_000);
 });
+
+describe('a payment started while no worker runs it', () => {
+  let idle: TestApp;
+  beforeAll(async () => {
+    // No worker polls this app's task queue until the test starts one: the payment's first step waits for it.
+    idle = await startTestApp({ SUBMIT_ANSWER_TIMEOUT_MS: '1500' });
+  });
+  afterAll(async () => {
+    await idle?.close();
+  });
+
+  it('is "not recorded yet" (503, ask again) until its first step runs, never "no such payment"', async () => {
+    const tenant = await createMerchantTenant(idle, { products: [oneOffProduct('payments-api', '0.00')], merchantAccounts: [merchantAccount('IDLE-1')] });
+    const late = await call(idle, 'POST', '/payments', tenant.apiKey, paymentBody('4242424242424242'));
+    expect(late.status).toBe(503);
+    const paymentId = late.body.error.payment_id as string;
+    const waiting = await call(idle, 'GET', `/payments/${paymentId}`, tenant.apiKey);
+    expect(waiting).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'still_processing', message: `Payment ${paymentId} has started and is not recorded yet; ask again shortly` } } });
+    expect(await undocumentedParts(idle.baseUrl, '/payments/{id}', 'get', 503, waiting.body)).toEqual([]);
+    // A payment never started is still no such payment.
+    expect((await call(idle, 'GET', '/payments/pay_2147483000', tenant.apiKey)).status).toBe(404);
+
+    await idle.startWorker();
+    await vi.waitFor(async () => expect((await call(idle, 'GET', `/payments/${paymentId}`, tenant.apiKey)).body).toMatchObject({ id: paymentId, status: 'succeeded' }), { timeout: 30_000, interval: 500 });
+  }, 60_000);
+});

@@ -19,6 +19,7 @@ import {
 import type { paymentWorkflow } from '../../workflows/payment/payment.workflow.ts';
 import type { PaymentAnswerBoard } from './payment-answers.ts';
 import type { Logger } from '../../domain/logger.ts';
+import { withinDeadline } from './call-deadline.ts';
 
 /**
  * A gateway that hosts a worker on the payments' task queue: `client` shares that worker's `NativeConnection`, so
@@ -46,8 +47,8 @@ export interface InProcessAnswers {
  * - with `inProcess` (a gateway hosting a worker): an eager start, the answer handed over in process;
  * - without: one Update-With-Start round trip, the `submit` update returning the answer from whichever worker runs it.
  */
-export function temporalPaymentRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number; inProcess?: InProcessAnswers }): PaymentRunner {
-  const { client, inProcess } = options;
+export function temporalPaymentRunner(options: { client: Client; taskQueue: string; answerTimeoutMs: number; callTimeoutMs?: number; inProcess?: InProcessAnswers }): PaymentRunner {
+  const { client, inProcess, callTimeoutMs } = options;
   /**
    * Stops waiting (never the payment) when no worker answers in time, so callers get a 503, not a hang: the client's
    * calls are cancelled, and whatever else the call waits on is raced against the same deadline.
@@ -100,7 +101,14 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
   const submitEagerly = (input: PaymentWorkflowInput, local: InProcessAnswers) => {
     const arrived = performance.now();
     const deadline = Date.now() + options.answerTimeoutMs;
-    return bounded((signal) => inLine(() => startEagerly(input, local, { signal, deadline, queuedMs: performance.now() - arrived })));
+    let sent = false;
+    const onSend = () => (sent = true);
+    return bounded((signal) => inLine(() => startEagerly(input, local, { signal, deadline, queuedMs: performance.now() - arrived, onSend }))).catch((error: unknown) => {
+      // The caller's time ran out while the payment waited in line: its turn will find the signal aborted and never
+      // start it, so it is "not started" (its velocity slot given back, no payment named), not "still processing".
+      if (!sent && error instanceof DomainError && error.code === 'unavailable') throw new PaymentNotStartedError();
+      throw error;
+    });
   };
 
   /**
@@ -108,9 +116,10 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
    * in line is not started and its caller gets its 503 now, rather than a 503 its payment goes on after (a caller
    * without an Idempotency-Key that sent it again would pay twice); a retry with its key takes the claim over.
    */
-  const startEagerly = async (input: PaymentWorkflowInput, local: InProcessAnswers, turn: { signal: AbortSignal; deadline: number; queuedMs: number }) => {
+  const startEagerly = async (input: PaymentWorkflowInput, local: InProcessAnswers, turn: { signal: AbortSignal; deadline: number; queuedMs: number; onSend: () => void }) => {
     const { signal, deadline } = turn;
     if (signal.aborted || deadline - Date.now() < options.answerTimeoutMs / 2) throw new PaymentNotStartedError();
+    turn.onSend();
     const start = startOptions(input);
     const stopWatching = new AbortController();
     // At most half the answer time left in process, so the update always has its turn before the 503.
@@ -147,6 +156,16 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
       if (inProcess) return submitEagerly(input, inProcess);
       const startWorkflowOperation = new WithStartWorkflowOperation<typeof paymentWorkflow>('paymentWorkflow', startOptions(input));
       return bounded(() => client.workflow.executeUpdateWithStart(submitUpdate, { startWorkflowOperation }));
+    },
+
+    async wasStarted(tenantId, submitOrderId) {
+      try {
+        await withinDeadline(client, callTimeoutMs, () => client.workflow.getHandle(workflowIds.payment(tenantId, submitOrderId)).describe());
+        return true;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
     },
 
     async resume(tenantId, submitOrderId) {

@@ -39,7 +39,10 @@ const ERROR_STATUSES = {
     headers: { 'retry-after': Type.Integer({ minimum: 1, description: 'Seconds until the next request may succeed' }) },
   },
   500: { description: 'Unexpected error; nothing is known to have changed' },
-  503: { description: 'The payment is still being processed: the message names it (`pay_…`); retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result' },
+  503: {
+    description:
+      'Not answered in time or Temporal away: a payment that started and goes on is named in the message (`pay_…`; retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result); "not started" means nothing was charged; a 3-D Secure completion not answered says to send it again',
+  },
 } as const satisfies Record<number, SchemaOptions>;
 
 /** The documented error answers of a route: the shared error body, described per status. */

@@ -8,7 +8,7 @@ import { PaymentApiError, resourceMissing } from '../../domain/payments-api/erro
 import { orderIdOf, paymentId } from '../../domain/payments-api/ids.ts';
 import type { RefundRunner } from '../../domain/payments-api/refund-outcome.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
-import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
+import { PaymentNotRecordedYetError, type PaymentRunner } from '../../domain/payments/payment-runner.ts';
 import { createPayment } from '../../services/payments-api/create-payment.ts';
 import type { ProductLookup } from '../../services/catalog/product-cache.ts';
 import { decideAuthorization } from '../../services/payments-api/decide-authorization.ts';
@@ -76,7 +76,11 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
     const loadPayment = async (request: FastifyRequest, tenantId: number, id: string) => {
       const orderId = orderIdOf(id);
       const payment = orderId === undefined ? undefined : await findPayment(request.em, tenantId, orderId);
-      if (!payment) throw resourceMissing('payment', id);
+      if (!payment) {
+        // Started and not recorded yet (a 503 named it): "ask again", never "no such payment", which means "pay again".
+        if (orderId !== undefined && (await deps.runner.wasStarted(tenantId, orderId))) throw new PaymentNotRecordedYetError(id);
+        throw resourceMissing('payment', id);
+      }
       return paymentJson(payment, publicUrl(request));
     };
 
@@ -116,7 +120,13 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         tags: ['payments'],
         security: API_KEY_REQUIRED,
         params: PaymentParams,
-        response: { 200: ref(Payment), ...errors(400, 401, 404, 429, 500) },
+        response: {
+          200: ref(Payment),
+          ...errors(400, 401, 404, 429, 500),
+          503: ref(PaymentApiErrorResponse, {
+            description: 'The payment has started and is not recorded yet (`still_processing`, `Retry-After`): ask again; or Temporal, which runs it, could not be reached',
+          }),
+        },
       },
       async handler(request) {
         const principal = callerOf(request);

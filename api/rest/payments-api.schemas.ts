@@ -12,7 +12,7 @@ const MinorAmount = (description: string) => Type.Integer({ minimum: 1, maximum:
 
 export const CreatePaymentBody = Type.Object(
   {
-    amount: MinorAmount("Amount to charge in the currency's minor units: 1999 is 19.99 USD, 500 is 500 JPY (no minor unit), 1230 is 1.230 KWD (three decimals: must end in 0, the gateway charges hundredths)"),
+    amount: MinorAmount("Amount to charge in the currency's minor units: 1999 is 19.99 USD, 500 is 500 JPY (no minor unit), 1230 is 1.230 KWD (three decimals: must end in 0, the gateway charges hundredths); ISK counts hundredths, as Stripe's API does, and must end in 00 (50000 is 500 ISK, whole krónur only)"),
     currency: Type.String({ format: 'currency', description: 'ISO 4217 code, upper case, of a currency cards are charged in (not a fund, metal or test code, nor CLF or UYW)', examples: ['USD'] }),
     card: Type.Object(
       {

@@ -2,13 +2,6 @@ import { passesLuhn } from './card.ts';
 
 /** Digits in groups split by single spaces, dashes, dots or underscores (`4111 1111 1111 1111 123`, `4111.1111.…`): where a card number may hide. */
 const DIGIT_RUN = /(?<!\d)\d+(?:[ ._-]\d+)*(?!\d)/g;
-/**
- * A digit run as `DIGIT_RUN` finds it, unless it runs straight on into a letter: then it is the head of a word or an
- * id (`re_77151283634847ae…`, a hex reference), which a mask must keep whole so that the record still names what it
- * names. Digits after a letter are still looked at: a card number pasted after a word (`foo4111…`) or an escape
- * (`\n4111…` in JSON text, `%3D4111…` in a URL) is one.
- */
-const MASKABLE_DIGIT_RUN = /(?<!\d)\d+(?:[ ._-]\d+)*(?![A-Za-z\d])/g;
 /** A security code after its name: `"cvv":"739"`, `"cvvNumber":"739"`, `cvc 739`, `CVC2 is 739`, `security_code: 739`. */
 const SECURITY_CODE = /(\b(?:cvv2?|cvc2?|cid|security[ _-]?code)\w*["']?\s*(?:is\s+|[:=(]\s*)?["']?)\d{3,4}(?!\d)/gi;
 const CARD_LENGTH = { min: 13, max: 19 } as const;
@@ -18,8 +11,8 @@ const CARD_LENGTH = { min: 13, max: 19 } as const;
  * written after its name replaced. What a processor answers is kept (the transaction's record, the caller's
  * `gatewayResponses`, the payment's history) and shown; the card it was sent must never come back that way. A card
  * number is 13 to 19 digits passing Luhn, as every number the gateway sends does, written whole or in groups; it is
- * found inside a longer run of groups too (followed by its CVV or expiry). Digits running on into a letter are an
- * id's and stay whole; an id or a timestamp ending in such digits is left as it is nine times in ten.
+ * found inside a longer run of groups too (followed by its CVV or expiry). Digits inside an id (letters on both
+ * sides) stay whole; an id or a timestamp ending in such digits is left as it is nine times in ten.
  */
 export function maskCardEcho(text: string): string {
   return maskCardNumbers(text).replace(SECURITY_CODE, (_, name: string) => `${name}***`);
@@ -27,12 +20,22 @@ export function maskCardEcho(text: string): string {
 
 /** Text with any card number in it masked (first 6 and last 4 digits kept), and nothing else changed. */
 export function maskCardNumbers(text: string): string {
-  return text.replace(MASKABLE_DIGIT_RUN, (run) => maskCardsInRun(run));
+  return text.replace(DIGIT_RUN, (run: string, offset: number) => (isInsideId(text, offset, run.length) ? run : maskCardsInRun(run)));
 }
 
 /**
- * Whether text holds a card number, including one running on into letters (`4111…x`), which `maskCardNumbers` leaves
- * to ids: text refused for holding one is never kept, so a stricter look costs only a refusal. `minDigits` raised for
+ * Whether the digit run at `offset` sits inside an id: glued to a letter or `_` before it and running straight on into
+ * a letter after it (`re_77151283634847ae…`, a hex reference), which a mask must keep whole so that the record still
+ * names what it names. A run at the start of the text or after a separator is looked at whatever follows it: a
+ * processor's track-2 echo (`4111…D2512…`) or a number typed into an e-mail (`4111…gmail.com`) is a card number.
+ */
+function isInsideId(text: string, offset: number, length: number): boolean {
+  return /[A-Za-z_]/.test(text.charAt(offset - 1)) && /[A-Za-z]/.test(text.charAt(offset + length));
+}
+
+/**
+ * Whether text holds a card number, including one inside letters (`ref4111…x`), which `maskCardNumbers` leaves to
+ * ids: text refused for holding one is never kept, so a stricter look costs only a refusal. `minDigits` raised for
  * text that may hold other long numbers (a phone number has at most 15 digits).
  */
 export function holdsCardNumber(text: string, minDigits: number = CARD_LENGTH.min): boolean {

@@ -38,6 +38,8 @@ export interface PaymentRunner extends ThreeDSecureRunner {
   supersedeChallenge(input: { tenantId: number; submitOrderId: number }): Promise<'expired' | 'completed' | 'not_waiting'>;
   /** The answer of an existing payment: its final result once known, else its first; undefined when none was started. */
   resume(tenantId: number, submitOrderId: number): Promise<SubmitResult | undefined>;
+  /** Whether the payment was started (its workflow exists), whether or not its order is recorded yet. */
+  wasStarted(tenantId: number, submitOrderId: number): Promise<boolean>;
 }
 
 /**
@@ -68,6 +70,17 @@ export class PaymentStillProcessingError extends DomainError {
         : `Payment ${paymentId} is still being processed; GET /payments/${paymentId} gives its result (sending the request again would make a second payment)`,
     );
     this.name = 'PaymentStillProcessingError';
+  }
+}
+
+/**
+ * A payment started and not yet recorded (its workflow's first step has not run: no worker free, or none polling):
+ * it is no "no such payment", which would tell its caller to pay again.
+ */
+export class PaymentNotRecordedYetError extends DomainError {
+  constructor(paymentId: string) {
+    super('unavailable', `Payment ${paymentId} has started and is not recorded yet; ask again shortly`, { retryAfterSeconds: 5 });
+    this.name = 'PaymentNotRecordedYetError';
   }
 }
 

@@ -7,8 +7,7 @@ export function isHostileText(text: string): boolean {
   return text.includes('\u0000') || !text.isWellFormed();
 }
 
-/** What makes a value hostile: text PostgreSQL cannot store, or a number JSON cannot carry. */
-/** What makes a value hostile: its text, its number, or (a query parameter) being given more than once. */
+/** What makes a value hostile: text PostgreSQL cannot store, a number JSON cannot carry, or a query parameter given more than once. */
 export type HostileKind = 'text' | 'number' | 'repeated';
 
 /**

@@ -141,6 +141,7 @@ export async function startTestApp(
       client: temporal.client,
       taskQueue,
       answerTimeoutMs: config.submitAnswerTimeoutMs,
+      callTimeoutMs: config.temporalCallTimeoutMs,
       ...(hosted
         ? {
             inProcess: {

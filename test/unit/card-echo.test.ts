@@ -30,11 +30,14 @@ describe('maskCardEcho', () => {
     expect(maskCardEcho('card_number%3D4111111111111111')).toBe('card_number%3D411111******1111');
   });
 
-  it('keeps an id whose digits run on into letters whole, however Luhn-valid its digits', () => {
+  it('keeps an id whose digits sit between letters whole, however Luhn-valid its digits', () => {
     // A refund reference the sandbox answered; its 14 digits 77151283634847 pass Luhn.
     const answer = '{"id":"sbr_1","reference":"re_77151283634847ae08f1c2d3b4a59687","status":"refunded"}';
     expect(maskCardEcho(answer)).toBe(answer);
     expect(maskCardEcho('ref 77151283634847, ref77151283634847')).toBe('ref 771512****4847, ref771512****4847');
+    // Followed by a letter but not inside an id: a track-2 echo, a number typed into an e-mail.
+    expect(maskCardEcho('track2=4111111111111111D25121010000')).toBe('track2=411111******1111D25121010000');
+    expect(maskCardEcho('"4111111111111111gmail.com"')).toBe('"411111******1111gmail.com"');
   });
 
   it('never leaves a Luhn-valid 13-19 digit number whole, wherever it sits in the text', () => {
@@ -49,9 +52,9 @@ describe('maskCardEcho', () => {
 });
 
 describe('holdsCardNumber', () => {
-  it('finds a card number running on into letters too: refused text is never kept, so it looks harder than the mask', () => {
-    expect(holdsCardNumber('Jane 4111111111111111x')).toBe(true);
-    expect(maskCardEcho('Jane 4111111111111111x')).toBe('Jane 4111111111111111x');
+  it('finds a card number inside letters too: refused text is never kept, so it looks harder than the mask', () => {
+    expect(holdsCardNumber('Jane4111111111111111x')).toBe(true);
+    expect(maskCardEcho('Jane4111111111111111x')).toBe('Jane4111111111111111x');
     expect(holdsCardNumber('Jane Doe, flat 12')).toBe(false);
   });
 });

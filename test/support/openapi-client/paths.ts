@@ -1257,7 +1257,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description The payment is still being processed: the message names it (`pay_…`); retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result */
+      /** @description Not answered in time or Temporal away: a payment that started and goes on is named in the message (`pay_…`; retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result); "not started" means nothing was charged; a 3-D Secure completion not answered says to send it again */
       503: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1350,7 +1350,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description The payment is still being processed: the message names it (`pay_…`); retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result */
+      /** @description Not answered in time or Temporal away: a payment that started and goes on is named in the message (`pay_…`; retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result); "not started" means nothing was charged; a 3-D Secure completion not answered says to send it again */
       503: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1893,7 +1893,7 @@ export interface operations {
          * }
          */
         "application/json": {
-          /** @description Amount to charge in the currency's minor units: 1999 is 19.99 USD, 500 is 500 JPY (no minor unit), 1230 is 1.230 KWD (three decimals: must end in 0, the gateway charges hundredths) */
+          /** @description Amount to charge in the currency's minor units: 1999 is 19.99 USD, 500 is 500 JPY (no minor unit), 1230 is 1.230 KWD (three decimals: must end in 0, the gateway charges hundredths); ISK counts hundredths, as Stripe's API does, and must end in 00 (50000 is 500 ISK, whole krónur only) */
           amount: number;
           /**
            * Format: currency
@@ -2048,6 +2048,12 @@ export interface operations {
       };
       /** @description Unexpected error; nothing is known to have changed */
       500: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
+      /** @description The payment has started and is not recorded yet (`still_processing`, `Retry-After`): ask again; or Temporal, which runs it, could not be reached */
+      503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
         };

@@ -9,6 +9,7 @@ import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { OutcomeAttribute } from '../workflows/contract/search-attributes.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { authorizationsFor, createPaymentTenant, type PaymentTenant } from './support/payments.ts';
+import { call } from './support/payments-api.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -79,5 +80,7 @@ describe('hostile text never breaks a payment workflow', () => {
     expect(await authorizationsFor(submitOrderId)).toBe(0);
     const em = app.orm.em.fork();
     expect(await em.execute(`select id from transactions where order_id = ?`, [submitOrderId])).toEqual([]);
+    // Its workflow closed without an order: no such payment (never "started, ask again", which would last forever).
+    expect((await call(app, 'GET', `/payments/pay_${submitOrderId}`, tenant.apiKey)).status).toBe(404);
   });
 });

@@ -158,10 +158,11 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
       return bounded(() => client.workflow.executeUpdateWithStart(submitUpdate, { startWorkflowOperation }));
     },
 
-    async wasStarted(tenantId, submitOrderId) {
+    async isStarting(tenantId, submitOrderId) {
       try {
-        await withinDeadline(client, callTimeoutMs, () => client.workflow.getHandle(workflowIds.payment(tenantId, submitOrderId)).describe());
-        return true;
+        const payment = await withinDeadline(client, callTimeoutMs, () => client.workflow.getHandle(workflowIds.payment(tenantId, submitOrderId)).describe());
+        // A closed workflow whose order was never written ended before it charged anything: no such payment.
+        return payment.status.name === 'RUNNING';
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return false;
         throw error;

@@ -78,7 +78,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
       const payment = orderId === undefined ? undefined : await findPayment(request.em, tenantId, orderId);
       if (!payment) {
         // Started and not recorded yet (a 503 named it): "ask again", never "no such payment", which means "pay again".
-        if (orderId !== undefined && (await deps.runner.wasStarted(tenantId, orderId))) throw new PaymentNotRecordedYetError(id);
+        if (orderId !== undefined && (await deps.runner.isStarting(tenantId, orderId))) throw new PaymentNotRecordedYetError(id);
         throw resourceMissing('payment', id);
       }
       return paymentJson(payment, publicUrl(request));

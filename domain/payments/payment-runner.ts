@@ -38,8 +38,8 @@ export interface PaymentRunner extends ThreeDSecureRunner {
   supersedeChallenge(input: { tenantId: number; submitOrderId: number }): Promise<'expired' | 'completed' | 'not_waiting'>;
   /** The answer of an existing payment: its final result once known, else its first; undefined when none was started. */
   resume(tenantId: number, submitOrderId: number): Promise<SubmitResult | undefined>;
-  /** Whether the payment was started (its workflow exists), whether or not its order is recorded yet. */
-  wasStarted(tenantId: number, submitOrderId: number): Promise<boolean>;
+  /** Whether a payment under this order id is running, whether or not its order is recorded yet. */
+  isStarting(tenantId: number, submitOrderId: number): Promise<boolean>;
 }
 
 /**

@@ -240,4 +240,3 @@ function renderFailure(error: unknown): string {
   const engineError = error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError || !(error instanceof Error);
   return engineError ? 'cannot be rendered with this data' : `cannot be rendered with this data: ${error.message}`.slice(0, 300);
 }
-

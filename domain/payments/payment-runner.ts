@@ -83,4 +83,3 @@ export class PaymentNotRecordedYetError extends DomainError {
     this.name = 'PaymentNotRecordedYetError';
   }
 }
-

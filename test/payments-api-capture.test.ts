@@ -250,7 +250,21 @@ describe('authorization only (capture: false)', () => {
 
   it('refuses to capture or void a payment charged at once, and an unknown one', async () => {
     const charged = await pay(paymentBody('4242424242424242'));
-    expect((await post(`/payments/${charged.body.id}/void`)).body.error).toMatchObject({ code: 'payment_not_authorized' });
+    expect(charged.body).toMatchObject({ status: 'succeeded' });
+    // Never held: a capture is refused (answering it "succeeded" told the caller a capture took place), as is a void.
+    const capture = await post(`/payments/${charged.body.id}/capture`);
+    expect(capture.status).toBe(400);
+    expect(capture.body.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'payment_not_authorized',
+      param: 'id',
+      message: `Payment ${charged.body.id} was captured when it was made (capture: true); it cannot be captured`,
+    });
+    const voided = await post(`/payments/${charged.body.id}/void`);
+    expect(voided.status).toBe(400);
+    expect(voided.body.error).toMatchObject({ code: 'payment_not_authorized', message: expect.stringContaining('refund it instead') });
+    expect((await get(`/payments/${charged.body.id}`)).body).toMatchObject({ status: 'succeeded', amount_refundable: 1999 });
+    expect((await transactionsOf(charged.body.id)).map((t) => t.kind)).toEqual(['authorization']);
     expect((await post('/payments/pay_999999999/capture')).status).toBe(404);
   });
 });

@@ -22,7 +22,7 @@ import {
 import { attemptReference, type MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { FORCED_ACCOUNT_REFUSALS, forcedAccountRefusal } from '../../domain/payments/forced-merchant-account.ts';
 import type { CardSummary, OrderDetails } from '../../domain/payments/payment-input.ts';
-import type { OrderState } from '../../schema/entities/index.ts';
+import type { CaptureMethod, OrderState } from '../../schema/entities/index.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export interface PaymentOrderActivityDeps {
@@ -45,6 +45,8 @@ export interface OpenPaymentOrderInput {
   subscription?: { recurringAmount: string };
   /** The card, kept on the order as shown; absent from a payment started by a worker of before. */
   card?: CardSummary;
+  /** `manual` for `capture: false`; absent from a payment started by a worker of before. */
+  captureMethod?: CaptureMethod;
 }
 
 export interface ReserveMerchantAccountInput {
@@ -94,6 +96,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
       email: input.email,
       details: input.order,
       card: input.card && { brand: input.card.network, bin: input.card.bin, last4: input.card.last4, expiryMonth: input.card.expiryMonth, expiryYear: input.card.expiryYear },
+      captureMethod: input.captureMethod,
     };
     // Without a plan, one statement.
     if (!input.subscription) return { alreadySubscribed: false, ...(await openSubmitOrder(sql, order)) };

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { persistedPartnerSession, type OrderDetails } from '../../domain/payments/payment-input.ts';
-import type { OrderState, ShownCard } from '../../schema/entities/index.ts';
+import type { CaptureMethod, OrderState, ShownCard } from '../../schema/entities/index.ts';
 import type { SqlExecutor } from '../sql-executor.ts';
 
 /** Order ids come from the orders sequence before the workflow starts, so its id names the order. */
@@ -20,6 +20,8 @@ export interface NewSubmitOrder {
   readonly details: OrderDetails;
   /** Absent for a payment started by a worker of before (its attempts still show their card). */
   readonly card?: ShownCard;
+  /** Absent for a payment started by a worker of before (a capture of it is answered as it always was). */
+  readonly captureMethod?: CaptureMethod;
 }
 
 /**
@@ -46,9 +48,9 @@ export async function openSubmitOrder(sql: SqlExecutor, order: NewSubmitOrder): 
      opened as (
        insert into orders (id, tenant_id, product_id, customer_id, amount, currency, partner_session, service_session, workflow_id,
          campaign_id, affiliate_id, sub_affiliate_primary, sub_affiliate_secondary, tracker_click_id, props, user_agent, ip,
-         billing_address, shipping_address, storefront, phone, mobile_wallet_a, card, created_at, updated_at)
+         billing_address, shipping_address, storefront, phone, mobile_wallet_a, card, capture_method, created_at, updated_at)
        select ?, ?, ?, customer.id, ?, ?, ?, ?, ?, (select id from campaign), (select id from affiliate), ?, ?, ?, cast(? as jsonb), ?, ?,
-         cast(? as jsonb), cast(? as jsonb), cast(? as jsonb), ?, ?, cast(? as jsonb), now(), now()
+         cast(? as jsonb), cast(? as jsonb), cast(? as jsonb), ?, ?, cast(? as jsonb), ?, now(), now()
          from customer
        on conflict (id) do nothing
        returning id)
@@ -62,7 +64,7 @@ export async function openSubmitOrder(sql: SqlExecutor, order: NewSubmitOrder): 
       persistedPartnerSession(o.partnerSession) ?? null, o.serviceSession ?? null, order.workflowId,
       o.subAffiliatePrimary ?? null, o.subAffiliateSecondary ?? null, o.trackerClickId ?? null,
       json(o.props), o.userAgent ?? null, o.ip ?? null, json(o.billingAddress), json(o.shippingAddress), json(o.storefront), o.phone ?? null, o.mobileWalletA,
-      json(order.card),
+      json(order.card), order.captureMethod ?? null,
     ],
   );
   return { created: row!.created };

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { normalizeEmail } from '../../domain/payments/card.ts';
-import type { OrderState, ShownCard } from '../../schema/entities/index.ts';
+import type { CaptureMethod, OrderState, ShownCard } from '../../schema/entities/index.ts';
 import { THREE_DECIMAL_CURRENCIES, ZERO_DECIMAL_CURRENCIES } from '../../domain/payments-api/minor-units.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
@@ -56,6 +56,8 @@ export interface PaymentRecord {
   readonly attempt: PaymentAttemptRecord | null;
   /** The card as its deciding attempt shows it, else as the order kept it (none for an order opened before it did). */
   readonly card: ShownCard | null;
+  /** How it takes its money; null for an order opened before this was kept. */
+  readonly captureMethod: CaptureMethod | null;
 }
 
 /** Key-value pairs a caller keeps on a payment: text from `/payments`, also numbers, booleans and null from a submit. */
@@ -86,6 +88,7 @@ interface PaymentRow {
   three_d_secure_id: string | null;
   props: PaymentMetadata | null;
   card: ShownCard | null;
+  capture_method: CaptureMethod | null;
   email: string;
   transaction_id: string | null;
   status_id: number | null;
@@ -109,7 +112,7 @@ interface PaymentRow {
  * whose end the processor told (`endHold`) keeps that status on the authorization, which then says how it ended.
  */
 const SELECT_PAYMENTS = `
-  select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, o.props, o.card, c.email,
+  select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, o.props, o.card, o.capture_method, c.email,
          t.id as transaction_id,
          case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status_id, t.status_id) else t.status_id end as status_id,
          case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status, t.status) else t.status end as status, t.success, t.mid,
@@ -166,6 +169,7 @@ function toRecord(row: PaymentRow): PaymentRecord {
     email: row.email,
     threeDSecureId: row.three_d_secure_id,
     metadata: row.props ?? {},
+    captureMethod: row.capture_method,
     card:
       row.transaction_id === null
         ? row.card

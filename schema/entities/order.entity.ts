@@ -17,6 +17,9 @@ export interface ShownCard {
 /** `authorized`: approved, not captured yet (`capture: false`); `voided`: released before capture. */
 export const ORDER_STATES = ['processing', 'pending_3ds', 'authorized', 'approved', 'declined', 'failed', 'expired', 'voided'] as const;
 export type OrderState = (typeof ORDER_STATES)[number];
+/** `automatic`: charged with its authorization; `manual`: authorized only (`capture: false`), captured or voided later. */
+export const CAPTURE_METHODS = ['automatic', 'manual'] as const;
+export type CaptureMethod = (typeof CAPTURE_METHODS)[number];
 
 /**
  * One card submit (`kind: submit`, its id is `submitOrderId`), or the order of a subscription the
@@ -57,6 +60,8 @@ const OrderSchema = defineEntity({
     mobileWalletA: p.boolean().default(false),
     /** The card as shown (brand, the BIN shown, last four, expiry), from the order's opening; never its number. */
     card: p.json<ShownCard>().nullable(),
+    /** How the payment takes its money, from the order's opening; none for an order opened before it was kept. */
+    captureMethod: p.enum(() => [...CAPTURE_METHODS]).nullable(),
     /**
      * The MID whose monthly volume holds this order's amount while its current attempt is in flight (attempts
      * run one after another, so an order holds at most one reservation), and the month it is counted in.

@@ -8,8 +8,8 @@ import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
 /**
  * `POST /payments/{id}/capture` and `/void`: asks the payment's workflow, which alone holds the authorization, to
  * capture or void it. Answers the payment's order id; a payment with no authorization waiting for that decision
- * (declined, failed, voided when a capture is asked) is refused and nothing changes; asking again what is done
- * (capturing a charged payment, voiding a voided one) answers the payment as it is. A decision the processor refuses
+ * (declined, failed, voided when a capture is asked, charged at once with `capture: true`) is refused and nothing
+ * changes; asking again what is done (capturing a captured hold, voiding a voided one) answers the payment as it is. A decision the processor refuses
  * (the authorization expired, was voided or captured there) is a 402 `card_error` `capture_declined` / `void_declined`
  * with its `status_id`; the payment has then ended as the processor said.
  */
@@ -25,9 +25,20 @@ export async function decideAuthorization(
     // Refused: read again, for the payment read before asking may have been decided since (a repeat sent while the
     // first was finishing finds its workflow closed), and a repeat after the decision gets the payment as it is.
     const state = (await findPayment(deps.em, input.tenantId, orderId))?.state ?? payment.state;
-    if (state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
-    const now = state === 'authorized' ? 'is being decided' : state === 'voided' ? 'was voided' : 'has no authorization waiting for capture';
-    throw new PaymentApiError('invalid_request_error', 'payment_not_authorized', `Payment ${input.paymentId} ${now}; it cannot be ${input.decision === 'capture' ? 'captured' : 'voided'}`, { param: 'id' });
+    // A payment charged with its authorization was never held: a capture of it is the caller's mistake, not a repeat.
+    const chargedAtOnce = payment.captureMethod === 'automatic' && state === 'approved';
+    if (state === (input.decision === 'capture' ? 'approved' : 'voided') && !chargedAtOnce) return orderId;
+    const now = chargedAtOnce
+      ? 'was captured when it was made (capture: true)'
+      : state === 'authorized'
+        ? 'is being decided'
+        : state === 'voided'
+          ? 'was voided'
+          : 'has no authorization waiting for capture';
+    const instead = chargedAtOnce && input.decision === 'void' ? '; refund it instead' : '';
+    throw new PaymentApiError('invalid_request_error', 'payment_not_authorized', `Payment ${input.paymentId} ${now}; it cannot be ${input.decision === 'capture' ? 'captured' : 'voided'}${instead}`, {
+      param: 'id',
+    });
   }
   if (decided.state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
   if (decided.state === 'failed') {

@@ -544,6 +544,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       order: input.order,
       subscription: input.subscriptionPlan ? { recurringAmount: input.subscriptionPlan.recurringAmount } : undefined,
       card: input.card,
+      captureMethod: input.capture === false ? ('manual' as const) : ('automatic' as const),
     };
     if (patched(FIRST_ATTEMPT_IN_ONE_STEP)) {
       try {

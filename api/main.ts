@@ -16,6 +16,7 @@ import { buildGateway } from './server.ts';
 import { openProductCache } from '../services/catalog/product-cache.ts';
 import { PaymentAnswerBoard } from '../adapters/temporal/payment-answers.ts';
 import { hostWorker } from '../worker/hosted-worker.ts';
+import { trackDeliveryStarts } from '../services/webhooks/delivery-starts-in-flight.ts';
 
 /** The gateway process: `npm run gateway` (production) or a child of `npm start`. */
 const config = loadConfig();
@@ -27,6 +28,16 @@ const temporal = await connectTemporal({ address: requireSetting(config.temporal
 const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');
 const products = await openProductCache({ orm, logger });
 const answers = new PaymentAnswerBoard();
+// Starts a request does not wait for (a lead's webhook) are waited for by the stop, before Temporal closes.
+const deliveryStarts = trackDeliveryStarts(
+  temporalDeliveryStarter({
+    client: temporal.client,
+    taskQueue: config.temporalTaskQueue,
+    schedule: config.webhookRetrySchedule,
+    attemptTimeoutMs: config.webhookTimeoutMs,
+    callTimeoutMs: config.temporalCallTimeoutMs,
+  }),
+);
 // GATEWAY_WORKER=on: payments start eagerly on the worker hosted here and are answered in process.
 const hosted = config.gatewayWorker ? await hostWorker({ config, logger, answerBoard: answers }) : undefined;
 const app = await buildGateway({
@@ -45,13 +56,7 @@ const app = await buildGateway({
   }),
   refundRunner: temporalRefundRunner({ client: temporal.client, taskQueue: config.temporalTaskQueue, answerTimeoutMs: config.submitAnswerTimeoutMs, callTimeoutMs: config.temporalCallTimeoutMs }),
   subscriptionController: temporalSubscriptionController({ client: temporal.client, callTimeoutMs: config.temporalCallTimeoutMs }),
-  deliveryStarter: temporalDeliveryStarter({
-    client: temporal.client,
-    taskQueue: config.temporalTaskQueue,
-    schedule: config.webhookRetrySchedule,
-    attemptTimeoutMs: config.webhookTimeoutMs,
-    callTimeoutMs: config.temporalCallTimeoutMs,
-  }),
+  deliveryStarter: deliveryStarts,
   emailDispatcher: temporalEmailDispatcher({ client: temporal.client, taskQueue: config.temporalTaskQueue, retrySchedule: config.emailRetrySchedule, callTimeoutMs: config.temporalCallTimeoutMs }),
   readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue }),
   productCache: products.cache,
@@ -65,8 +70,8 @@ logger.info({ url: gatewayBaseUrl(config) }, 'gateway listening');
  * stays open until its keep-alive timeout (72 s), so idle connections are closed every second meanwhile. A request
  * whose client hung up no longer holds a connection but its handler still runs: the pools and Temporal close only
  * once no request is in flight. At the longest answer time (plus a margin) open connections are cut and the wait
- * ends, so a handler still running then may meet closed pools; should closing itself hang, the process exits 1 a
- * margin later.
+ * ends, so a handler still running then may meet closed pools. Webhook starts a request did not wait for end next
+ * (each within TEMPORAL_CALL_TIMEOUT_MS); should closing itself hang, the process exits 1 a margin later.
  */
 const IDLE_CLOSE_INTERVAL_MS = 1_000;
 const SHUTDOWN_MARGIN_MS = 5_000;
@@ -88,6 +93,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       }, config.submitAnswerTimeoutMs + 2 * SHUTDOWN_MARGIN_MS).unref();
       await app.close();
       await app.requestsInFlight.settled(deadline.signal);
+      await deliveryStarts.settled();
       clearInterval(closeIdle);
       clearTimeout(cut);
       await hosted?.stop();

@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { spawnEntry } from '../scripts/child-process.ts';
+import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
+import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { freePort } from './support/free-port.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { createPaymentTenant, submitBody } from './support/payments.ts';
+import { bearer, createLeadTenant, newSessionId, postLead } from './support/leads.ts';
+import { createPaymentTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
+import { startTcpCut } from './support/tcp-cut.ts';
+import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
 /**
  * The gateway process (`api/main.ts`) as production runs it (NODE_ENV unset), stopped by a supervisor's SIGTERM.
@@ -112,6 +117,44 @@ it('lets the submit of a client that hung up finish before it closes the databas
   expect(gateway.output()).not.toMatch(/unexpected error|destroyed/i);
   // Its log lines, request lines included (LOG_LEVEL=info), carry no card number.
   expect(gateway.output()).not.toContain(pan);
+}, 90_000);
+
+it("starts a lead's customer_lead.paid still on its way to Temporal before it closes its connection", async () => {
+  // The session paid before its lead is written (the test app's own worker runs the payment).
+  await app.startWorker();
+  const secret = generateWebhookSecret();
+  const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+  onTestFinished(() => receiver.close());
+  const shop = await createLeadTenant(app, {
+    extra: {
+      products: [oneOffProduct('ebook', '19.99')],
+      merchantAccounts: [merchantAccount('STOP-1')],
+      webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
+    },
+  });
+  const sessionId = newSessionId();
+  const paid = await post(app, `/api/${shop.result.products[0]!.id}`, shop.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+  expect(paid.body.info).toBe('Success');
+  await app.temporal.client.workflow.getHandle(workflowIds.payment(shop.id, paid.body.submitOrderId)).result();
+
+  // The gateway reaches Temporal through a link that hangs: the lead's write is answered, its webhook's start waits.
+  const link = await startTcpCut(app.config.temporalAddress!);
+  onTestFinished(() => link.close());
+  const gateway = await spawnGateway({ TEMPORAL_ADDRESS: link.address, GATEWAY_WORKER: 'off', TEMPORAL_CALL_TIMEOUT_MS: '20000' });
+  link.freeze();
+  const written = await postLead(gateway.baseUrl, { email: 'stopping@example.com', session_id: sessionId }, bearer(shop.keys.test.secretKey));
+  expect(written).toMatchObject({ status: 201, body: { data: { status: 'paid' } } });
+
+  gateway.stop();
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  await link.restore();
+  expect(await endOf(gateway, 30_000)).toEqual({ code: 0, signal: null });
+  expect(gateway.output()).not.toContain('delivery not started');
+  // Started before the stop closed Temporal (the test's queue has no worker: it is left running, then ended here).
+  const [delivery] = await app.orm.em.fork().execute<{ id: string }[]>(`select id from webhook_deliveries where tenant_id = ? and event_type = 'customer_lead.paid'`, [shop.id]);
+  const started = app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(delivery!.id));
+  expect((await started.describe()).status.name).toBe('RUNNING');
+  await started.terminate('test over');
 }, 90_000);
 
 function get(agent: http.Agent, url: string): Promise<number> {

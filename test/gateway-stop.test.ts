@@ -3,14 +3,12 @@ import http from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest';
 import { spawnEntry } from '../scripts/child-process.ts';
-import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { freePort } from './support/free-port.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { bearer, createLeadTenant, newSessionId, postLead } from './support/leads.ts';
-import { createPaymentTenant, merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
+import { bearer, createEbookShop, newSessionId, postLead } from './support/leads.ts';
+import { createPaymentTenant, post, submitBody } from './support/payments.ts';
 import { startTcpCut } from './support/tcp-cut.ts';
-import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
 /**
  * The gateway process (`api/main.ts`) as production runs it (NODE_ENV unset), stopped by a supervisor's SIGTERM.
@@ -122,18 +120,9 @@ it('lets the submit of a client that hung up finish before it closes the databas
 it("starts a lead's customer_lead.paid still on its way to Temporal before it closes its connection", async () => {
   // The session paid before its lead is written (the test app's own worker runs the payment).
   await app.startWorker();
-  const secret = generateWebhookSecret();
-  const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
-  onTestFinished(() => receiver.close());
-  const shop = await createLeadTenant(app, {
-    extra: {
-      products: [oneOffProduct('ebook', '19.99')],
-      merchantAccounts: [merchantAccount('STOP-1')],
-      webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
-    },
-  });
+  const { shop, productId } = await createEbookShop(app, 'STOP');
   const sessionId = newSessionId();
-  const paid = await post(app, `/api/${shop.result.products[0]!.id}`, shop.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+  const paid = await post(app, `/api/${productId}`, shop.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
   expect(paid.body.info).toBe('Success');
   await app.temporal.client.workflow.getHandle(workflowIds.payment(shop.id, paid.body.submitOrderId)).result();
 

@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, it, onTestFinished, vi } from 'vitest';
-import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { bearer, createLeadTenant, getLeads, newSessionId, postLead } from './support/leads.ts';
-import { merchantAccount, oneOffProduct, post, submitBody } from './support/payments.ts';
-import { startWebhookReceiver } from './support/webhook-receiver.ts';
+import { bearer, createEbookShop, getLeads, newSessionId, postLead } from './support/leads.ts';
+import { post, submitBody } from './support/payments.ts';
 import { backendPidOf, waitForLockWaiters } from './support/lock-waiters.ts';
 
 /**
@@ -20,17 +17,7 @@ beforeAll(async () => {
 afterAll(() => app?.close());
 
 it('a worker killed after the transaction is recorded and before the lead is marked: the lead still ends paid, its webhook sent once', async () => {
-  const secret = generateWebhookSecret();
-  const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
-  onTestFinished(() => receiver.close());
-  const tenant = await createLeadTenant(app, {
-    extra: {
-      products: [oneOffProduct('ebook', '19.99')],
-      merchantAccounts: [merchantAccount(`LEADKILL-${randomUUID().slice(0, 8)}`)],
-      webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
-    },
-  });
-  const productId = tenant.result.products[0]!.id;
+  const { shop: tenant, productId, receiver } = await createEbookShop(app, 'LEADKILL');
   const sessionId = newSessionId();
   const created = await postLead(app.baseUrl, { email: 'buyer@example.com', session_id: sessionId }, bearer(tenant.keys.test.secretKey));
   expect(created.status).toBe(201);

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TEMPORAL_OUTAGE_MESSAGE } from '../api/http/outages.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createMerchantTenant, merchantAccount, oneOffProduct, post, submitBody, type MerchantTenant } from './support/payments.ts';
 import { call, paymentBody } from './support/payments-api.ts';
 import { startTcpCut } from './support/tcp-cut.ts';
 import { createEmailTenant, postEmail, newRecipient } from './support/smtp-email.ts';
-import { bearer, createLeadTenant, newSessionId, postLead } from './support/leads.ts';
+import { bearer, createEbookShop, newSessionId, postLead } from './support/leads.ts';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
-import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
-import { startWebhookReceiver } from './support/webhook-receiver.ts';
 
 /**
  * Temporal going away while the gateway answers: what was asked may have reached it, so the caller is told 503 with
@@ -80,19 +78,10 @@ describe('Temporal silent (it takes connections and answers nothing)', () => {
   it('answers an e-mail 503 rather than holding it, sends it once asked again, and writes a paid lead without waiting', async () => {
     const mailer = await createEmailTenant(app);
     const email = { tenant_key: mailer.tenantKey, from: `orders@${mailer.domain}`, to: newRecipient(), subject: 'Frozen', templateType: 'string', templateContent: '<p>x</p>', idempotencyKey: `frozen-${randomUUID()}` };
-    const secret = generateWebhookSecret();
-    const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
-    onTestFinished(() => receiver.close());
-    const shop = await createLeadTenant(app, {
-      extra: {
-        products: [oneOffProduct('ebook', '19.99')],
-        merchantAccounts: [merchantAccount('FROZEN-1')],
-        webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
-      },
-    });
+    const { shop, productId } = await createEbookShop(app, 'FROZEN');
     // The session paid before its lead is written: the write marks it paid and records its customer_lead.paid.
     const sessionId = newSessionId();
-    const paid = await post(app, `/api/${shop.result.products[0]!.id}`, shop.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+    const paid = await post(app, `/api/${productId}`, shop.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
     expect(paid.body.info).toBe('Success');
     await app.temporal.client.workflow.getHandle(workflowIds.payment(shop.id, paid.body.submitOrderId)).result();
 

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { LEADS_PATH } from '../../api/rest/leads.routes.ts';
 import type { LeadEnvironment } from '../../domain/leads/lead-keys.ts';
+import { generateWebhookSecret } from '../../domain/crypto/secret-box.ts';
 import { generateLeadKeys } from '../../services/leads/lead-keys.ts';
+import { onTestFinished } from 'vitest';
 import type { TestApp } from './harness.ts';
+import { merchantAccount, oneOffProduct } from './payments.ts';
 import { createTestTenant, type TestTenant } from './tenants.ts';
+import { startWebhookReceiver } from './webhook-receiver.ts';
 
 export interface LeadKeys {
   readonly publishableKey: string;
@@ -22,6 +26,24 @@ export async function createLeadTenant(app: TestApp, options: { origins?: string
   const tenant = await createTestTenant(app, { applications: [{ slug: applicationSlug, name: 'Shop', allowedOrigins: options.origins ?? [] }], ...options.extra });
   const generate = async (environment: LeadEnvironment) => generateLeadKeys(app.orm.em.fork(), { tenantId: tenant.id, applicationSlug, environment, actor: 'test' });
   return { ...tenant, applicationSlug, keys: { test: await generate('test'), live: await generate('live') } };
+}
+
+/**
+ * A lead tenant selling one e-book (19.99 USD) through one merchant account, its endpoint taking `customer_lead.paid`
+ * at a receiver that answers 204. Call within a test: the receiver closes when the test ends.
+ */
+export async function createEbookShop(app: TestApp, mid: string) {
+  const secret = generateWebhookSecret();
+  const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+  onTestFinished(() => receiver.close());
+  const shop = await createLeadTenant(app, {
+    extra: {
+      products: [oneOffProduct('ebook', '19.99')],
+      merchantAccounts: [merchantAccount(`${mid}-${randomUUID().slice(0, 8)}`)],
+      webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
+    },
+  });
+  return { shop, productId: shop.result.products[0]!.id, receiver };
 }
 
 /** A fresh session id, as a checkout would pass it as partnerSession (50 characters or fewer). */

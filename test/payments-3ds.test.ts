@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished, vi } from 'vitest';
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
-import { authorizationsFor, createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { authorizationsFor, createMerchantTenant, createPaymentTenant, merchantAccount, oneOffProduct, post, submitBody, type PaymentTenant } from './support/payments.ts';
 import { startHoldingFront } from './support/processor-hold.ts';
 
 let app: TestApp;
@@ -131,6 +131,25 @@ describe('3-D Secure completion', () => {
     const right = await complete({ threeDSecureId: pending.body.threeDSecureId, serviceSession: '', partnerSession: body.partnerSession });
     expect(right.body).toMatchObject({ info: 'Success', chargeSuccess: true });
   });
+
+  it('refuses a completion whose other session contradicts the payment, though one matches', async () => {
+    const body = submitBody(CHALLENGE_CARD, { serviceSession: 'ss-own', threeDSecure: { enabled: true } });
+    const pending = await submit(body);
+    await answerChallenge(pending.body.threeDSecureId, 'authenticate');
+    const mismatch = { status: 400, body: { success: false, message: 'The session does not match the 3-D Secure payment' } };
+    expect(await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession, serviceSession: 'someone-else' })).toEqual(mismatch);
+    expect(await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: 'someone-else', serviceSession: 'ss-own' })).toEqual(mismatch);
+    // Nothing was decided by the refusals: both sessions right, it completes.
+    const done = await complete({ threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession, serviceSession: 'ss-own' });
+    expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true });
+
+    // A payment that was issued no serviceSession (its partnerSession kept) has none a completion could name.
+    const plain = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
+    const second = await submit(plain);
+    await answerChallenge(second.body.threeDSecureId, 'authenticate');
+    expect(await complete({ threeDSecureId: second.body.threeDSecureId, partnerSession: plain.partnerSession, serviceSession: 'made-up' })).toEqual(mismatch);
+    expect((await complete({ threeDSecureId: second.body.threeDSecureId, partnerSession: plain.partnerSession })).body).toMatchObject({ info: 'Success' });
+  });
 });
 
 describe('partnerSession longer than the 50 characters an order keeps', () => {
@@ -177,6 +196,29 @@ describe("a plan's checkout abandoned at its 3-D Secure challenge", () => {
     expect(ended).toMatchObject({ status: '3DS Failed', completed_at: expect.anything() });
     const late = await completeOnPlan({ threeDSecureId: pending.body.threeDSecureId, partnerSession: abandoned.partnerSession });
     expect(late.status).toBe(410);
+  });
+
+  it('keeps the challenge when the new submit is refused by a velocity limit: its cardholder, who authenticated, completes', async () => {
+    // One submit per e-mail for this plan: the waiting checkout's own submit used it.
+    const shop = await createMerchantTenant(app, {
+      products: [oneOffProduct('plan', '9.99', 'USD', { subscriptionPlan: { recurringAmount: '9.99', intervalDays: 30, gracePeriodDays: 3 }, velocity: { cardSubmitLimit: 100, emailSubmitLimit: 1 } })],
+      merchantAccounts: [merchantAccount('VEL-3DS')],
+    });
+    const onPlan = (path: string, body: unknown) => post(app, `/api/${shop.products.plan}${path}`, shop.apiKey, body);
+    const body = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
+    const pending = await onPlan('', body);
+    expect(pending.body.info).toBe('Pending');
+    await answerChallenge(pending.body.threeDSecureId, 'authenticate');
+
+    // Before the checkout completes, the e-mail is submitted again with another card: refused, and nothing else changes.
+    const refused = await onPlan('', submitBody('4242424242424242', { email: body.email }));
+    expect(refused.body).toMatchObject({ info: 'LimitReached', error: 'Email entered too many times for this product' });
+    expect((await paymentState(pending.body.submitOrderId)).order).toEqual({ state: 'pending_3ds' });
+
+    const done = await onPlan('/3ds', { threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+    expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true, subscribeSuccess: true });
+    const [subscription] = await app.orm.em.fork().execute(`select state from subscriptions where tenant_id = ? and lower(email) = lower(?)`, [shop.id, body.email]);
+    expect(subscription).toEqual({ state: 'active' });
   });
 
   it('keeps a challenge whose cardholder completed it: the e-mail is subscribed, a new submit is AlreadySubscribed', async () => {

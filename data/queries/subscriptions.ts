@@ -87,6 +87,20 @@ export async function releasePendingSubscriptionOfSubmitOrder(em: EntityManager,
 }
 
 /**
+ * Whether the e-mail holds a live subscription to the product (a claim pending its first charge, active, or in grace):
+ * the screening's early answer (`routines.screen_submit`), read alone. The payment's own claim, under a unique index,
+ * decides for good.
+ */
+export async function holdsLiveSubscription(em: EntityManager, claim: { tenantId: number; productId: number; email: string }): Promise<boolean> {
+  const [row] = await em.execute<{ held: boolean }[]>(
+    `select exists (select 1 from subscriptions s
+      where s.tenant_id = ? and s.product_id = ? and lower(s.email) = lower(?) and s.state in ('pending', 'active', 'grace')) as held`,
+    [claim.tenantId, claim.productId, claim.email],
+  );
+  return row?.held === true;
+}
+
+/**
  * The submit order holding the e-mail's claim on the product's subscription while it waits on a 3-D Secure
  * challenge: its subscription still `pending`, the order `pending_3ds`. Undefined when the claim is held
  * otherwise (a live subscription, a payment still being authorized) or not at all.

@@ -11,7 +11,7 @@ import { maskCardNumbers } from '../../domain/payments/card-echo.ts';
 import { issuerPrefixOf, validateSubmit } from '../../domain/payments/pre-validation.ts';
 import type { SubmitRequest } from '../../domain/payments/submit-request.schema.ts';
 import { preProcessingResult, type ResultContext, type SubmitResult } from '../../domain/payments/submit-result.ts';
-import { giveUpAbandonedChallenge } from './abandoned-challenge.ts';
+import { takeOverAbandonedChallenge } from './abandoned-challenge.ts';
 import { claimIdempotencyKey, rememberIdempotentResult } from './idempotency.ts';
 import { screenSubmit } from './screening.ts';
 
@@ -90,7 +90,7 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
   const cardContext: ResultContext = { ...details.context, email, bin: card.bin, last4: card.last4, binCountry: card.binCountry };
 
   let screenedAt = new Date();
-  const screen = () => screenSubmit(deps.em, {
+  const screen = (checkSubscription = true) => screenSubmit(deps.em, {
     tenantId: request.tenantId,
     productId: product.id,
     email,
@@ -99,13 +99,20 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     binCountry: card.binCountry,
     network: card.network,
     mid: details.mid,
-    hasSubscriptionPlan: details.subscriptionPlan !== null,
+    hasSubscriptionPlan: checkSubscription && details.subscriptionPlan !== null,
     reserveOrderId: claim === undefined,
   }, screenedAt);
+  const releaseSlot = () => releaseSubmitAttempt(deps.em, { tenantId: request.tenantId, productId: product.id, email, cardFingerprint: fingerprint, now: screenedAt });
   let screening = await screen();
-  if (!screening.ok && screening.info === 'AlreadySubscribed' && (await giveUpAbandonedChallenge(deps, { tenantId: request.tenantId, productId: product.id, email }))) {
-    screenedAt = new Date();
-    screening = await screen();
+  if (!screening.ok && screening.info === 'AlreadySubscribed') {
+    const takenOver = await takeOverAbandonedChallenge(deps, { tenantId: request.tenantId, productId: product.id, email }, {
+      screenWithoutSubscription: () => {
+        screenedAt = new Date();
+        return screen(false);
+      },
+      releaseSlot,
+    });
+    screening = takenOver ?? screening;
   }
   if (!screening.ok) return answer(preProcessingResult(cardContext, screening.info, screening.error));
   const submitOrderId = claim?.id ?? screening.submitOrderId!;
@@ -135,7 +142,7 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     // gateway never ran (an overloaded gateway would otherwise lock a card out for its window).
     if (error instanceof PaymentNotStartedError) {
       // A release that fails keeps the slot (what a payment that may run would hold): the caller's 503 stands.
-      await releaseSubmitAttempt(deps.em, { tenantId: request.tenantId, productId: product.id, email, cardFingerprint: fingerprint, now: screenedAt }).catch(() => undefined);
+      await releaseSlot().catch(() => undefined);
     } else if (error instanceof DomainError && error.code === 'unavailable') {
       // Started and not answered in time: the caller is told which payment goes on.
       throw new PaymentStillProcessingError(paymentId(submitOrderId), keyed !== undefined);

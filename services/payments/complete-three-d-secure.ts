@@ -22,12 +22,21 @@ export async function completeThreeDSecure(
     ? undefined
     : await findThreeDSecurePayment(deps.em, { threeDSecureId: input.body.threeDSecureId, tenantId: input.tenantId, productId });
   if (!order) throw unknownSession();
-  // The order keeps a partnerSession of at most 50 characters; a payment with a longer one was issued a
-  // serviceSession when it went Pending (see the payment workflow), so one of the two always matches.
+  // The order keeps a partnerSession of at most 50 characters; a payment with a longer one, or none, was issued a
+  // serviceSession when it went Pending (see the payment workflow), so one of the two always matches. Every session
+  // given must be the payment's: a serviceSession it was not issued, or a partnerSession other than the one it keeps,
+  // contradicts the one that matches (a partnerSession it could not keep cannot be checked, and is not held against it).
   // An empty session is none (as above): an order that kept `serviceSession: ""` is not matched by another "".
-  const sessionMatches =
-    (!!input.body.partnerSession && input.body.partnerSession === order.partnerSession) || (!!input.body.serviceSession && input.body.serviceSession === order.serviceSession);
-  if (!sessionMatches) throw new DomainError('validation', 'The session does not match the 3-D Secure payment', { field: 'partnerSession' });
+  const { partnerSession, serviceSession } = input.body;
+  const mismatch =
+    !(partnerSession && partnerSession === order.partnerSession) && !(serviceSession && serviceSession === order.serviceSession)
+      ? 'partnerSession'
+      : partnerSession && order.partnerSession !== null && partnerSession !== order.partnerSession
+        ? 'partnerSession'
+        : serviceSession && serviceSession !== order.serviceSession
+          ? 'serviceSession'
+          : undefined;
+  if (mismatch) throw new DomainError('validation', 'The session does not match the 3-D Secure payment', { field: mismatch });
   if (order.state === 'expired') throw expiredSession();
 
   const completion = await deps.runner.completeThreeDSecure({ workflowId: order.workflowId, threeDSecureId: input.body.threeDSecureId });

@@ -90,6 +90,11 @@ describe('POST /api/{productId}', () => {
     expect(result).toMatchObject({ info: 'Failed', error, message: error, statusId: 0, submitOrderId: 0, transactionId: '' });
   });
 
+  it('refuses a card sent both encrypted and in the clear, charging neither', async () => {
+    const both = await submit(submitBody('4242424242424242', { card: { ...card('5555555555554444'), encrypted: 'eyJhbGciOi.x.y.z.w', bin: '424242', lastFour: '4242' } }));
+    expect(both).toEqual({ status: 400, body: { success: false, message: 'card.pan cannot be sent beside card.encrypted; send the card one way' } });
+  });
+
   it("refuses another tenant's MID and another tenant's product", async () => {
     const other = await createPaymentTenant(app);
     const { body: result } = await submit(submitBody('4242424242424242', { mid: other.mids[0] }));

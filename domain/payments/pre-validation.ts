@@ -55,6 +55,8 @@ export function validateSubmit(body: SubmitRequest, acceptedNetworks: readonly s
   // A number of none of the five networks fails validation too: spec 7.1's "<network> cards not supported" names one.
   const network = isValidCardNumber(pan) ? detectNetwork(pan) : undefined;
   if (!network) return fail('Invalid CC Number');
+  // `bin` and `lastFour` sent with a plain number must be its own, as with an encrypted one (they are what is shown).
+  if ((card.bin && !pan.startsWith(card.bin)) || (card.lastFour && !pan.endsWith(card.lastFour))) return fail('Invalid CC Number');
   const summary = shownCardDigits(pan);
   if (!isValidExpiry(card.expiryMonth, card.expiryYear, now)) return fail('Invalid expiry', summary);
   const cvv = card.cvv?.trim() ?? '';

@@ -28,10 +28,10 @@ export const SubmitCard = Type.Object(
     expiryMonth: Type.Optional(Type.Integer({ minimum: -INT32, maximum: INT32 })),
     expiryYear: Type.Optional(Type.Integer({ minimum: -INT32, maximum: INT32 })),
     cvv: str(64),
-    bin: str(8, 'First 6-8 digits; required with `encrypted`'),
-    lastFour: str(4, 'Required with `encrypted`'),
+    bin: str(8, 'First 6-8 digits; required with `encrypted`; sent with `pan`, they must be its own'),
+    lastFour: str(4, 'Required with `encrypted`; sent with `pan`, they must be its own'),
     brand: str(30),
-    encrypted: str(8192, 'Card encrypted on the client (compact JWE); see README'),
+    encrypted: str(8192, 'Card encrypted on the client (compact JWE); see README. Never with `pan`'),
   },
   { additionalProperties: false },
 );

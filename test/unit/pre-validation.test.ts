@@ -34,6 +34,8 @@ describe('validateSubmit: each pre-processing failure of spec 7.1 alone', () => 
     ['no card at all', body({ card: undefined }), 'Failed: Invalid CC Number'],
     ['card number fails Luhn', body({}, { pan: '4242424242424241' }), 'Failed: Invalid CC Number'],
     ['card number too short', body({}, { pan: '42424242' }), 'Failed: Invalid CC Number'],
+    ['bin sent with a plain number not its own', body({}, { bin: '555555' }), 'Failed: Invalid CC Number'],
+    ['lastFour sent with a plain number not its own', body({}, { lastFour: '0000' }), 'Failed: Invalid CC Number'],
     ['expiry month zero', body({}, { expiryMonth: 0 }), 'Failed: Invalid expiry'],
     ['expiry year zero', body({}, { expiryYear: 0 }), 'Failed: Invalid expiry'],
     ['expiry month missing', body({}, { expiryMonth: undefined }), 'Failed: Invalid expiry'],
@@ -65,6 +67,7 @@ describe('validateSubmit: each pre-processing failure of spec 7.1 alone', () => 
     expect(errorOf(body({}, { expiryMonth: 6, expiryYear: 2025 }))).toBe('ok');
     expect(errorOf(body({}, { expiryMonth: 6, expiryYear: 25 }))).toBe('ok');
     expect(errorOf(body({}, { pan: '378282246310005', cvv: '1234' }))).toBe('ok');
+    expect(errorOf(body({}, { pan: '4242 4242 4242 4242', bin: '42424242', lastFour: '4242' }))).toBe('ok');
   });
 });
 

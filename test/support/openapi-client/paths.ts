@@ -1128,12 +1128,12 @@ export interface operations {
             expiryMonth?: number;
             expiryYear?: number;
             cvv?: string;
-            /** @description First 6-8 digits; required with `encrypted` */
+            /** @description First 6-8 digits; required with `encrypted`; sent with `pan`, they must be its own */
             bin?: string;
-            /** @description Required with `encrypted` */
+            /** @description Required with `encrypted`; sent with `pan`, they must be its own */
             lastFour?: string;
             brand?: string;
-            /** @description Card encrypted on the client (compact JWE); see README */
+            /** @description Card encrypted on the client (compact JWE); see README. Never with `pan` */
             encrypted?: string;
           };
           email?: string;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { requestHash } from '../services/payments/submit-payment.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
@@ -355,6 +356,22 @@ describe('Idempotency-Key', () => {
       expect(refused.body).toEqual({ success: false, message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' });
     }
     expect((await submit(submitBody('4242424242424242'), { 'idempotency-key': `order 42/${randomUUID()}` })).body).toMatchObject({ info: 'Success' });
+  });
+
+  it('given twice (two header lines, which Node joins into one key) is 400, and neither key is kept', async () => {
+    const keys = [`twice-a-${randomUUID()}`, `twice-b-${randomUUID()}`];
+    const url = new URL(`/api/${tenant.productId}`, app.baseUrl);
+    const answer = await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+      const headers = ['host', url.host, 'content-type', 'application/json', 'authorization', `Bearer ${tenant.apiKey}`, 'idempotency-key', keys[0]!, 'idempotency-key', keys[1]!];
+      const request = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk)).on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(text) }));
+      });
+      request.on('error', reject).end(JSON.stringify(submitBody('4242424242424242')));
+    });
+    expect(answer).toEqual({ status: 400, body: { success: false, message: 'Idempotency-Key is given more than once; send one' } });
+    const kept = await app.orm.em.fork().execute(`select key from idempotency_keys where key like ?`, [`%${keys[0]}%`]);
+    expect(kept).toEqual([]);
   });
 
   it('returns the first result for the same key and body, sent ten times at once, with one payment and one authorization', async () => {

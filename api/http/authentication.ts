@@ -4,6 +4,7 @@ import type { RateLimitPolicy } from '../../services/rate-limit/rate-limiter.ts'
 import { authorizeAdmin, type AdminCaller, type ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { headerValue, utf8HeaderValue } from './headers.ts';
 import { DomainError } from '../../domain/errors.ts';
+import { timesGiven } from './raw-headers.ts';
 
 export type { RateLimitPolicy };
 
@@ -59,8 +60,7 @@ export function requireDocumentedApiKeys(app: FastifyInstance, rateLimit: RateLi
  * refused (401) instead.
  */
 function onlyAuthorization(request: FastifyRequest): string | undefined {
-  const given = request.raw.rawHeaders.filter((name, index) => index % 2 === 0 && name.toLowerCase() === 'authorization').length;
-  if (given > 1) throw new DomainError('unauthenticated', 'Authorization is given more than once; send one API key');
+  if (timesGiven(request, 'authorization') > 1) throw new DomainError('unauthenticated', 'Authorization is given more than once; send one API key');
   return request.headers.authorization;
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { DomainError } from '../../domain/errors.ts';
+import { timesGiven } from './raw-headers.ts';
 
 /**
  * An Idempotency-Key is 1 to 255 printable ASCII characters. HTTP carries other bytes (read as latin1), and an
@@ -19,10 +20,14 @@ export const ActionIdempotencyHeaders = Type.Object({
   ),
 });
 
-/** The request's Idempotency-Key, or undefined; a malformed one is 400 naming the header. */
+/** The request's Idempotency-Key, or undefined; a malformed one, or one given twice, is 400 naming the header. */
 export function idempotencyKeyOf(request: FastifyRequest): string | undefined {
   const key = request.headers['idempotency-key'];
   if (key === undefined) return undefined;
+  // Node joins two keys into one (`a1, a2`), a key neither copy of the request named.
+  if (timesGiven(request, 'idempotency-key') > 1) {
+    throw new DomainError('validation', 'Idempotency-Key is given more than once; send one', { field: 'Idempotency-Key' });
+  }
   if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
     throw new DomainError('validation', 'Idempotency-Key must be 1 to 255 printable ASCII characters', { field: 'Idempotency-Key' });
   }

@@ -269,13 +269,13 @@ describe('records and pages', () => {
     expect(found).toContain(visible[3]!.id);
   });
 
-  it('shows a void as no refund: no originalTransactionId, and the voided authorization is not refunded', async () => {
+  it('shows a void as no refund and no success: no originalTransactionId, and the voided authorization is not refunded', async () => {
     const voided = visible[4]!;
     const voidRow = visible.find((t) => t.kind === 'void')!;
     const { body } = await search({ orderIds: [voided.orderId] });
     const byId = new Map(body.transactions.map((t: any) => [t.transactionId, t]));
     expect(byId.size).toBe(2);
-    expect(byId.get(voidRow.id)).toMatchObject({ originalTransactionId: null, refunded: false, refundable: false, amount: Number(voided.amount) });
+    expect(byId.get(voidRow.id)).toMatchObject({ originalTransactionId: null, refunded: false, refundable: false, success: false, amount: Number(voided.amount) });
     expect(byId.get(voided.id)).toMatchObject({ originalTransactionId: null, refunded: false, refundable: true });
   });
 

@@ -69,4 +69,13 @@ describe('a key hit by many requests at once', () => {
     expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 401, 401]);
     expect(await answers[0]!.json()).toEqual({ success: false, message: 'Invalid API key' });
   });
+
+  it("names a customer-lead key sent in the API key's place, on REST and GraphQL", async () => {
+    const tenant = await createLeadTenant(app);
+    const leadKeyMessage = "Invalid API key: a secret customer-lead key works on the customer-leads API only; send the tenant's API key";
+    const rest = await fetch(`${app.baseUrl}/api/admin/statuses?pageSize=1`, { headers: bearer(tenant.keys.test.secretKey) });
+    expect({ status: rest.status, body: await rest.json() }).toEqual({ status: 401, body: { success: false, message: leadKeyMessage } });
+    const viaGraphql = await graphql(app.baseUrl, tenant.keys.live.secretKey, '{ __typename }');
+    expect(viaGraphql.errors?.[0]).toMatchObject({ message: leadKeyMessage, extensions: { code: 'UNAUTHENTICATED' } });
+  });
 });

@@ -201,7 +201,10 @@ export async function searchMitigationTransactions(
   const rows = await em.execute<Row[]>(
     `with page as materialized (${chosen.sql})
      select t.id, t.gateway, t.order_id, t.sent_at, (extract(epoch from t.sent_at) * 1000000)::bigint::text as sent_micros, t.email, t.sandbox,
-            p.application_id, t.product_id, t.merchant_account_id, t.status, t.status_id, t.success, t.completed_at, t.currency, t.amount::text as amount,
+            p.application_id, t.product_id, t.merchant_account_id, t.status, t.status_id,
+            -- A void moves no money: shown unsuccessful, as its status (4166) is in the status list; its own row keeps
+            -- success as "the void went through" for the queries that ask whether an authorization was voided.
+            (t.success and t.kind <> 'void') as success, t.completed_at, t.currency, t.amount::text as amount,
             t.mid, t.descriptor, t.customer_id, t.auth_code, t.gateway_transaction_id, t.first_name, t.last_name, left(t.bin, 6) as bin, t.last4,
             (t.refunded or r.refunded_amount > 0) as refunded,
             (t.refundable and t.kind = 'authorization' and t.success and not t.charged_back and r.refunded_amount < t.amount) as refundable,

@@ -13,13 +13,22 @@ export type MaskedCredentials = Record<CredentialField, string | null>;
 export type IncomingCredentials = Partial<Record<CredentialField, string | null>>;
 
 const MASK = '****';
-/** Below this length even the last 4 characters would give away too much of the value. */
-const SHORTEST_WITH_VISIBLE_TAIL = 8;
+/**
+ * Below these lengths even the last 4 characters would give away too much of the value. A credential (a password, a
+ * username) shows them from 12 characters on, a third at most; of an 8-character password they would be half. A bank
+ * number shows them from 8 on, as bank statements do (a 9-digit routing number is public; an account number's last 4
+ * are what its owner is shown everywhere).
+ */
+const SHORTEST_CREDENTIAL_WITH_TAIL = 12;
+const SHORTEST_BANK_NUMBER_WITH_TAIL = 8;
 
-/** `****` plus the last 4 characters (`****` alone for values under 8 characters): enough to tell two values apart. */
-export function maskSecret(value: string): string {
-  return value.length >= SHORTEST_WITH_VISIBLE_TAIL ? `${MASK}${value.slice(-4)}` : MASK;
-}
+const maskShorterThan = (shortestWithTail: number) => (value: string) => (value.length >= shortestWithTail ? `${MASK}${value.slice(-4)}` : MASK);
+
+/** `****` plus the last 4 characters (`****` alone for values under 12 characters): enough to tell two values apart. */
+export const maskSecret = maskShorterThan(SHORTEST_CREDENTIAL_WITH_TAIL);
+
+/** A bank account or routing number as the audit keeps it: `****` plus its last 4 (`****` alone under 8 characters). */
+export const maskBankNumber = maskShorterThan(SHORTEST_BANK_NUMBER_WITH_TAIL);
 
 export function maskCredentials(credentials: GatewayCredentials): MaskedCredentials {
   const masked = {} as MaskedCredentials;
@@ -84,7 +93,7 @@ export function maskedForAudit<T extends Record<string, unknown>>(values: T): T 
   const masked: Record<string, unknown> = { ...values };
   for (const field of MASKED_IN_AUDIT) {
     const value = masked[field];
-    if (typeof value === 'string') masked[field] = maskSecret(value);
+    if (typeof value === 'string') masked[field] = maskBankNumber(value);
   }
   return masked as T;
 }

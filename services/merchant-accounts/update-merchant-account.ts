@@ -9,7 +9,7 @@ import {
 } from '../../data/queries/merchant-account-admin.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { MASKED_IN_AUDIT, maskSecret, mergeCredentials, parseCredentials, sameCredentials, type GatewayCredentials } from '../../domain/merchant-accounts/credentials.ts';
+import { MASKED_IN_AUDIT, maskBankNumber, mergeCredentials, parseCredentials, sameCredentials, type GatewayCredentials } from '../../domain/merchant-accounts/credentials.ts';
 import {
   planFieldChanges,
   RESOLVED_NAMES,
@@ -89,10 +89,10 @@ export async function updateMerchantAccount(em: EntityManager, secretBox: Secret
   });
 }
 
-/** Bank account details are shown in the audit like credentials: masked to their last 4 characters. */
+/** Bank account details are shown in the audit masked to their last 4 characters, as a bank statement shows them. */
 function auditedChange(field: WritableField, change: FieldChange): FieldChange {
   if (!MASKED_IN_AUDIT.has(field)) return change;
-  const mask = (value: StoredValue) => (typeof value === 'string' ? maskSecret(value) : value);
+  const mask = (value: StoredValue) => (typeof value === 'string' ? maskBankNumber(value) : value);
   return { before: mask(change.before), after: mask(change.after) };
 }
 

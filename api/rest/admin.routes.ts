@@ -12,7 +12,7 @@ import type { TypedApp } from '../http/typed-app.ts';
 const text = () => Type.Union([Type.String(), Type.Null()]);
 const int = () => Type.Union([Type.Integer(), Type.Null()]);
 const num = (description?: string) => Type.Union([Type.Number(), Type.Null()], description ? { description } : {});
-const masked = () => Type.Union([Type.String(), Type.Null()], { description: '`****` + last 4 characters (`****` under 8 characters); null when none is stored' });
+const masked = () => Type.Union([Type.String(), Type.Null()], { description: '`****` + last 4 characters (`****` under 12 characters); null when none is stored' });
 
 /** A merchant account as answered (spec 2.6): every field, gateway credentials masked. */
 export const MerchantAccountRecord = Type.Object(

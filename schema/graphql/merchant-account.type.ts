@@ -3,7 +3,7 @@ import { Matches, Max, MaxLength, Min } from 'class-validator';
 import { DateTimeResolver, JSONObjectResolver } from 'graphql-scalars';
 import { ACTOR_EMAIL } from '../../domain/auth/api-key.ts';
 
-@ObjectType('GatewayCredentials', { description: 'Masked: `****` plus the last 4 characters (`****` alone under 8 characters)' })
+@ObjectType('GatewayCredentials', { description: 'Masked: `****` plus the last 4 characters (`****` alone under 12 characters)' })
 export class GatewayCredentialsType {
   @Field(() => String, { nullable: true }) apiKey?: string;
   @Field(() => String, { nullable: true }) username?: string;

@@ -216,15 +216,15 @@ export interface components {
       currencies: ({
           currency: string;
           gatewayCredentials: {
-            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            /** @description `****` + last 4 characters (`****` under 12 characters); null when none is stored */
             apiKey: string | null;
-            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            /** @description `****` + last 4 characters (`****` under 12 characters); null when none is stored */
             username: string | null;
-            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            /** @description `****` + last 4 characters (`****` under 12 characters); null when none is stored */
             password: string | null;
-            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            /** @description `****` + last 4 characters (`****` under 12 characters); null when none is stored */
             emailAddress: string | null;
-            /** @description `****` + last 4 characters (`****` under 8 characters); null when none is stored */
+            /** @description `****` + last 4 characters (`****` under 12 characters); null when none is stored */
             processorId: string | null;
           };
         })[];

@@ -186,6 +186,19 @@ describe('HTTP semantics', () => {
     expect(await payments.json()).toMatchObject({ error: { code: 'unsupported_media_type', message: 'Content-Encoding is not supported: send the body uncompressed' } });
   });
 
+  it('answers a body declared in a charset other than UTF-8 415, reading and charging nothing; utf-8 in any case is read', async () => {
+    const before = await orderCount();
+    const send = (contentType: string) =>
+      fetch(`${app.baseUrl}/api/${tenant.productId}`, { method: 'POST', headers: { 'content-type': contentType, authorization: tenant.apiKey }, body: JSON.stringify(submitBody('4242424242424242')) });
+    for (const contentType of ['application/json; charset=iso-8859-1', 'application/json;charset="windows-1252"', 'application/json; charset=']) {
+      const response = await send(contentType);
+      expect(response.status, contentType).toBe(415);
+      expect(await response.json()).toEqual({ success: false, message: 'Content-Type charset must be utf-8: JSON is sent as UTF-8' });
+    }
+    expect(await orderCount()).toBe(before);
+    expect((await send('application/json; charset=UTF-8')).status).toBe(200);
+  });
+
   it('refuses a body that is not UTF-8 as invalid JSON on every route, storing no U+FFFD in its place', async () => {
     const before = await orderCount();
     // `inv\xff@…` and the UTF-8 form of a lone surrogate (ED A0 80): bytes no UTF-8 text holds.

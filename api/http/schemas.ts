@@ -33,7 +33,7 @@ const ERROR_STATUSES = {
   409: { description: 'Conflicts with an earlier request (Idempotency-Key reused with another body, 3-D Secure already completed)' },
   410: { description: 'The 3-D Secure session expired or is no longer pending' },
   413: { description: 'Request body too large' },
-  415: { description: 'Content-Type must be application/json' },
+  415: { description: 'Content-Type must be application/json (UTF-8, uncompressed)' },
   429: {
     description: 'Rate limit of the API key exceeded',
     headers: { 'retry-after': Type.Integer({ minimum: 1, description: 'Seconds until the next request may succeed' }) },

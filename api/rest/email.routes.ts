@@ -46,7 +46,7 @@ const errors = {
   403: ref(EmailErrorResponse, { description: "`Domain '<domain>' is not authorized for this tenant`" }),
   409: ref(EmailErrorResponse, { description: 'The idempotency key was used with another request, or its first request is still in progress' }),
   413: ref(EmailErrorResponse, { description: `Body larger than ${EMAIL_LIMITS.requestBytes} bytes` }),
-  415: ref(EmailErrorResponse, { description: 'Content-Type must be application/json' }),
+  415: ref(EmailErrorResponse, { description: 'Content-Type must be application/json (UTF-8, uncompressed)' }),
   429: ref(EmailErrorResponse, { description: '`Too many requests`: over the tenant\'s requests per minute (default 100); see Retry-After' }),
   500: ref(EmailErrorResponse, { description: '`Server error`: retry the same request with the same idempotencyKey; it is sent at most once' }),
   503: ref(EmailErrorResponse, { description: '`Server error`: stored, but delivery could not be confirmed started; retry with the same idempotencyKey (sent once)' }),

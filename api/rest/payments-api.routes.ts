@@ -46,7 +46,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'No such payment for this key (`resource_missing`)',
   409: 'Idempotency-Key reused with another request, or its first request is still running',
   413: 'Request body too large',
-  415: 'Content-Type must be application/json',
+  415: 'Content-Type must be application/json (UTF-8, uncompressed)',
   429: 'Rate limit of the API key exceeded',
   500: 'Unexpected error; nothing is known to have changed',
   503: 'Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key',

@@ -916,7 +916,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1057,7 +1057,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1235,7 +1235,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1328,7 +1328,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1660,7 +1660,7 @@ export interface operations {
           "application/json": components["schemas"]["EmailErrorResponse"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["EmailErrorResponse"];
@@ -1780,7 +1780,7 @@ export interface operations {
           "application/json": components["schemas"]["EmailErrorResponse"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["EmailErrorResponse"];
@@ -1978,7 +1978,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2136,7 +2136,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2229,7 +2229,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2322,7 +2322,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Content-Type must be application/json */
+      /** @description Content-Type must be application/json (UTF-8, uncompressed) */
       415: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];

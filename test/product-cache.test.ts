@@ -53,10 +53,14 @@ async function openShop(product: Record<string, unknown> = {}): Promise<Shop> {
     provision({ em: app.orm.em.fork(), secretBox: app.secretBox, fingerprintCard: app.cardVault.fingerprint, actor: 'test' }, fixture(overrides));
   const [result] = await run(product);
   const [tenantId, productId] = [result!.id, result!.products[0]!.id];
-  // Announcements arrive in commit order: once a no-op update is heard, so is the product's creation, which
-  // would otherwise keep the first submit's read out of the cache (it may have read the row before the news).
-  const settled = app.productCache.nextChange(tenantId, productId);
-  await app.orm.em.fork().execute(`update products set price = price where id = ?`, [productId]);
+  // Announcements arrive in commit order: once a news sent after the provisioning is heard, so is the product's
+  // creation, which would otherwise keep the first submit's read out of the cache (it may have read the row before the
+  // news). The news names a product no tenant has: one of this product would be heard as early as its creation's (a
+  // waiter asked after the creation committed may be woken by the creation itself, and the later news then drops the
+  // first submit's entry).
+  const sentinel = Math.floor(Math.random() * 1_000_000_000) + 1;
+  const settled = app.productCache.nextChange(0, sentinel);
+  await app.orm.em.fork().execute(`select pg_notify('catalog_changes', ?)`, [`0/${sentinel}`]);
   await settled;
   return {
     tenantId,

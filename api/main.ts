@@ -87,10 +87,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         app.server.closeAllConnections();
         deadline.abort();
       }, config.submitAnswerTimeoutMs + SHUTDOWN_MARGIN_MS);
+      // Past the cut, the webhook starts still in flight have their own deadline (TEMPORAL_CALL_TIMEOUT_MS) to end in.
       setTimeout(() => {
         logger.error('the gateway did not finish closing in time; exiting');
         process.exit(1);
-      }, config.submitAnswerTimeoutMs + 2 * SHUTDOWN_MARGIN_MS).unref();
+      }, config.submitAnswerTimeoutMs + config.temporalCallTimeoutMs + 2 * SHUTDOWN_MARGIN_MS).unref();
       await app.close();
       await app.requestsInFlight.settled(deadline.signal);
       await deliveryStarts.settled();

@@ -92,8 +92,11 @@ describe('POST /api/{productId}', () => {
   });
 
   it('refuses a card sent both encrypted and in the clear, charging neither', async () => {
-    const both = await submit(submitBody('4242424242424242', { card: { ...card('5555555555554444'), encrypted: 'eyJhbGciOi.x.y.z.w', bin: '424242', lastFour: '4242' } }));
+    const key = { 'idempotency-key': `two-ways-${randomUUID()}` };
+    const both = await submit(submitBody('4242424242424242', { card: { ...card('5555555555554444'), encrypted: 'eyJhbGciOi.x.y.z.w', bin: '424242', lastFour: '4242' } }), key);
     expect(both).toEqual({ status: 400, body: { success: false, message: 'card.pan cannot be sent beside card.encrypted; send the card one way' } });
+    // Refused before the key was claimed: the corrected request under the same key is charged.
+    expect((await submit(submitBody('4242424242424242'), key)).body).toMatchObject({ info: 'Success' });
   });
 
   it("refuses another tenant's MID and another tenant's product", async () => {

@@ -20,25 +20,16 @@ export async function decideAuthorization(
   const orderId = orderIdOf(input.paymentId);
   const payment = orderId === undefined ? undefined : await findPayment(deps.em, input.tenantId, orderId);
   if (!payment || orderId === undefined) throw resourceMissing('payment', input.paymentId);
+  // Charged with its authorization, it was never held: refused at once, whether or not Temporal answers.
+  if (payment.captureMethod === 'automatic' && payment.state === 'approved') throw chargedAtOnce(input);
   const decided = await deps.runner.decideAuthorization({ tenantId: input.tenantId, submitOrderId: orderId, decision: input.decision });
   if (decided.kind !== 'decided') {
     // Refused: read again, for the payment read before asking may have been decided since (a repeat sent while the
     // first was finishing finds its workflow closed), and a repeat after the decision gets the payment as it is.
     const state = (await findPayment(deps.em, input.tenantId, orderId))?.state ?? payment.state;
-    // A payment charged with its authorization was never held: a capture of it is the caller's mistake, not a repeat.
-    const chargedAtOnce = payment.captureMethod === 'automatic' && state === 'approved';
-    if (state === (input.decision === 'capture' ? 'approved' : 'voided') && !chargedAtOnce) return orderId;
-    const now = chargedAtOnce
-      ? 'was captured when it was made (capture: true)'
-      : state === 'authorized'
-        ? 'is being decided'
-        : state === 'voided'
-          ? 'was voided'
-          : 'has no authorization waiting for capture';
-    const instead = chargedAtOnce && input.decision === 'void' ? '; refund it instead' : '';
-    throw new PaymentApiError('invalid_request_error', 'payment_not_authorized', `Payment ${input.paymentId} ${now}; it cannot be ${input.decision === 'capture' ? 'captured' : 'voided'}${instead}`, {
-      param: 'id',
-    });
+    if (state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
+    const now = state === 'authorized' ? 'is being decided' : state === 'voided' ? 'was voided' : 'has no authorization waiting for capture';
+    throw notAuthorized(input, now);
   }
   if (decided.state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
   if (decided.state === 'failed') {
@@ -51,3 +42,12 @@ export async function decideAuthorization(
     statusId: decided.statusId,
   });
 }
+
+const notAuthorized = (input: { paymentId: string; decision: 'capture' | 'void' }, now: string, instead = '') =>
+  new PaymentApiError('invalid_request_error', 'payment_not_authorized', `Payment ${input.paymentId} ${now}; it cannot be ${input.decision === 'capture' ? 'captured' : 'voided'}${instead}`, {
+    param: 'id',
+  });
+
+/** A payment made with `capture: true`: a capture of it is the caller's mistake, not a repeat of one. */
+const chargedAtOnce = (input: { paymentId: string; decision: 'capture' | 'void' }) =>
+  notAuthorized(input, 'was captured when it was made (capture: true)', input.decision === 'void' ? '; refund it instead' : '');

@@ -61,7 +61,8 @@ export type CardPaymentRequest = CardPaymentRequestBase & CardPaymentDetailsSour
  * One card payment, whichever route asked for it (`POST /api/{productId}`, `POST /payments`): claim the
  * Idempotency-Key (a repeat replays the first answer), run the pre-processing checks and screening of spec 7.1
  * (answered without a transaction; a submit without a key gets its order id there; an e-mail's subscription claim
- * held by a checkout left at its 3-D Secure challenge is given up first), then hand the card,
+ * held by a checkout left at its 3-D Secure challenge is given up for a submit that passes the other checks), then
+ * hand the card,
  * sealed, to the durable payment workflow. Every first
  * answer is kept with its key, so repeats replay it even after Temporal has forgotten the workflow.
  */

@@ -37,6 +37,11 @@ export async function submitPayment(
     throw new DomainError('validation', `amount must equal the product price ${amount}`, { field: 'amount' });
   }
   const body = input.body;
+  // Two cards in one request: which one a reader takes is a guess, and a charge must never rest on a guess. Checked
+  // before the Idempotency-Key is claimed, so a refused body leaves the key free for the corrected one.
+  if (body.card?.encrypted !== undefined && body.card.pan) {
+    throw new DomainError('validation', 'card.pan cannot be sent beside card.encrypted; send the card one way', { field: 'card.pan' });
+  }
   refuseCardNumbersInText(cardholderTextOf(body));
   refuseOverlongNames({ 'address.firstName': body.address?.firstName, 'address.lastName': body.address?.lastName });
   const subAffiliate = splitSubAffiliate(body.subAffiliate);
@@ -87,14 +92,11 @@ function cardholderTextOf(body: SubmitRequest): Parameters<typeof refuseCardNumb
 /**
  * Replaces client-encrypted card data by the card it holds. Data that does not decrypt, or whose card does
  * not match the `bin` and `lastFour` sent beside it, becomes an empty number: `Invalid CC Number`. A card that
- * opens but breaks the rules of one sent in the clear is a 400 naming `card.encrypted`, as is a plain `pan` beside it.
+ * opens but breaks the rules of one sent in the clear is a 400 naming `card.encrypted` (a plain `pan` beside it is
+ * refused before, by `submitPayment`).
  */
 async function withDecryptedCard(deps: SubmitDeps, tenantId: number, body: SubmitRequest): Promise<SubmitRequest> {
   const card = body.card;
-  // Two cards in one request: which one a reader takes is a guess, and a charge must never rest on a guess.
-  if (card?.encrypted !== undefined && card.pan !== undefined) {
-    throw new DomainError('validation', 'card.pan cannot be sent beside card.encrypted; send the card one way', { field: 'card.pan' });
-  }
   if (card?.encrypted === undefined || !card.bin || !card.lastFour) return body;
   const opened = await openEncryptedCard(deps.em, deps.secretBox, tenantId, card.encrypted);
   if (opened) refuseUnfitCard(opened);

@@ -1,6 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OrderState } from '../../schema/entities/index.ts';
 
+/**
+ * The states in which a subscription holds its e-mail's one claim on the product: the predicate of the unique index
+ * `subscriptions_one_live_per_email` (migration 006), which an insert's conflict target must repeat word for word.
+ * `routines.screen_submit` (migration 014) reads the same condition for its early answer.
+ */
+const LIVE_STATES = "('pending', 'active', 'grace')";
+
 export interface SubscriptionRef {
   readonly orderId: number;
   readonly subscriptionId: number;
@@ -43,7 +50,7 @@ export async function insertSubscriptionOfSubmitOrder(em: EntityManager, subscri
   const [row] = await em.execute<{ id: number }[]>(
     `insert into subscriptions (tenant_id, product_id, customer_id, order_id, email, state, recurring_amount, next_billing_at, grace_until, created_at)
      select tenant_id, product_id, customer_id, ?, ?, ?, ?, now() + make_interval(days => ?), ?, now() from orders where id = ?
-     on conflict (tenant_id, product_id, lower(email)) where state in ('pending', 'active', 'grace') do nothing
+     on conflict (tenant_id, product_id, lower(email)) where state in ${LIVE_STATES} do nothing
      returning id`,
     [
       order!.id, subscription.email, subscription.state, subscription.recurringAmount, subscription.nextBillingInDays,
@@ -94,7 +101,7 @@ export async function releasePendingSubscriptionOfSubmitOrder(em: EntityManager,
 export async function holdsLiveSubscription(em: EntityManager, claim: { tenantId: number; productId: number; email: string }): Promise<boolean> {
   const [row] = await em.execute<{ held: boolean }[]>(
     `select exists (select 1 from subscriptions s
-      where s.tenant_id = ? and s.product_id = ? and lower(s.email) = lower(?) and s.state in ('pending', 'active', 'grace')) as held`,
+      where s.tenant_id = ? and s.product_id = ? and lower(s.email) = lower(?) and s.state in ${LIVE_STATES}) as held`,
     [claim.tenantId, claim.productId, claim.email],
   );
   return row?.held === true;

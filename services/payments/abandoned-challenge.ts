@@ -1,14 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { findClaimWaitingOnChallenge, holdsLiveSubscription } from '../../data/queries/subscriptions.ts';
 import type { PaymentRunner } from '../../domain/payments/payment-runner.ts';
-import type { Screening } from './screening.ts';
+import type { PassedScreening, Screening } from './screening.ts';
 
 /** The steps of the new submit's own screening that taking over a claim needs. */
 export interface TakeOverSteps {
   /** The new submit screened as if the e-mail were free: blocklists and velocity, its slot claimed when it passes. */
   screenWithoutSubscription(): Promise<Screening>;
   /** Gives that slot back (the submit did not start after all). */
-  releaseSlot(): Promise<void>;
+  releaseSlot(passed: PassedScreening): Promise<void>;
 }
 
 /**
@@ -35,10 +35,10 @@ export async function takeOverAbandonedChallenge(
     await deps.runner.supersedeChallenge({ tenantId: claim.tenantId, submitOrderId: waiting.submitOrderId });
     if (!(await holdsLiveSubscription(deps.em, claim))) return screened;
   } catch (error) {
-    await steps.releaseSlot().catch(() => undefined);
+    await steps.releaseSlot(screened).catch(() => undefined);
     throw error;
   }
   // A completion decided first and subscribed the e-mail, or the challenge could not be ended (Temporal away).
-  await steps.releaseSlot().catch(() => undefined);
+  await steps.releaseSlot(screened).catch(() => undefined);
   return undefined;
 }

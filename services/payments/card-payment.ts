@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { reserveOrderId } from '../../data/queries/orders.ts';
-import { releaseSubmitAttempt } from '../../data/queries/screening.ts';
 import type { PayableProduct } from '../../data/queries/products.ts';
 import type { CardVault } from '../../domain/crypto/card-vault.ts';
 import type { OrderDetails, PaymentSettings, PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
@@ -13,7 +12,7 @@ import type { SubmitRequest } from '../../domain/payments/submit-request.schema.
 import { preProcessingResult, type ResultContext, type SubmitResult } from '../../domain/payments/submit-result.ts';
 import { takeOverAbandonedChallenge } from './abandoned-challenge.ts';
 import { claimIdempotencyKey, rememberIdempotentResult } from './idempotency.ts';
-import { screenSubmit } from './screening.ts';
+import { releaseScreenedSlot, screenSubmit, type PassedScreening, type ScreeningInput } from './screening.ts';
 
 export interface CardPaymentDeps {
   readonly em: EntityManager;
@@ -90,8 +89,7 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
   const sealedCard = await deps.cardVault.seal(card);
   const cardContext: ResultContext = { ...details.context, email, bin: card.bin, last4: card.last4, binCountry: card.binCountry };
 
-  let screenedAt = new Date();
-  const screen = (checkSubscription = true) => screenSubmit(deps.em, {
+  const screeningInput: ScreeningInput = {
     tenantId: request.tenantId,
     productId: product.id,
     email,
@@ -100,17 +98,14 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     binCountry: card.binCountry,
     network: card.network,
     mid: details.mid,
-    hasSubscriptionPlan: checkSubscription && details.subscriptionPlan !== null,
+    hasSubscriptionPlan: details.subscriptionPlan !== null,
     reserveOrderId: claim === undefined,
-  }, screenedAt);
-  const releaseSlot = () => releaseSubmitAttempt(deps.em, { tenantId: request.tenantId, productId: product.id, email, cardFingerprint: fingerprint, now: screenedAt });
-  let screening = await screen();
+  };
+  const releaseSlot = (passed: PassedScreening) => releaseScreenedSlot(deps.em, screeningInput, passed);
+  let screening = await screenSubmit(deps.em, screeningInput);
   if (!screening.ok && screening.info === 'AlreadySubscribed') {
     const takenOver = await takeOverAbandonedChallenge(deps, { tenantId: request.tenantId, productId: product.id, email }, {
-      screenWithoutSubscription: () => {
-        screenedAt = new Date();
-        return screen(false);
-      },
+      screenWithoutSubscription: () => screenSubmit(deps.em, { ...screeningInput, hasSubscriptionPlan: false }),
       releaseSlot,
     });
     screening = takenOver ?? screening;
@@ -143,7 +138,7 @@ export async function runCardPayment(deps: CardPaymentDeps, request: CardPayment
     // gateway never ran (an overloaded gateway would otherwise lock a card out for its window).
     if (error instanceof PaymentNotStartedError) {
       // A release that fails keeps the slot (what a payment that may run would hold): the caller's 503 stands.
-      await releaseSlot().catch(() => undefined);
+      await releaseSlot(screening).catch(() => undefined);
     } else if (error instanceof DomainError && error.code === 'unavailable') {
       // Started and not answered in time: the caller is told which payment goes on.
       throw new PaymentStillProcessingError(paymentId(submitOrderId), keyed !== undefined);

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CardNetwork } from '../../domain/catalog/product.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { findMerchantAccountByMid } from '../../data/queries/merchant-accounts.ts';
-import { screenSubmitInDatabase, type SubmitScreening } from '../../data/queries/screening.ts';
+import { releaseSubmitAttempt, screenSubmitInDatabase, type SubmitScreening } from '../../data/queries/screening.ts';
 import type { SubmitInfo } from '../../domain/payments/submit-result.ts';
 
 export interface ScreeningInput {
@@ -19,9 +19,17 @@ export interface ScreeningInput {
   readonly reserveOrderId: boolean;
 }
 
-export type Screening =
-  | { readonly ok: true; readonly forcedMerchantAccountId?: number; /** When `reserveOrderId` asked for one. */ readonly submitOrderId?: number }
-  | { readonly ok: false; readonly info: SubmitInfo; readonly error: string };
+/** A submit that passed: its velocity slot is recorded at `screenedAt`. */
+export interface PassedScreening {
+  readonly ok: true;
+  readonly forcedMerchantAccountId?: number;
+  /** When `reserveOrderId` asked for one. */
+  readonly submitOrderId?: number;
+  /** The time its velocity slot was recorded under: what `releaseScreenedSlot` gives back. */
+  readonly screenedAt: Date;
+}
+
+export type Screening = PassedScreening | { readonly ok: false; readonly info: SubmitInfo; readonly error: string };
 
 /** E-mail velocity counts submits of the last 24 hours for the product. */
 const EMAIL_WINDOW_SECONDS = 24 * 60 * 60;
@@ -52,7 +60,15 @@ export async function screenSubmit(em: EntityManager, input: ScreeningInput, now
   const refusal = refusalOf(found);
   if (refusal) return refusal;
   if (found.productMissing) throw new DomainError('not_found', `Product ${input.productId} not found`);
-  return { ok: true, forcedMerchantAccountId, ...(found.orderId === undefined ? {} : { submitOrderId: found.orderId }) };
+  return { ok: true, forcedMerchantAccountId, ...(found.orderId === undefined ? {} : { submitOrderId: found.orderId }), screenedAt: now };
+}
+
+/**
+ * Gives back the velocity slot a passed screening recorded, for a submit whose payment was certainly not started (a
+ * customer must not be refused for a submit the gateway never ran).
+ */
+export async function releaseScreenedSlot(em: EntityManager, input: ScreeningInput, passed: PassedScreening): Promise<void> {
+  await releaseSubmitAttempt(em, { tenantId: input.tenantId, productId: input.productId, email: input.email, cardFingerprint: input.cardFingerprint, now: passed.screenedAt });
 }
 
 /** The answer a screening finding gives, in the order the checks run; undefined when the submit passed. */

@@ -141,6 +141,61 @@ it('a lead first written after its session paid is paid at once, with the identi
   }
 });
 
+it("a browser's first write after its session paid: paid within 15 minutes of the charge, answered as written; later it pays nothing", async () => {
+  const secret = generateWebhookSecret();
+  const receiver = await startWebhookReceiver(secret, () => ({ status: 204 }));
+  const origin = 'https://shop.example';
+  try {
+    const tenant = await createLeadTenant(app, {
+      origins: [origin],
+      extra: {
+        products: [oneOffProduct('ebook', '19.99')],
+        merchantAccounts: [merchantAccount(`LEADPK-${randomUUID().slice(0, 8)}`)],
+        webhookEndpoints: [{ slug: 'leads', url: receiver.url, secret, eventTypes: ['customer_lead.paid'] }],
+      },
+    });
+    const productId = tenant.result.products[0]!.id;
+    const browser = { 'x-service-lead-key': tenant.keys.test.publishableKey, origin };
+    const paidSession = async () => {
+      const sessionId = newSessionId();
+      const payment = await post(app, `/api/${productId}`, tenant.apiKey, submitBody('4242424242424242', { partnerSession: sessionId }));
+      expect(payment.body.info).toBe('Success');
+      await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, payment.body.submitOrderId)).result();
+      return { sessionId, transactionId: payment.body.transactionId as string };
+    };
+
+    // Right after the charge: the lead is paid and told, but the public key's answer says only what it wrote.
+    const recent = await paidSession();
+    const written = await postLead(app.baseUrl, { email: 'late@example.com', session_id: recent.sessionId }, browser);
+    expect(written.status).toBe(201);
+    expect(written.body.data).toMatchObject({ session_id: recent.sessionId, status: 'lead' });
+    const [paid] = (await getLeads(app.baseUrl, { session_id: recent.sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(paid).toMatchObject({ status: 'paid', transaction_id: recent.transactionId });
+    await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 10_000, interval: 100 });
+
+    // A session charged 16 minutes ago: a browser write cannot attach itself to that payment any more.
+    const old = await paidSession();
+    await app.orm.em.fork().execute(
+      `update transactions set completed_at = completed_at - interval '16 minutes', sent_at = sent_at - interval '16 minutes'
+        where tenant_id = ? and gateway_transaction_id = ?`,
+      [tenant.id, old.transactionId],
+    );
+    const stranger = await postLead(app.baseUrl, { email: 'attacker@example.com', session_id: old.sessionId }, browser);
+    expect(stranger.status).toBe(201);
+    expect(stranger.body.data).toMatchObject({ status: 'lead' });
+    const [unpaid] = (await getLeads(app.baseUrl, { session_id: old.sessionId }, bearer(tenant.keys.test.secretKey))).body.data;
+    expect(unpaid).toMatchObject({ status: 'lead', transaction_id: null });
+    const deliveries = await app.orm.em.fork().execute(`select id from webhook_deliveries where tenant_id = ? and event_type = 'customer_lead.paid'`, [tenant.id]);
+    expect(deliveries, 'only the recent session was told').toHaveLength(1);
+
+    // The merchant's server, with its secret key, still pays it.
+    const server = await postLead(app.baseUrl, { email: 'buyer@example.com', session_id: old.sessionId }, bearer(tenant.keys.test.secretKey));
+    expect(server.body.data).toMatchObject({ status: 'paid' });
+  } finally {
+    await receiver.close();
+  }
+});
+
 it('pays every lead once when each lead is written while its session pays, at once', async () => {
   const { tenant, productId } = await ebookShop('LEADRACE');
   const sessions = Array.from({ length: 12 }, () => newSessionId());

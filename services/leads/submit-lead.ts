@@ -19,10 +19,20 @@ export interface LeadWriteDeps {
 }
 
 /**
+ * How long after a session's charge a browser's first write of its lead still makes the lead paid: a write that
+ * arrived late, or the page's own write right after the payment. The publishable key is public and a session id may
+ * be guessed, so past it a browser write cannot attach its contact details to an old payment and have them sent as
+ * `customer_lead.paid`. The server's secret key is not bound by it.
+ */
+const BROWSER_LATE_LEAD_WINDOW_MS = 15 * 60 * 1000;
+
+/**
  * Creates or updates the lead of the body's `session_id` for the key's tenant, recording the key's application and
  * environment. A session whose lead was written with another application's or environment's key is not changed.
- * A lead whose session's payment already succeeded (written first after it) is paid at once, and its
- * `customer_lead.paid` sent.
+ * A lead whose session's payment already succeeded (written first after it; by a browser, within
+ * `BROWSER_LATE_LEAD_WINDOW_MS` of the charge) is paid at once, and its `customer_lead.paid` sent. A browser's write is
+ * answered with the lead as it wrote it (`lead` on creation, spec 2.4): the publishable key learns nothing of a
+ * session's payment; the secret key's answer shows the lead paid.
  */
 export async function submitLead(deps: LeadWriteDeps, principal: LeadKeyPrincipal, body: unknown): Promise<UpsertedLead> {
   const lead = parseLeadWrite(body);
@@ -32,12 +42,12 @@ export async function submitLead(deps: LeadWriteDeps, principal: LeadKeyPrincipa
   // write whose look failed (a 500 after the insert) finds its payment when sent again.
   if (upserted.status === 'paid') return upserted;
 
-  const { paid, deliveries } = await markLeadPaidByEarlierPayment(deps.em(), {
-    tenantId: principal.tenantId,
-    applicationId: principal.applicationId,
-    environment: principal.environment,
-    sessionId: upserted.sessionId,
-  });
+  const fromBrowser = principal.kind === 'publishable';
+  const { paid, deliveries } = await markLeadPaidByEarlierPayment(
+    deps.em(),
+    { tenantId: principal.tenantId, applicationId: principal.applicationId, environment: principal.environment, sessionId: upserted.sessionId },
+    fromBrowser ? { chargedSince: new Date(Date.now() - BROWSER_LATE_LEAD_WINDOW_MS) } : {},
+  );
   for (const delivery of deliveries) {
     // Recorded with the lead paid, and started without the write waiting for it: a checkout page's write must not stall
     // on Temporal. A start that fails is logged with its id; the unstarted-deliveries sweep starts it later.
@@ -45,5 +55,5 @@ export async function submitLead(deps: LeadWriteDeps, principal: LeadKeyPrincipa
       deps.logger.error({ deliveryId: delivery.deliveryId, error: error instanceof Error ? error.name : typeof error }, 'customer_lead.paid delivery not started');
     });
   }
-  return paid ? { ...upserted, status: 'paid', updatedAt: paid.updatedAt } : upserted;
+  return paid && !fromBrowser ? { ...upserted, status: 'paid', updatedAt: paid.updatedAt } : upserted;
 }

@@ -1,4 +1,5 @@
 import { errorCodes, type FastifyInstance } from 'fastify';
+import { bodyMayBeLeftOutOn } from './no-parameters.ts';
 import { ReservedKeyError } from './reserved-keys.ts';
 import { InexactNumberError, parseExactWholeNumbers } from './whole-numbers.ts';
 
@@ -16,6 +17,8 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
   const parseJson = scope.getDefaultJsonParser('error', 'error');
   scope.removeContentTypeParser('application/json');
   scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // An empty body where a route takes none (a capture, a void): read as no body, not as malformed JSON.
+    if ((body as Buffer).length === 0 && bodyMayBeLeftOutOn(request)) return done(null, undefined);
     let text: string;
     try {
       // A byte order mark is kept: Fastify's parser skips one, as it always did.

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { FastifyInstance, preValidationHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
 
 /**
  * The body of a POST that takes no parameters (a capture, a void, a subscription's cancel): any field sent is
@@ -15,6 +15,23 @@ export const NoParametersBody = Type.Object({}, { additionalProperties: false, d
 export const bodyMayBeLeftOut: preValidationHookHandler = async (request) => {
   if (request.body === undefined) request.body = {};
 };
+
+/**
+ * The options of a route whose body may be left out: no body is read as `{}`, and so is an empty one sent with
+ * `Content-Type: application/json` (what a client library with a default JSON header sends for a bodiless POST), which
+ * JSON itself would refuse (`readJsonBodies` asks `bodyMayBeLeftOutOn`).
+ */
+export const optionalBody = { preValidation: bodyMayBeLeftOut, config: { bodyMayBeLeftOut: true } } as const;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set by `optionalBody`. */
+    bodyMayBeLeftOut?: boolean;
+  }
+}
+
+/** Whether the request's route takes no body as `{}` (`optionalBody`). */
+export const bodyMayBeLeftOutOn = (request: FastifyRequest): boolean => request.routeOptions.config?.bodyMayBeLeftOut === true;
 
 /** The query string of a route that documents none: every parameter is unknown. */
 const NoQueryParameters = Type.Object({}, { additionalProperties: false });

@@ -10,7 +10,7 @@ import { controlSubscription, findSubscriptionOf } from '../../services/subscrip
 import { actOnce } from '../../services/idempotency/idempotent-action.ts';
 import { callerOf } from '../http/authentication.ts';
 import { ActionIdempotencyHeaders, idempotencyKeyOf } from '../http/idempotency-key.ts';
-import { NoParametersBody, bodyMayBeLeftOut } from '../http/no-parameters.ts';
+import { NoParametersBody, optionalBody } from '../http/no-parameters.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
 import { PaymentApiErrorResponse, sendPaymentApiError } from './payments-api-errors.ts';
@@ -130,7 +130,7 @@ export function subscriptionRoutes(app: FastifyInstance, deps: { controller: Sub
           body: NoParametersBody,
           response: { 200: ref(SubscriptionObject), ...errors, ...bodyErrors, ...keyErrors },
         },
-        preValidation: bodyMayBeLeftOut,
+        ...optionalBody,
         async handler(request) {
           const principal = callerOf(request);
           const keyed = { tenantId: principal.tenantId, key: idempotencyKeyOf(request), action, target: `subscription ${request.params.id}` };

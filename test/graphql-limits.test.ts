@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { CardEncryptionKey, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../schema/entities/index.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createTestTenant, type TestTenant } from './support/tenants.ts';
+import { ageCardKeys } from './support/payments.ts';
 
 let app: TestApp;
 let tenant: TestTenant;
@@ -184,6 +185,7 @@ describe('mutations: one side effect per request', () => {
     expect(doubled.status).toBe(200);
     expect(doubled.body.errors).toEqual([expect.objectContaining({ path: ['cancelSubscription'], extensions: expect.objectContaining({ code: 'NOT_FOUND' }) })]);
 
+    await ageCardKeys(app, tenant.id);
     const before = await cardKeyCount();
     const twice = await ask('mutation { rotateCardEncryptionKey { kid } rotateCardEncryptionKey { algorithm } }', { as: 'tenant' });
     expect(twice.status).toBe(200);
@@ -211,6 +213,7 @@ describe('mutations: one side effect per request', () => {
   });
 
   it('runs a single mutation, creating exactly one key', async () => {
+    await ageCardKeys(app, tenant.id);
     const before = await cardKeyCount();
     const { status, body } = await ask('mutation { rotateCardEncryptionKey { kid algorithm } }', { as: 'tenant' });
     expect(status).toBe(200);

@@ -71,7 +71,11 @@ function answerOf(formatted: GraphQLFormattedError, error: unknown): GraphQLForm
       message: original.message,
       locations: formatted.locations,
       path: formatted.path,
-      extensions: { code: GRAPHQL_CODES[original.code], ...(original.details.field ? { field: original.details.field } : {}) },
+      extensions: {
+        code: GRAPHQL_CODES[original.code],
+        ...(original.details.field ? { field: original.details.field } : {}),
+        ...(original.details.retryAfterSeconds !== undefined ? { retryAfterSeconds: original.details.retryAfterSeconds } : {}),
+      },
     };
   }
   if (isArgumentProblem(original)) {

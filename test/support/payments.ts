@@ -136,3 +136,11 @@ export async function localActivitiesOf(app: TestApp, tenantId: number, submitOr
     return data ? [(JSON.parse(Buffer.from(data).toString()) as { activity_type: string }).activity_type] : [];
   });
 }
+
+/**
+ * Dates the tenant's card-encryption keys an hour back, so its next rotation is not refused as too soon (a tenant's
+ * key rotates at most once a minute): for a test that rotates twice in a row to test something else.
+ */
+export async function ageCardKeys(app: TestApp, tenantId: number): Promise<void> {
+  await app.orm.em.fork().execute(`update card_encryption_keys set created_at = created_at - interval '1 hour' where tenant_id = ?`, [tenantId]);
+}

@@ -189,6 +189,8 @@ describe('mutations: one side effect per request', () => {
     const before = await cardKeyCount();
     const twice = await ask('mutation { rotateCardEncryptionKey { kid } rotateCardEncryptionKey { algorithm } }', { as: 'tenant' });
     expect(twice.status).toBe(200);
+    // A second run would be refused as too soon, an error beside the data: none means it ran once.
+    expect(twice.body.errors).toBeUndefined();
     expect(twice.body.data.rotateCardEncryptionKey).toEqual({ kid: expect.any(String), algorithm: 'RSA-OAEP-256' });
     expect(await cardKeyCount()).toBe(before + 1);
   });
@@ -217,6 +219,7 @@ describe('mutations: one side effect per request', () => {
     const before = await cardKeyCount();
     const { status, body } = await ask('mutation { rotateCardEncryptionKey { kid algorithm } }', { as: 'tenant' });
     expect(status).toBe(200);
+    expect(body.errors).toBeUndefined();
     expect(body.data.rotateCardEncryptionKey).toMatchObject({ kid: expect.any(String), algorithm: 'RSA-OAEP-256' });
     expect(await cardKeyCount()).toBe(before + 1);
   });

@@ -167,20 +167,24 @@ describe('POST /payments/{id}/refund', () => {
     expect(await response.json()).toMatchObject({ object: 'refund', status: 'succeeded', amount: 1999 });
   });
 
-  it("takes an empty body sent as JSON (a client's default header) as no body: a full refund, a capture; a payment still needs one", async () => {
+  it("takes an empty body sent as JSON (a client's default header) as no body on a capture and a void, never as a full refund", async () => {
     const asJson = (path: string) =>
       fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' } });
-    const payment = await pay(paymentBody('4242424242424242', { amount: 1999 }));
-    const refunded = await asJson(`/payments/${payment.body.id}/refund`);
-    expect(refunded.status).toBe(200);
-    expect(await refunded.json()).toMatchObject({ object: 'refund', status: 'succeeded', amount: 1999 });
-
     const held = await pay(paymentBody('4242424242424242', { amount: 1999, capture: false }));
     expect(held.body.status).toBe('requires_capture');
     const captured = await asJson(`/payments/${held.body.id}/capture`);
     expect(captured.status).toBe(200);
     expect(await captured.json()).toMatchObject({ id: held.body.id, status: 'succeeded' });
+    const another = await pay(paymentBody('4242424242424242', { amount: 1999, capture: false }));
+    const voided = await asJson(`/payments/${another.body.id}/void`);
+    expect(voided.status).toBe(200);
+    expect(await voided.json()).toMatchObject({ id: another.body.id, status: 'canceled' });
 
+    // A refund's body carries its amount: an empty one is a body lost on the way, refused, and nothing is refunded.
+    const refund = await asJson(`/payments/${held.body.id}/refund`);
+    expect(refund.status).toBe(400);
+    expect(await refund.json()).toEqual({ error: { type: 'invalid_request_error', code: 'invalid_json', message: 'The body is not valid JSON' } });
+    expect((await get(`/payments/${held.body.id}`)).body).toMatchObject({ status: 'succeeded', amount_refunded: 0 });
     const noPayment = await asJson('/payments');
     expect(noPayment.status).toBe(400);
     expect(await noPayment.json()).toEqual({ error: { type: 'invalid_request_error', code: 'invalid_json', message: 'The body is not valid JSON' } });

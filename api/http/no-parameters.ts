@@ -17,9 +17,11 @@ export const bodyMayBeLeftOut: preValidationHookHandler = async (request) => {
 };
 
 /**
- * The options of a route whose body may be left out: no body is read as `{}`, and so is an empty one sent with
- * `Content-Type: application/json` (what a client library with a default JSON header sends for a bodiless POST), which
- * JSON itself would refuse (`readJsonBodies` asks `bodyMayBeLeftOutOn`).
+ * The options of a route that takes no parameters (a capture, a void, a subscription's action): no body is read as
+ * `{}`, and so is an empty one sent with `Content-Type: application/json` (what a client library with a default JSON
+ * header sends for a bodiless POST), which JSON itself would refuse (`readJsonBodies` asks `bodyMayBeLeftOutOn`). Not
+ * for a route whose body carries optional parameters (a refund's amount): a client that sent an empty JSON body meant
+ * one, and reading it as none would act on defaults it did not ask for.
  */
 export const optionalBody = { preValidation: bodyMayBeLeftOut, config: { bodyMayBeLeftOut: true } } as const;
 

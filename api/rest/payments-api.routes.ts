@@ -16,7 +16,7 @@ import { actOnce } from '../../services/idempotency/idempotent-action.ts';
 import { requestRefund } from '../../services/refunds/request-refund.ts';
 import { callerOf } from '../http/authentication.ts';
 import { ActionIdempotencyHeaders, idempotencyKeyHeader, idempotencyKeyOf } from '../http/idempotency-key.ts';
-import { NoParametersBody, optionalBody } from '../http/no-parameters.ts';
+import { NoParametersBody, bodyMayBeLeftOut, optionalBody } from '../http/no-parameters.ts';
 import { readJsonBodies } from '../http/json-bodies.ts';
 import { ref } from '../http/schemas.ts';
 import { API_KEY_REQUIRED } from '../http/security.ts';
@@ -186,7 +186,9 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         response: { 200: ref(Refund), ...errors(400, 401, 402, 404, 409, 413, 415, 429, 500, 503) },
       },
       // Every field is optional (no amount: a full refund), so no body at all is a full refund too, as for capture and void.
-      ...optionalBody,
+      // An empty body sent as JSON is not (`optionalBody`): there the client meant a body, and losing it must not refund
+      // everything; it stays malformed JSON.
+      preValidation: bodyMayBeLeftOut,
       async handler(request) {
         const principal = callerOf(request);
         const refund = await requestRefund(

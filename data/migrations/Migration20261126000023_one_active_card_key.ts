@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * One active card-encryption key per tenant. Two rotations at once could each deactivate the keys they saw and then
  * insert their own, leaving several active (checkout pages handed different keys). Rotations now take the tenant's
- * card-key lock first (`tryLockTenantCardKeys`), and this index holds the rule. Keys already active beside a newer one
+ * card-key lock first (`lockTenantCardKeys`), and this index holds the rule. Keys already active beside a newer one
  * are deactivated first: the newest is the one `activeCardKey` handed out; the others still decrypt.
  */
 export class Migration20261126000023_one_active_card_key extends Migration {

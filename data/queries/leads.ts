@@ -205,8 +205,8 @@ export async function findLeadPaidBy(em: EntityManager, input: { tenantId: numbe
 export interface EarlierPayment {
   readonly match: PaidLeadMatch;
   readonly payment: Omit<LeadPayment, 'paidAt'>;
-  /** When the processor approved its charge (when it was sent, for an approval recorded without that time). */
-  readonly chargedAt: Date;
+  /** How long ago the processor approved its charge (sent it, for an approval recorded without that time), by the database's clock. */
+  readonly chargedSecondsAgo: number;
 }
 
 /**
@@ -220,10 +220,11 @@ export async function findFirstPaymentOfSession(
   lead: { tenantId: number; applicationId: number; environment: LeadEnvironment; sessionId: string },
 ): Promise<EarlierPayment | undefined> {
   const [row] = await em.execute<
-    { product_id: number; merchant_account_id: number; transaction_id: string; order_id: number; amount: string; currency: string; subscription_id: number | null; charged_at: Date }[]
+    { product_id: number; merchant_account_id: number; transaction_id: string; order_id: number; amount: string; currency: string; subscription_id: number | null; charged_seconds_ago: number }[]
   >(
     `select o.product_id, t.merchant_account_id, t.gateway_transaction_id as transaction_id, coalesce(own.id, o.id) as order_id,
-            o.amount::text as amount, o.currency, coalesce(s.id, r.subscription_id) as subscription_id, coalesce(t.completed_at, t.sent_at) as charged_at
+            o.amount::text as amount, o.currency, coalesce(s.id, r.subscription_id) as subscription_id,
+            extract(epoch from now() - coalesce(t.completed_at, t.sent_at))::float8 as charged_seconds_ago
        from orders o
        join products p on p.id = o.product_id
        join transactions t on t.order_id = o.id and t.kind = 'authorization' and t.success and t.gateway_transaction_id is not null
@@ -242,6 +243,6 @@ export async function findFirstPaymentOfSession(
   return {
     match: { tenantId: lead.tenantId, productId: row.product_id, merchantAccountId: row.merchant_account_id, sessionId: lead.sessionId },
     payment: { transactionId: row.transaction_id, orderId: row.order_id, amount: row.amount, currency: row.currency, subscriptionId: row.subscription_id },
-    chargedAt: new Date(row.charged_at),
+    chargedSecondsAgo: row.charged_seconds_ago,
   };
 }

@@ -3,8 +3,9 @@ import type { OrderState } from '../../schema/entities/index.ts';
 
 /**
  * The states in which a subscription holds its e-mail's one claim on the product: the predicate of the unique index
- * `subscriptions_one_live_per_email` (migration 006), which an insert's conflict target must repeat word for word.
- * `routines.screen_submit` (migration 014) reads the same condition for its early answer.
+ * `subscriptions_one_live_per_email` (migration 006, and the entity's copy in `schema/entities/order.entity.ts` that the
+ * schema-drift test compares), which an insert's conflict target must repeat word for word. `routines.screen_submit`
+ * (migration 014) reads the same condition for its early answer.
  */
 const LIVE_STATES = "('pending', 'active', 'grace')";
 

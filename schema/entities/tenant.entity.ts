@@ -20,6 +20,8 @@ const TenantSchema = defineEntity({
     /** Requests per minute per API key; null uses RATE_LIMIT_PER_MINUTE. */
     rateLimitPerMinute: p.integer().nullable(),
     emailTenantKey: p.uuid().unique(),
+    /** When its card-encryption key was last rotated: a rotation claims it first (at most one a minute). */
+    cardKeyRotatedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -21,15 +21,15 @@ export async function markLeadPaid(em: EntityManager, match: PaidLeadMatch, paym
  * page after the payment) becomes paid now, with that payment's identifiers, as if it had been written first.
  * Asked by every write of an unpaid lead, once its upsert has committed: a payment marks its lead only after its approval has committed, so
  * whichever of the two comes second sees the other, and the conditional update lets one of them mark it.
- * `chargedSince`: only a payment charged from then on pays the lead (a browser's write: see `submitLead`).
+ * `chargedWithinSeconds`: only a payment charged at most that long ago pays the lead (a browser's write: see `submitLead`).
  */
 export async function markLeadPaidByEarlierPayment(
   em: EntityManager,
   lead: { tenantId: number; applicationId: number; environment: LeadEnvironment; sessionId: string },
-  options: { chargedSince?: Date } = {},
+  options: { chargedWithinSeconds?: number } = {},
 ): Promise<{ paid?: LeadRecord; deliveries: RecordedDelivery[] }> {
   const earlier = await findFirstPaymentOfSession(em, lead);
-  if (!earlier || (options.chargedSince !== undefined && earlier.chargedAt < options.chargedSince)) return { deliveries: [] };
+  if (!earlier || (options.chargedWithinSeconds !== undefined && earlier.chargedSecondsAgo > options.chargedWithinSeconds)) return { deliveries: [] };
   return markAndTell(em, earlier.match, { ...earlier.payment, paidAt: new Date() }, { waitForLock: true }).then(({ lead: paid, deliveries }) => ({ paid, deliveries }));
 }
 

@@ -24,15 +24,16 @@ export interface LeadWriteDeps {
  * be guessed, so past it a browser write cannot attach its contact details to an old payment and have them sent as
  * `customer_lead.paid`. The server's secret key is not bound by it.
  */
-const BROWSER_LATE_LEAD_WINDOW_MS = 15 * 60 * 1000;
+const BROWSER_LATE_LEAD_WINDOW_SECONDS = 15 * 60;
 
 /**
  * Creates or updates the lead of the body's `session_id` for the key's tenant, recording the key's application and
  * environment. A session whose lead was written with another application's or environment's key is not changed.
  * A lead whose session's payment already succeeded (written first after it; by a browser, within
- * `BROWSER_LATE_LEAD_WINDOW_MS` of the charge) is paid at once, and its `customer_lead.paid` sent. A browser's write is
- * answered with the lead as it wrote it (`lead` on creation, spec 2.4): the publishable key learns nothing of a
- * session's payment; the secret key's answer shows the lead paid.
+ * `BROWSER_LATE_LEAD_WINDOW_SECONDS` of the charge) is paid at once, and its `customer_lead.paid` sent. A browser's write is
+ * answered with the lead as its upsert left it, not as the payment's marking then made it (`lead` on creation, spec
+ * 2.4), so a first write from a browser does not say that its session has paid; the secret key's answer shows the lead
+ * paid. An update answers the lead's status as it is, `paid` included, from either key (spec 3.2).
  */
 export async function submitLead(deps: LeadWriteDeps, principal: LeadKeyPrincipal, body: unknown): Promise<UpsertedLead> {
   const lead = parseLeadWrite(body);
@@ -46,7 +47,7 @@ export async function submitLead(deps: LeadWriteDeps, principal: LeadKeyPrincipa
   const { paid, deliveries } = await markLeadPaidByEarlierPayment(
     deps.em(),
     { tenantId: principal.tenantId, applicationId: principal.applicationId, environment: principal.environment, sessionId: upserted.sessionId },
-    fromBrowser ? { chargedSince: new Date(Date.now() - BROWSER_LATE_LEAD_WINDOW_MS) } : {},
+    fromBrowser ? { chargedWithinSeconds: BROWSER_LATE_LEAD_WINDOW_SECONDS } : {},
   );
   for (const delivery of deliveries) {
     // Recorded with the lead paid, and started without the write waiting for it: a checkout page's write must not stall

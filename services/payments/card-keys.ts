@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeProtectedHeader } from 'jose';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
-import { secondsUntilCardKeyMayRotate, tryLockTenantCardKeys } from '../../data/queries/card-keys.ts';
+import { claimCardKeyRotation, lockTenantCardKeys, releaseCardKeyRotation } from '../../data/queries/card-keys.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { CardEncryptionKey } from '../../schema/entities/index.ts';
 import { decryptCard, generateCardKeyPair, type EncryptedCardPayload } from '../../domain/payments/card-encryption.ts';
@@ -22,27 +22,33 @@ export const CARD_KEY_ROTATION_SPACING_SECONDS = 60;
 
 /**
  * Issues a new key pair and makes it the active one (one at a time per tenant); earlier keys keep decrypting. Audited
- * with who asked for it (the key's id, never the key). Under the tenant's card-key lock, taken before any key is
- * generated: a rotation while another of the tenant runs is refused (409), as is one within
- * `CARD_KEY_ROTATION_SPACING_SECONDS` of the tenant's newest key (429 with the seconds to wait).
+ * with who asked for it (the key's id, never the key). The rotation is claimed first, in one statement
+ * (`claimCardKeyRotation`): one within `CARD_KEY_ROTATION_SPACING_SECONDS` of the last is refused (`rate_limited`, with
+ * the seconds to wait) before any key is generated, and the key pair is generated with no connection held. A rotation
+ * that fails after its claim gives it back.
  */
 export async function rotateCardKey(em: EntityManager, secretBox: SecretBox, tenantId: number, actor: string): Promise<CardEncryptionKey> {
-  return em.transactional(async (tx) => {
-    if (!(await tryLockTenantCardKeys(tx, tenantId))) {
-      throw new DomainError('conflict', 'Another card-encryption key of this tenant is being issued now; read it with cardEncryptionKey');
-    }
-    const wait = await secondsUntilCardKeyMayRotate(tx, tenantId, CARD_KEY_ROTATION_SPACING_SECONDS);
-    if (wait > 0) {
-      throw new DomainError('rate_limited', `The card-encryption key was rotated less than ${CARD_KEY_ROTATION_SPACING_SECONDS} seconds ago; rotate again in ${wait} s`, { retryAfterSeconds: wait });
-    }
+  const claim = await claimCardKeyRotation(em, tenantId, CARD_KEY_ROTATION_SPACING_SECONDS);
+  if (!claim.granted) {
+    throw new DomainError('rate_limited', `The card-encryption key was rotated less than ${CARD_KEY_ROTATION_SPACING_SECONDS} seconds ago; rotate again in ${claim.waitSeconds} s`, {
+      retryAfterSeconds: claim.waitSeconds,
+    });
+  }
+  try {
     const kid = `ck_${randomUUID().replaceAll('-', '')}`;
     const pair = await generateCardKeyPair(kid);
-    await tx.nativeUpdate(CardEncryptionKey, { tenant: tenantId, active: true }, { active: false });
-    const key = tx.create(CardEncryptionKey, { id: kid, tenant: tenantId, publicJwk: pair.publicJwk as Record<string, unknown>, privateKeyCiphertext: secretBox.seal(pair.privatePkcs8) });
-    await tx.flush();
-    await recordAuditEntry(tx, { tenantId, actor, action: 'card_key.rotated', entityType: 'CardEncryptionKey', entityId: kid, changes: { kid } });
-    return key;
-  });
+    return await em.transactional(async (tx) => {
+      await lockTenantCardKeys(tx, tenantId);
+      await tx.nativeUpdate(CardEncryptionKey, { tenant: tenantId, active: true }, { active: false });
+      const key = tx.create(CardEncryptionKey, { id: kid, tenant: tenantId, publicJwk: pair.publicJwk as Record<string, unknown>, privateKeyCiphertext: secretBox.seal(pair.privatePkcs8) });
+      await tx.flush();
+      await recordAuditEntry(tx, { tenantId, actor, action: 'card_key.rotated', entityType: 'CardEncryptionKey', entityId: kid, changes: { kid } });
+      return key;
+    });
+  } catch (error) {
+    await releaseCardKeyRotation(em, tenantId, claim.claimedAt).catch(() => undefined);
+    throw error;
+  }
 }
 
 /** What `rotateCardKey` names a key: anything else in a JWE's header names no key (and never reaches a query). */

@@ -138,9 +138,9 @@ export async function localActivitiesOf(app: TestApp, tenantId: number, submitOr
 }
 
 /**
- * Dates the tenant's card-encryption keys an hour back, so its next rotation is not refused as too soon (a tenant's
- * key rotates at most once a minute): for a test that rotates twice in a row to test something else.
+ * Dates the tenant's last card-key rotation an hour back, so its next one is not refused as too soon (a tenant's key
+ * rotates at most once a minute): for a test that rotates twice in a row to test something else.
  */
 export async function ageCardKeys(app: TestApp, tenantId: number): Promise<void> {
-  await app.orm.em.fork().execute(`update card_encryption_keys set created_at = created_at - interval '1 hour' where tenant_id = ?`, [tenantId]);
+  await app.orm.em.fork().execute(`update tenants set card_key_rotated_at = card_key_rotated_at - interval '1 hour' where id = ?`, [tenantId]);
 }

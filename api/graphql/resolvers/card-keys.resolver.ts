@@ -21,7 +21,7 @@ export class CardKeysResolver {
     return key ? toType(key) : null;
   }
 
-  @Mutation(() => CardEncryptionKeyType, { description: 'Issues a new card-encryption key pair and makes it active; earlier keys still decrypt. At most one a minute per tenant (RATE_LIMITED with retryAfterSeconds), one at a time (CONFLICT)' })
+  @Mutation(() => CardEncryptionKeyType, { description: 'Issues a new card-encryption key pair and makes it active; earlier keys still decrypt. At most one a minute per tenant: sooner is refused with RATE_LIMITED and retryAfterSeconds' })
   async rotateCardEncryptionKey(@Args(() => CardEncryptionKeyArgs) args: CardEncryptionKeyArgs, @Ctx() context: GraphQLContext): Promise<CardEncryptionKeyType> {
     return toType(await rotateCardKey(context.em, context.services.secretBox, requireTenant(context, args.tenantId), actorOf(context)));
   }

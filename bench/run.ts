@@ -81,7 +81,9 @@ const childEnv = {
   ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`.trim() } : {}),
 };
 const children = [
-  spawnEntry('sandbox/main.ts', { ...childEnv, SANDBOX_PROCESSOR_PORT: String(sandboxPort) }, 'inherit'),
+  // Its ledger beside the bench's PostgreSQL (`.data/bench/sandbox`), kept and removed with it: a ledger kept from runs
+  // against a database since removed answers a new order's reference (`ord23-a1`) with an old run's authorization.
+  spawnEntry('sandbox/main.ts', { ...childEnv, DATA_DIR: config.dataDir, SANDBOX_PROCESSOR_PORT: String(sandboxPort) }, 'inherit'),
   spawnEntry('worker/main.ts', childEnv, 'inherit'),
 ];
 const gateway = spawnEntry('api/main.ts', childEnv, 'inherit');

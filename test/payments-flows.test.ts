@@ -370,6 +370,9 @@ describe('client-side card encryption', () => {
     expect((await ask(`Bearer ${owner.apiKey}`, '{ cardEncryptionKey { kid } }')).data.cardEncryptionKey.kid).toBe(rotated.data.rotateCardEncryptionKey.kid);
     const foreign = await ask(`Bearer ${other.apiKey}`, 'query($t: Int) { cardEncryptionKey(tenantId: $t) { kid } }', { t: owner.id });
     expect(foreign.errors[0].extensions.code).toBe('FORBIDDEN');
+    // A tenant that does not exist is named as not found, not told to wait.
+    const nowhere = await ask(operator, 'mutation($t: Int) { rotateCardEncryptionKey(tenantId: $t) { kid } }', { t: 2147483000 });
+    expect(nowhere.errors[0]).toMatchObject({ message: 'Tenant 2147483000 not found', extensions: { code: 'NOT_FOUND', field: 'tenantId' } });
     // The operator without a tenant is told which argument is missing.
     expect((await ask(operator, '{ cardEncryptionKey { kid } }')).errors[0].extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'tenantId' });
   });

@@ -13,13 +13,14 @@ export async function lockTenantCardKeys(tx: EntityManager, tenantId: number): P
  * Claims the tenant's next card-key rotation in one conditional statement: granted when its last rotation is at least
  * `spacingSeconds` old by the database's clock (or it has none), which it records, so of rotations arriving at once
  * exactly one is granted (the others wait for its row, then find the new time). Refused, it says how many whole
- * seconds are left (1 to `spacingSeconds`). `claimedAt` gives the claim back with `releaseCardKeyRotation`.
+ * seconds are left (1 to `spacingSeconds`), or that there is no such tenant (an operator's `tenantId`). `claimedAt` gives
+ * the claim back with `releaseCardKeyRotation`.
  */
 export async function claimCardKeyRotation(
   em: EntityManager,
   tenantId: number,
   spacingSeconds: number,
-): Promise<{ granted: true; claimedAt: Date } | { granted: false; waitSeconds: number }> {
+): Promise<{ granted: true; claimedAt: Date } | { granted: false; waitSeconds: number } | { granted: false; tenantMissing: true }> {
   const [claimed] = await em.execute<{ claimed_at: Date }[]>(
     // To the millisecond: the claim's time comes back as a Date, which `releaseCardKeyRotation` must match exactly.
     `update tenants set card_key_rotated_at = date_trunc('milliseconds', clock_timestamp())
@@ -32,7 +33,8 @@ export async function claimCardKeyRotation(
     `select ceil(extract(epoch from card_key_rotated_at + make_interval(secs => ?) - clock_timestamp()))::int as wait from tenants where id = ?`,
     [spacingSeconds, tenantId],
   );
-  return { granted: false, waitSeconds: Math.min(spacingSeconds, Math.max(1, row?.wait ?? 1)) };
+  if (!row) return { granted: false, tenantMissing: true };
+  return { granted: false, waitSeconds: Math.min(spacingSeconds, Math.max(1, row.wait ?? 1)) };
 }
 
 /** Gives back a rotation's claim that did not issue a key, unless another rotation has claimed since. */

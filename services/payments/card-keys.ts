@@ -29,6 +29,7 @@ export const CARD_KEY_ROTATION_SPACING_SECONDS = 60;
  */
 export async function rotateCardKey(em: EntityManager, secretBox: SecretBox, tenantId: number, actor: string): Promise<CardEncryptionKey> {
   const claim = await claimCardKeyRotation(em, tenantId, CARD_KEY_ROTATION_SPACING_SECONDS);
+  if ('tenantMissing' in claim) throw new DomainError('not_found', `Tenant ${tenantId} not found`, { field: 'tenantId' });
   if (!claim.granted) {
     throw new DomainError('rate_limited', `The card-encryption key was rotated less than ${CARD_KEY_ROTATION_SPACING_SECONDS} seconds ago; rotate again in ${claim.waitSeconds} s`, {
       retryAfterSeconds: claim.waitSeconds,

@@ -149,6 +149,24 @@ describe('OpenAPI document', () => {
     );
   });
 
+  it('says which bodies may be left out: those of the actions and the refund, not a payment’s or a submit’s', () => {
+    const bodies = Object.entries(document.paths as Record<string, Record<string, { requestBody?: { required: boolean } }>>).flatMap(([pathName, operations]) =>
+      Object.entries(operations).flatMap(([method, operation]) => (operation.requestBody ? [[`${method.toUpperCase()} ${pathName}`, operation.requestBody.required]] : [])),
+    );
+    expect(Object.fromEntries(bodies)).toMatchObject({
+      'POST /payments/{id}/capture': false,
+      'POST /payments/{id}/void': false,
+      'POST /payments/{id}/refund': false,
+      'POST /subscriptions/{id}/cancel': false,
+      'POST /subscriptions/{id}/pause': false,
+      'POST /subscriptions/{id}/resume': false,
+      'POST /payments': true,
+      'POST /api/{productId}': true,
+      'POST /api/{productId}/3ds': true,
+      'POST /api/public/customer-leads': true,
+    });
+  });
+
   it('passes redocly lint with the recommended rules', async () => {
     const report = await redoclyLint(document);
     expect(report.problems.filter((problem) => problem.severity === 'error')).toEqual([]);

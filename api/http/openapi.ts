@@ -2,6 +2,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
+import { bodyMayBeLeftOut } from './no-parameters.ts';
 import { PUBLIC, securitySchemes } from './security.ts';
 
 export interface OpenApiOptions {
@@ -19,6 +20,9 @@ export interface OpenApiOptions {
  * named in `undocumentedUrls`, so a new REST route cannot be left out by accident.
  */
 export async function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
+  // @fastify/swagger marks every body `required`; a route that reads no body as `{}` (a capture, a void, a refund) says
+  // its body may be left out, which the document then says too.
+  const leftOutBodies = new Set<string>();
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -44,7 +48,12 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       ],
       components: { securitySchemes },
     },
-    transform: ({ schema, url }) => ({ schema: options.undocumentedUrls.includes(url) ? { ...schema, hide: true } : schema, url }),
+    transform: ({ schema, url, route }) => {
+      if (typeof schema?.operationId === 'string' && [route.preValidation].flat().includes(bodyMayBeLeftOut)) leftOutBodies.add(schema.operationId);
+      return { schema: options.undocumentedUrls.includes(url) ? { ...schema, hide: true } : schema, url };
+    },
+    // Only an OpenAPI document is generated here (never a Swagger 2 one).
+    transformObject: (document) => ('openapiObject' in document ? markBodiesOptional(document.openapiObject, leftOutBodies) : document.swaggerObject),
     // OpenAPI 3.1 schemas are JSON Schema 2020-12, where `const` is native.
     convertConstToEnum: false,
     // Shared schemas appear in components.schemas under their $id, not as def-0, def-1...
@@ -61,4 +70,19 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
     },
     handler: async () => app.swagger(),
   });
+}
+
+interface DocumentedOperation {
+  operationId?: string;
+  requestBody?: { required?: boolean };
+}
+
+/** Marks `required: false` the request bodies of the operations named. */
+function markBodiesOptional<Document extends { paths?: Record<string, unknown> }>(document: Document, operationIds: ReadonlySet<string>): Document {
+  for (const path of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(path as Record<string, DocumentedOperation>)) {
+      if (operation.requestBody && operation.operationId !== undefined && operationIds.has(operation.operationId)) operation.requestBody.required = false;
+    }
+  }
+  return document;
 }

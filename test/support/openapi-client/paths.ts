@@ -2078,7 +2078,7 @@ export interface operations {
         id: string;
       };
     };
-    requestBody: {
+    requestBody?: {
       content: {
         /**
          * @example {
@@ -2181,7 +2181,7 @@ export interface operations {
       };
     };
     /** @description No parameters; the body may be left out */
-    requestBody: {
+    requestBody?: {
       content: {
         "application/json": Record<string, never>;
       };
@@ -2274,7 +2274,7 @@ export interface operations {
       };
     };
     /** @description No parameters; the body may be left out */
-    requestBody: {
+    requestBody?: {
       content: {
         "application/json": Record<string, never>;
       };
@@ -2482,7 +2482,7 @@ export interface operations {
       };
     };
     /** @description No parameters; the body may be left out */
-    requestBody: {
+    requestBody?: {
       content: {
         "application/json": Record<string, never>;
       };
@@ -2566,7 +2566,7 @@ export interface operations {
       };
     };
     /** @description No parameters; the body may be left out */
-    requestBody: {
+    requestBody?: {
       content: {
         "application/json": Record<string, never>;
       };
@@ -2650,7 +2650,7 @@ export interface operations {
       };
     };
     /** @description No parameters; the body may be left out */
-    requestBody: {
+    requestBody?: {
       content: {
         "application/json": Record<string, never>;
       };

@@ -22,7 +22,7 @@ const durationSeconds = argument('--duration') ?? 10;
 const concurrencies = process.argv.includes('--concurrency') ? [argument('--concurrency')!] : [1, 4];
 const BATCH = 100;
 const port = 3920;
-const { servers } = await startBenchServers({ folder: 'bench-email', postgresPort: 54359, temporal: { port: 7329, uiPort: 8329 } });
+const { servers, children } = await startBenchServers({ folder: 'bench-email', postgresPort: 54359, temporal: { port: 7329, uiPort: 8329 } });
 const encryptionKey = randomBytes(32).toString('base64');
 
 // The sink: a real SMTP exchange per message, nothing kept but the count.
@@ -68,6 +68,7 @@ const childEnv = {
 };
 const worker = spawnEntry('worker/main.ts', childEnv, 'inherit');
 const gateway = spawnEntry('api/main.ts', childEnv, 'inherit');
+children.push(gateway, worker);
 process.on('exit', () => {
   gateway.kill('SIGKILL');
   worker.kill('SIGKILL');

@@ -26,7 +26,7 @@ const storedLeads = argument('--leads') ?? 1_000_000;
 /** Runs per scenario: the table shows the run of median throughput (the lower middle one of an even count), the range of all, and the errors of all. */
 const runs = Math.max(1, Math.floor(argument('--runs') ?? 1));
 const port = 3910;
-const { servers } = await startBenchServers({ folder: 'bench-leads', postgresPort: 54349, temporal: { port: 7319, uiPort: 8319 } });
+const { servers, children } = await startBenchServers({ folder: 'bench-leads', postgresPort: 54349, temporal: { port: 7319, uiPort: 8319 } });
 const encryptionKey = randomBytes(32).toString('base64');
 
 const orm = await openOrm({ databaseUrl: servers.databaseUrl });
@@ -95,6 +95,7 @@ const childEnv = {
   ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`.trim() } : {}),
 };
 const gateway = spawnEntry('api/main.ts', childEnv, 'inherit');
+children.push(gateway);
 process.on('exit', () => gateway.kill('SIGKILL'));
 const baseUrl = `http://127.0.0.1:${port}`;
 await waitForHealth(`${baseUrl}/healthz`);

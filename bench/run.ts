@@ -33,7 +33,7 @@ const durationSeconds = Number(process.argv[process.argv.indexOf('--duration') +
 const processCount = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 1));
 const memoryRunSeconds = process.argv.includes('--memory-run') ? Number(process.argv[process.argv.indexOf('--memory-run') + 1]) || 60 : 0;
 const port = 3900;
-const { config, servers } = await startBenchServers({ folder: 'bench', postgresPort: 54339, temporal: { port: 7299, uiPort: 8299 } });
+const { config, servers, children } = await startBenchServers({ folder: 'bench', postgresPort: 54339, temporal: { port: 7299, uiPort: 8299 } });
 const encryptionKey = randomBytes(32).toString('base64');
 
 const orm = await openOrm({ databaseUrl: servers.databaseUrl });
@@ -80,12 +80,12 @@ const childEnv = {
   // BENCH_CPU_PROF=<dir>: gateway, worker and sandbox write V8 CPU profiles there when they exit (bench/profile-summary.ts reads them).
   ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`.trim() } : {}),
 };
-const children = [
+children.push(
   // Its ledger beside the bench's PostgreSQL (`.data/bench/sandbox`), kept and removed with it: a ledger kept from runs
   // against a database since removed answers a new order's reference (`ord23-a1`) with an old run's authorization.
   spawnEntry('sandbox/main.ts', { ...childEnv, DATA_DIR: config.dataDir, SANDBOX_PROCESSOR_PORT: String(sandboxPort) }, 'inherit'),
   spawnEntry('worker/main.ts', childEnv, 'inherit'),
-];
+);
 const gateway = spawnEntry('api/main.ts', childEnv, 'inherit');
 children.push(gateway);
 // More gateways and workers, as a load balancer would spread them: every one shares PostgreSQL and Temporal.

@@ -1,7 +1,7 @@
 /** The merchant's side: the `/v1/authorizations` API the gateway's sandbox adapter calls. */
 import type { FastifyInstance } from 'fastify';
 import type { Authorization, Ledger } from './ledger.ts';
-import { amountRule, authorize, completedAnswer, voidedAnswer } from './outcomes.ts';
+import { amountRule, authorize, completedAnswer, differingDetails, voidedAnswer } from './outcomes.ts';
 import { parseAuthorizationBody, parseProceedWithoutAuthentication } from './request-bodies.ts';
 import type { SlowAnswers } from './slow-answers.ts';
 import { APPROVED, PREAUTHORIZED } from './test-cards.ts';
@@ -19,7 +19,11 @@ export function registerAuthorizationRoutes(app: FastifyInstance, { ledger, slow
     const body = parseAuthorizationBody(request.body);
 
     const known = ledger.byReference(body.reference);
-    if (known) return reply.header('sandbox-replayed', 'true').send(known.answer);
+    if (known) {
+      const differing = differingDetails(known, body);
+      if (differing.length > 0) return reply.code(409).send({ error: 'reference_reused', fields: differing });
+      return reply.header('sandbox-replayed', 'true').send(known.answer);
+    }
 
     const rule = amountRule(body.amount);
     if (rule === 'unavailable') return reply.code(500).send({ error: 'processor unavailable' });

@@ -50,6 +50,8 @@ export interface Authorization {
   readonly amount: string;
   readonly currency: string;
   readonly network: CardNetwork;
+  /** The card's last four digits (absent in a ledger saved before they were kept): a reference reused with another card is refused. */
+  readonly cardLastFour?: string;
   answer: Answer;
   /** Present for an authorization that asked the cardholder for a 3-D Secure challenge. */
   challenge?: Challenge;

@@ -30,8 +30,21 @@ export function authorize(body: AuthorizationBody, firstMerchantOfOrder: string,
     amount: body.amount,
     currency: body.currency,
     network,
+    cardLastFour: body.cardNumber.slice(-4),
     ...firstAnswer(body, { id, reference: body.reference }, network, firstMerchantOfOrder, publicUrl),
   };
+}
+
+/**
+ * The details of an authorization request that differ from those its reference was first authorized with (field
+ * names only). A processor answers a reference it knows with what it did the first time, but only for the same
+ * request: a reference sent again with another amount, card or merchant is a different payment under a reused
+ * reference (an order numbering started again against a processor that remembers), and is refused, not answered
+ * with someone else's outcome.
+ */
+export function differingDetails(known: Authorization, body: AuthorizationBody): string[] {
+  const sent = { orderReference: body.orderReference, merchantId: body.merchantId, amount: body.amount, currency: body.currency, cardLastFour: body.cardNumber.slice(-4) };
+  return (Object.keys(sent) as (keyof typeof sent)[]).filter((field) => known[field] !== undefined && known[field] !== sent[field]).map((field) => (field === 'cardLastFour' ? 'card' : field));
 }
 
 function firstAnswer(body: AuthorizationBody, ids: AnswerIds, network: CardNetwork, firstMerchantOfOrder: string, publicUrl: string): Pick<Authorization, 'answer' | 'challenge'> {

@@ -196,6 +196,26 @@ describe('idempotency and status inquiry', () => {
     expect(overHttp.totalAuthorizations).toBe(sandbox.stats().totalAuthorizations);
   });
 
+  it('a reference sent again with another amount, card or merchant is refused (3645), not answered with the first payment', async () => {
+    const req = request('4242424242424242');
+    const first = await authorize(req);
+    expect(first.outcome.kind).toBe('approved');
+    for (const [other, field] of [
+      [{ amount: '30.00' }, 'amount'],
+      [{ card: { ...req.card, number: '5555555555554444' } }, 'card'],
+      [{ merchantId: 'mid-2' }, 'merchantId'],
+    ] as const) {
+      if ('card' in other) cardNumbersUsed.add(other.card.number);
+      const reused = await authorize({ ...req, ...other });
+      expect(reused.outcome).toEqual({ kind: 'declined', statusId: 3645, message: 'Duplicate transaction at processor: its reference was used before with other details' });
+      expect(JSON.parse(reused.exchange.response)).toEqual({ error: 'reference_reused', fields: [field] });
+    }
+    // The first payment is untouched: the same request still answers it, and only it was authorized.
+    expect((await authorize({ ...req })).outcome).toEqual(first.outcome);
+    expect((await inquire(req.reference)).outcome).toEqual(first.outcome);
+    expect(sandbox.stats().byOrderReference[req.orderReference]).toBe(1);
+  });
+
   it('inquiry returns the stored outcome, and null for an unknown reference', async () => {
     const approvedReq = request('4242424242424242');
     const approvedResult = await authorize(approvedReq);

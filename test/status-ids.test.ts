@@ -6,6 +6,7 @@ import { StatusId } from '../domain/statuses/status-ids.ts';
 describe('the status ids the product sets', () => {
   const specNames: Record<keyof typeof StatusId, string> = {
     SUBMITTED: 'Submitted',
+    DUPLICATE_AT_PROCESSOR: 'Duplicate transaction at processor',
     PREAUTHORIZED: 'Preauthorized',
     VOIDED: 'Authorized then Voided/Cancelled',
     THREE_DS_FAILED: '3DS Failed',

@@ -11,6 +11,9 @@
  *  - 200 `voided` (inquiry or 3DS completion after a void) → declined 4166 "Authorized then Voided/Cancelled";
  *  - no answer, 5xx, 409 `challenge_pending` or an unreadable body → unknown (ask with `inquire`);
  *  - authorize 400 (request refused, nothing authorized) → declined 4089 InputDataFormatError;
+ *  - authorize 409 `reference_reused` (the reference was authorized before with another amount, card or merchant;
+ *    nothing authorized now) → declined 3645 Duplicate transaction at processor, not unknown: an inquiry by that
+ *    reference would answer the other payment's outcome;
  *  - 3DS completion 404 (processor does not know the transaction) → declined 4264 Transaction Not Found;
  *  - inquiry 404 → `null` (the processor never saw that reference);
  *  - refund 200 `refunded` / `declined` → refunded / declined; 404 or 409 (no such approval) → declined 4264
@@ -115,6 +118,9 @@ export function createSandboxAdapter(options: { baseUrl: string; name?: string }
       if (status === 400) {
         const message = isRecord(result.body) && typeof result.body.error === 'string' ? maskCardEcho(result.body.error) : 'request refused by the processor';
         return { outcome: { kind: 'declined', statusId: 4089, message: `InputDataFormatError: ${message}` }, exchange: result.exchange };
+      }
+      if (status === 409 && isRecord(result.body) && result.body.error === 'reference_reused') {
+        return { outcome: { kind: 'declined', statusId: StatusId.DUPLICATE_AT_PROCESSOR, message: 'Duplicate transaction at processor: its reference was used before with other details' }, exchange: result.exchange };
       }
       return { outcome: unexpected(result), exchange: result.exchange };
     },

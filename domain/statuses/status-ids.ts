@@ -6,6 +6,8 @@
 export const StatusId = {
   /** Waiting on the cardholder: a 3-D Secure challenge was issued. */
   SUBMITTED: 1789,
+  /** The processor knows the attempt's reference from another payment (other amount, card or merchant). */
+  DUPLICATE_AT_PROCESSOR: 3645,
   /** An authorization made with `capture: false`, still held (spec 7.5). */
   PREAUTHORIZED: 3367,
   VOIDED: 4166,

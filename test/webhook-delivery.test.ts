@@ -481,6 +481,36 @@ describe('a failed delivery sent again on request', () => {
     }
   });
 
+  it('an endpoint the operator disabled is the operator’s to enable, also one its tenant had disabled first', async () => {
+    const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: 'https://receiver.example.com/hooks' }] });
+    const endpointId = tenant.result.webhookEndpoints[0]!.id;
+    const operator = app.config.operatorToken!;
+    const state = '{ id disabledAt disabledReason disabledByOperator }';
+    const asTenant = (mutation: string, args = '') => ask(tenant.apiKey, `mutation($id: UUID!) { ${mutation}(endpointId: $id${args}) ${state} }`, { id: endpointId });
+    const asOperator = (mutation: string, args = '') => ask(operator, `mutation($id: UUID!, $tenantId: Int) { ${mutation}(endpointId: $id, tenantId: $tenantId${args}) ${state} }`, { id: endpointId, tenantId: tenant.id });
+
+    // The tenant disabled it for maintenance; the operator then holds it, keeping the tenant's reason when giving none.
+    expect((await asTenant('disableWebhookEndpoint', ', reason: "maintenance"')).data.disableWebhookEndpoint).toMatchObject({ disabledReason: 'maintenance', disabledByOperator: false });
+    // Four operators' disables at once: one holds it, and one audit entry says so.
+    const held = await Promise.all(Array.from({ length: 4 }, () => asOperator('disableWebhookEndpoint')));
+    expect(held.map((answer) => answer.data.disableWebhookEndpoint)).toEqual(Array(4).fill({ id: endpointId, disabledAt: expect.any(String), disabledReason: 'maintenance', disabledByOperator: true }));
+    expect((await auditOf(tenant.id, 'webhook_endpoint.disabled')).map((a) => a.changes)).toEqual([{ reason: 'maintenance' }, { reason: null, byOperator: true }]);
+
+    // The tenant's enable is refused and changes nothing; its disable changes nothing either.
+    const refused = await asTenant('enableWebhookEndpoint');
+    expect(refused.errors![0]).toMatchObject({ message: 'The operator disabled this endpoint: only the operator can enable it', extensions: { code: 'FORBIDDEN' } });
+    expect((await asTenant('disableWebhookEndpoint', ', reason: "mine"')).data.disableWebhookEndpoint).toMatchObject({ disabledReason: 'maintenance', disabledByOperator: true });
+    expect((await ask(tenant.apiKey, '{ webhookEndpoints { id disabledByOperator } }')).data.webhookEndpoints).toEqual([{ id: endpointId, disabledByOperator: true }]);
+    expect(await auditOf(tenant.id, 'webhook_endpoint.enabled')).toEqual([]);
+
+    // The operator enables it: sent to again, and the tenant's own switches work as before.
+    expect((await asOperator('enableWebhookEndpoint')).data.enableWebhookEndpoint).toEqual({ id: endpointId, disabledAt: null, disabledReason: null, disabledByOperator: false });
+    expect((await asTenant('disableWebhookEndpoint')).data.disableWebhookEndpoint).toMatchObject({ disabledReason: 'Disabled on request', disabledByOperator: false });
+    expect((await asTenant('enableWebhookEndpoint')).data.enableWebhookEndpoint).toMatchObject({ disabledAt: null, disabledByOperator: false });
+    // An enabled endpoint the operator disables gets the operator's reason.
+    expect((await asOperator('disableWebhookEndpoint', ', reason: "answers with 30 s delays"')).data.disableWebhookEndpoint).toMatchObject({ disabledReason: 'answers with 30 s delays', disabledByOperator: true });
+  });
+
   it('is started by the unstarted-deliveries sweep when its gateway could not reach Temporal', async () => {
     let mended = false;
     const { receiver, tenant, deliveryId, result } = await deliverTo(() => (mended ? { status: 204 } : { status: 500 }));

@@ -18,10 +18,13 @@ const WebhookEndpointSchema = defineEntity({
     previousSecretCiphertext: p.text().nullable(),
     disabledAt: p.datetime().nullable(),
     disabledReason: p.string().length(500).nullable(),
+    /** Disabled by the operator: only the operator enables it again. */
+    disabledByOperator: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },
   uniques: [{ properties: ['tenant', 'slug'] }],
+  checks: [{ name: 'webhook_endpoints_operator_hold_is_disabled', expression: 'not "disabled_by_operator" or "disabled_at" is not null' }],
 });
 export class WebhookEndpoint extends WebhookEndpointSchema.class {}
 WebhookEndpointSchema.setClass(WebhookEndpoint);

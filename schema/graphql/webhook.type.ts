@@ -70,6 +70,9 @@ export class WebhookEndpointType {
 
   @Field(() => String, { nullable: true })
   disabledReason!: string | null;
+
+  @Field(() => Boolean, { description: 'Disabled by the operator: only the operator can enable it again' })
+  disabledByOperator!: boolean;
 }
 
 /** The tenant an operator reads or acts for; a tenant's API key implies its own. */

@@ -48,8 +48,8 @@ export async function provisionWebhookEndpoints(
       change = 'updated';
     }
     // A receiver that answered 410 Gone is mended by a new address or secret; an endpoint disabled on request
-    // (`disableWebhookEndpoint`) stays disabled until enabled on request.
-    const gone = endpoint.disabledAt && endpoint.disabledReason === ENDPOINT_GONE_REASON;
+    // (`disableWebhookEndpoint`, by the tenant or held by the operator) stays disabled until enabled on request.
+    const gone = endpoint.disabledAt && endpoint.disabledReason === ENDPOINT_GONE_REASON && !endpoint.disabledByOperator;
     if (change !== 'unchanged' && gone && (endpoint.url !== urlBefore || endpoint.secretCiphertext !== secretBefore)) {
       endpoint.disabledAt = null;
       endpoint.disabledReason = null;

@@ -18,6 +18,7 @@ export const toEndpointType = (e: WebhookEndpoint): WebhookEndpointType => ({
   eventTypes: e.eventTypes,
   disabledAt: e.disabledAt ?? null,
   disabledReason: e.disabledReason ?? null,
+  disabledByOperator: e.disabledByOperator,
 });
 
 const toDeliveryType = (d: WebhookDelivery): WebhookDeliveryType => ({
@@ -72,20 +73,29 @@ export class WebhooksResolver {
   }
 
   @Mutation(() => WebhookEndpointType, {
-    description: 'Stops sending events to an endpoint: no new delivery goes there, and a pending one ends `endpoint_disabled` at its next attempt. Disabling a disabled endpoint changes nothing',
+    description:
+      'Stops sending events to an endpoint: no new delivery goes there, and a pending one ends `endpoint_disabled` at its next attempt. Disabled by the operator (also when the tenant had disabled it), it stays disabled until the operator enables it. Disabling a disabled endpoint changes nothing',
   })
   async disableWebhookEndpoint(@Args(() => DisableWebhookEndpointArgs) args: DisableWebhookEndpointArgs, @Ctx() context: GraphQLContext): Promise<WebhookEndpointType> {
     const tenant = requireTenant(context, args.tenantId);
-    await changeEndpointState(context.em.fork(), { tenantId: tenant, endpointId: args.endpointId, enabled: false, ...(args.reason !== undefined ? { reason: args.reason } : {}), actor: actorOf(context) });
+    await changeEndpointState(context.em.fork(), {
+      tenantId: tenant,
+      endpointId: args.endpointId,
+      enabled: false,
+      ...(args.reason !== undefined ? { reason: args.reason } : {}),
+      byOperator: context.caller.kind === 'operator',
+      actor: actorOf(context),
+    });
     return toEndpointType(await context.em.fork().findOneOrFail(WebhookEndpoint, { id: args.endpointId, tenant }));
   }
 
   @Mutation(() => WebhookEndpointType, {
-    description: 'Sends events to a disabled endpoint again (one a receiver disabled with 410 Gone included); failed deliveries are sent again one by one with `redeliverWebhook`',
+    description:
+      'Sends events to a disabled endpoint again (one a receiver disabled with 410 Gone included); failed deliveries are sent again one by one with `redeliverWebhook`. One the operator disabled only the operator enables (FORBIDDEN for the tenant)',
   })
   async enableWebhookEndpoint(@Args(() => WebhookEndpointArgs) args: WebhookEndpointArgs, @Ctx() context: GraphQLContext): Promise<WebhookEndpointType> {
     const tenant = requireTenant(context, args.tenantId);
-    await changeEndpointState(context.em.fork(), { tenantId: tenant, endpointId: args.endpointId, enabled: true, actor: actorOf(context) });
+    await changeEndpointState(context.em.fork(), { tenantId: tenant, endpointId: args.endpointId, enabled: true, byOperator: context.caller.kind === 'operator', actor: actorOf(context) });
     return toEndpointType(await context.em.fork().findOneOrFail(WebhookEndpoint, { id: args.endpointId, tenant }));
   }
 

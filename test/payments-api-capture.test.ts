@@ -248,6 +248,38 @@ describe('authorization only (capture: false)', () => {
     if (decision === 'capture') expect((await post(`/payments/${pending.body.id}/refund`, { amount: 999 })).body).toMatchObject({ status: 'succeeded' });
   });
 
+  it('voids a payment waiting on its 3-D Secure challenge: canceled at once, nothing charged, the challenge closed', async () => {
+    const pending = await pay(paymentBody('4000000000003220', { three_d_secure: { enabled: true } }));
+    expect(pending.body).toMatchObject({ status: 'requires_action' });
+    // Nothing to capture before the cardholder has authenticated.
+    const capture = await post(`/payments/${pending.body.id}/capture`);
+    expect(capture.status).toBe(400);
+    expect(capture.body.error).toMatchObject({ code: 'payment_not_authorized', message: `Payment ${pending.body.id} is waiting on its 3-D Secure challenge; it cannot be captured` });
+
+    // Eight voids at once (a checkout's cancel button pressed again and again): each answers the payment canceled.
+    const voids = await Promise.all(Array.from({ length: 8 }, () => post(`/payments/${pending.body.id}/void`)));
+    expect(voids.map((v) => [v.status, v.body.status])).toEqual(Array(8).fill([200, 'canceled']));
+    expect((await get(`/payments/${pending.body.id}`)).body).toMatchObject({
+      status: 'canceled',
+      status_id: 4166,
+      amount_refundable: 0,
+      failure_message: 'Voided while it waited on its 3-D Secure challenge',
+      next_action: null,
+    });
+    expect(await transactionsOf(pending.body.id)).toMatchObject([{ kind: 'authorization', success: false, refundable: false, status_id: 4166 }]);
+    expect(await app.temporal.client.workflow.getHandle(workflowIds.payment(tenant.id, Number(pending.body.id.slice(4)))).result()).toMatchObject({ info: 'Error', chargeSuccess: false, statusId: 4166 });
+
+    // The cardholder's browser arrives late: the challenge is no longer offered, and the checkout's completion is told
+    // the payment was voided.
+    expect((await fetch(pending.body.next_action.redirect_url, { redirect: 'manual' })).status).toBe(410);
+    const completion = await call(app, 'POST', `/api/${tenant.products['payments-api']}/3ds`, tenant.apiKey, { threeDSecureId: pending.body.next_action.three_d_secure_id, serviceSession: pending.body.id });
+    expect(completion.status).toBe(410);
+    expect(JSON.stringify(completion.body)).toContain('This 3-D Secure payment was voided');
+    expect((await get(`/payments/${pending.body.id}`)).body).toMatchObject({ status: 'canceled', amount_refundable: 0 });
+    // Voided again: the payment as it is.
+    expect((await post(`/payments/${pending.body.id}/void`)).body).toMatchObject({ status: 'canceled' });
+  });
+
   it('refuses to capture or void a payment charged at once, and an unknown one', async () => {
     const charged = await pay(paymentBody('4242424242424242'));
     expect(charged.body).toMatchObject({ status: 'succeeded' });

@@ -72,7 +72,7 @@ export type OpenedPaymentOrder = { alreadySubscribed: true } | { alreadySubscrib
 const DAY_SECONDS = 86_400;
 const DAY_MS = DAY_SECONDS * 1000;
 /** States after which the payment holds nothing any more: no cap reservation, no unconfirmed subscription. */
-const FINAL_STATES: readonly OrderState[] = ['approved', 'declined', 'failed', 'expired'];
+const FINAL_STATES: readonly OrderState[] = ['approved', 'declined', 'failed', 'expired', 'voided'];
 
 /** The submit order's life in PostgreSQL: opened before the first attempt, settled after the last. */
 export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
@@ -191,10 +191,11 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     /** `firstChargeInSeconds`: absent in activities scheduled before it existed (days of the plan then). */
     subscription?: { state: 'active' | 'grace'; recurringAmount: string; intervalDays: number; trialDays: number; gracePeriodDays: number; firstChargeInSeconds?: number };
   }): Promise<{ orderId: number; subscriptionId: number }> {
-    if (input.state === 'expired') {
-      // The challenged attempt ends as the payment does (failed 3-D Secure), not left "Submitted" for good.
-      const failed = StatusId.THREE_DS_FAILED;
-      await endUncompletedChallenges(sql, { orderId: input.submitOrderId, submittedStatusId: StatusId.SUBMITTED, statusId: failed, status: statusNameOf(failed) });
+    if (input.state === 'expired' || input.state === 'voided') {
+      // The challenged attempt ends as the payment does (failed 3-D Secure, or voided while it waited), not left
+      // "Submitted" for good.
+      const ended = input.state === 'voided' ? StatusId.VOIDED : StatusId.THREE_DS_FAILED;
+      await endUncompletedChallenges(sql, { orderId: input.submitOrderId, submittedStatusId: StatusId.SUBMITTED, statusId: ended, status: statusNameOf(ended) });
     }
     const keepsNothing = FINAL_STATES.includes(input.state) && !input.subscription;
     if (keepsNothing && !input.threeDSecureId && !input.challengeUrl && !input.serviceSession) {

@@ -61,7 +61,7 @@ export function paymentJson(payment: PaymentRecord, publicUrl: string): Payment 
 
 /** Why a payment is `canceled`: voided, its held authorization expired at the processor, or its 3-D Secure challenge expired. */
 function canceledMessage(payment: PaymentRecord): string {
-  if (payment.state === 'voided') return 'The authorization was voided before capture';
+  if (payment.state === 'voided') return payment.attempt?.success === false ? 'Voided while it waited on its 3-D Secure challenge' : 'The authorization was voided before capture';
   return payment.attempt?.success ? 'The authorization expired at the processor before capture' : '3DS Failed: the challenge expired';
 }
 

@@ -28,7 +28,10 @@ export async function decideAuthorization(
     // first was finishing finds its workflow closed), and a repeat after the decision gets the payment as it is.
     const state = (await findPayment(deps.em, input.tenantId, orderId))?.state ?? payment.state;
     if (state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
-    const now = state === 'authorized' ? 'is being decided' : state === 'voided' ? 'was voided' : 'has no authorization waiting for capture';
+    // A payment voided while it waited on its challenge may have been charged by a completion that came first.
+    if (payment.captureMethod === 'automatic' && state === 'approved') throw chargedAtOnce(input);
+    const now =
+      state === 'authorized' ? 'is being decided' : state === 'voided' ? 'was voided' : state === 'pending_3ds' ? 'is waiting on its 3-D Secure challenge' : 'has no authorization waiting for capture';
     throw notAuthorized(input, now);
   }
   if (decided.state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;

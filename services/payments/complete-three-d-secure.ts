@@ -38,6 +38,7 @@ export async function completeThreeDSecure(
           : undefined;
   if (mismatch) throw new DomainError('validation', 'The session does not match the 3-D Secure payment', { field: mismatch });
   if (order.state === 'expired') throw expiredSession();
+  if (order.state === 'voided') throw new DomainError('gone', 'This 3-D Secure payment was voided');
 
   const completion = await deps.runner.completeThreeDSecure({ workflowId: order.workflowId, threeDSecureId: input.body.threeDSecureId });
   switch (completion.kind) {

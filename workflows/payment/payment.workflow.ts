@@ -211,6 +211,8 @@ interface Challenge {
   lastAskedAt?: number;
   /** A new submit of the e-mail to the plan asked for the claim this payment holds: the wait ends now. */
   superseded?: boolean;
+  /** The payment was voided while it waited (`POST /payments/{id}/void`): the wait ends now, the payment is canceled. */
+  voided?: boolean;
 }
 
 /** An approved authorization made with `capture: false`, waiting for its capture or void. */
@@ -325,7 +327,22 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     if (!hold || (hold.decision !== undefined && hold.decision !== decision)) throw ApplicationFailure.nonRetryable(`No authorization of this payment waits for a ${decision}`, NOT_AUTHORIZED);
   };
   setHandler(capturePaymentUpdate, decide('capture'), { validator: onlyWhileHeld('capture') });
-  setHandler(voidPaymentUpdate, decide('void'), { validator: onlyWhileHeld('void') });
+  // A void of a payment still waiting on its 3-D Secure challenge cancels it, the challenge ended as if expired, unless
+  // a completion already under way decides first: an authorization it then holds is voided, a charge is refused.
+  const voidOpenChallenge = async (): Promise<AuthorizationDecision> => {
+    const waiting = challenge!;
+    waiting.voided = true;
+    await condition(() => finalResult !== undefined || hold !== undefined);
+    if (hold) return decide('void')();
+    if (waiting.completed || waiting.failure) throw ApplicationFailure.nonRetryable('The 3-D Secure challenge was completed first: no authorization of this payment waits for a void', NOT_AUTHORIZED);
+    return { state: 'voided', statusId: StatusId.VOIDED };
+  };
+  const challengeOpen = () => challenge !== undefined && !challenge.completed && !challenge.failure && (!challenge.expiring || challenge.voided === true);
+  setHandler(voidPaymentUpdate, () => (hold || !challengeOpen() ? decide('void')() : voidOpenChallenge()), {
+    validator: () => {
+      if (hold || !challengeOpen()) onlyWhileHeld('void')();
+    },
+  });
 
   let result: SubmitResult;
   try {
@@ -366,17 +383,18 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     if (attempt.outcome.kind === 'challenge') {
       const waiting = await openChallenge(account, attemptNumber, attempt.outcome);
       const finished = await condition(
-        () => waiting.completed !== undefined || waiting.failure !== undefined || waiting.superseded === true,
+        () => waiting.completed !== undefined || waiting.failure !== undefined || waiting.superseded === true || waiting.voided === true,
         input.settings.threeDSecureTimeoutSeconds * 1000,
       );
-      if (!finished || waiting.superseded) {
-        if (waiting.superseded) log.info('3-D Secure challenge given up for a new submit of the e-mail to the plan', { submitOrderId: input.submitOrderId });
+      if (!finished || waiting.superseded || waiting.voided) {
+        if (waiting.voided) log.info('3-D Secure challenge given up: the payment was voided', { submitOrderId: input.submitOrderId });
+        else if (waiting.superseded) log.info('3-D Secure challenge given up for a new submit of the e-mail to the plan', { submitOrderId: input.submitOrderId });
         // A completion already asking the processor decides before the expiry does.
         waiting.expiring = true;
         await condition(() => waiting.asking === undefined);
       }
       if (waiting.failure) throw waiting.failure;
-      if (!waiting.completed) return expireChallenge(waiting);
+      if (!waiting.completed) return endOpenChallenge(waiting, waiting.voided ? 'voided' : 'expired');
       attempt = waiting.completed;
     }
 
@@ -762,11 +780,15 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     }
   }
 
-  /** Nobody completed the challenge in time: void anything authorized, fail the payment, tell the tenant. */
-  async function expireChallenge(expired: Challenge): Promise<SubmitResult> {
-    await voidAuthorization({ gateway: expired.account.gateway, processorTransactionId: expired.processorTransactionId, timeoutMs: input.settings.processorTimeoutMs });
-    const settlement = await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'expired' });
-    return endProcessed(buildProcessedResult(payment, expired.account, attempts, settlement, { salvage: false, overrideStatusId: StatusId.THREE_DS_FAILED }), { outcome: 'Expired' });
+  /**
+   * Nobody completed the challenge in time (`expired`, 3DS Failed), or the payment was voided while it waited
+   * (`voided`, Authorized then Voided/Cancelled): void anything authorized, end the payment, tell the tenant.
+   */
+  async function endOpenChallenge(ended: Challenge, end: 'expired' | 'voided'): Promise<SubmitResult> {
+    await voidAuthorization({ gateway: ended.account.gateway, processorTransactionId: ended.processorTransactionId, timeoutMs: input.settings.processorTimeoutMs });
+    const settlement = await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: end });
+    const overrideStatusId = end === 'voided' ? StatusId.VOIDED : StatusId.THREE_DS_FAILED;
+    return endProcessed(buildProcessedResult(payment, ended.account, attempts, settlement, { salvage: false, overrideStatusId }), { outcome: end === 'voided' ? 'Voided' : 'Expired' });
   }
 
   /** A step of the failure path: its own failure is logged (undefined), and the payment still ends. */

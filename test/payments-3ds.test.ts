@@ -196,6 +196,10 @@ describe("a plan's checkout abandoned at its 3-D Secure challenge", () => {
     expect(ended).toMatchObject({ status: '3DS Failed', completed_at: expect.anything() });
     const late = await completeOnPlan({ threeDSecureId: pending.body.threeDSecureId, partnerSession: abandoned.partnerSession });
     expect(late.status).toBe(410);
+    // The merchant's void of the abandoned checkout, arriving after: nothing is held, which is what it asked for.
+    const voided = await post(app, `/payments/pay_${pending.body.submitOrderId}/void`, tenant.apiKey, {});
+    expect(voided.status).toBe(200);
+    expect(voided.body).toMatchObject({ status: 'canceled', failure_message: '3DS Failed: the challenge expired', amount_refundable: 0 });
   });
 
   it('keeps the challenge when the new submit is refused by a velocity limit: its cardholder, who authenticated, completes', async () => {
@@ -279,11 +283,23 @@ describe("a plan's checkout abandoned at its 3-D Secure challenge", () => {
       },
       { timeout: 10_000, interval: 100 },
     );
+    // The checkout polls the completion again meanwhile: it waits for the processor call in flight, never told "expired"
+    // (the challenge's wait is over, but the call under way decides).
+    const polled = post(gateway, `/api/${shop.planProductId}/3ds`, shop.apiKey, { threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+    await vi.waitFor(
+      async () => {
+        const events = (await payment.fetchHistory()).events ?? [];
+        expect(events.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'complete3ds')).toHaveLength(2);
+      },
+      { timeout: 10_000, interval: 100 },
+    );
     answer.release();
 
-    const [completed, again] = await Promise.all([completion, retry]);
+    const [completed, again, polledAgain] = await Promise.all([completion, retry, polled]);
     expect(completed.status).toBe(200);
     expect(completed.body).toMatchObject({ info: 'Success', chargeSuccess: true, subscribeSuccess: true, statusId: 2636, submitOrderId: pending.body.submitOrderId });
+    expect(polledAgain.status).toBe(200);
+    expect(polledAgain.body).toEqual(completed.body);
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ info: 'AlreadySubscribed', subscriptionId: 0 });
 

@@ -28,6 +28,8 @@ export async function decideAuthorization(
     // first was finishing finds its workflow closed), and a repeat after the decision gets the payment as it is.
     const state = (await findPayment(deps.em, input.tenantId, orderId))?.state ?? payment.state;
     if (state === (input.decision === 'capture' ? 'approved' : 'voided')) return orderId;
+    // Ended without a charge another way (its challenge or hold expired) as the void was asked: it is what was asked for.
+    if (input.decision === 'void' && state === 'expired') return orderId;
     // A payment voided while it waited on its challenge may have been charged by a completion that came first.
     if (payment.captureMethod === 'automatic' && state === 'approved') throw chargedAtOnce(input);
     const now =

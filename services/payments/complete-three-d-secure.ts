@@ -4,6 +4,7 @@ import { DomainError } from '../../domain/errors.ts';
 import type { ThreeDSecureRequest } from '../../domain/payments/submit-request.schema.ts';
 import type { SubmitResult } from '../../domain/payments/submit-result.ts';
 import type { ThreeDSecureRunner } from '../../domain/payments/payment-runner.ts';
+import { StatusId } from '../../domain/statuses/status-ids.ts';
 
 /**
  * `POST /api/{productId}/3ds`: finds the payment by its `threeDSecureId` within the tenant and product, checks
@@ -38,18 +39,19 @@ export async function completeThreeDSecure(
           : undefined;
   if (mismatch) throw new DomainError('validation', 'The session does not match the 3-D Secure payment', { field: mismatch });
   if (order.state === 'expired') throw expiredSession();
-  if (order.state === 'voided') throw new DomainError('gone', 'This 3-D Secure payment was voided');
 
   const completion = await deps.runner.completeThreeDSecure({ workflowId: order.workflowId, threeDSecureId: input.body.threeDSecureId });
   switch (completion.kind) {
     case 'completed':
+      // Voided while it waited: gone, as an expired one. (One completed, held and voided after answers its result.)
+      if (completion.result.statusId === StatusId.VOIDED && order.state === 'voided') throw voidedSession();
       return completion.result;
     case 'challenge_pending':
       throw new DomainError('conflict', 'The cardholder had not completed the 3-D Secure challenge when the processor was last asked (at most once a second); send the completion again');
     case 'processor_unavailable':
       throw new DomainError('unavailable', 'The processor did not answer the 3-D Secure completion; send it again');
     case 'expired':
-      throw expiredSession();
+      throw order.state === 'voided' ? voidedSession() : expiredSession();
     case 'unknown':
       throw unknownSession();
     case 'forgotten':
@@ -59,3 +61,4 @@ export async function completeThreeDSecure(
 
 const unknownSession = () => new DomainError('not_found', 'Unknown threeDSecureId');
 const expiredSession = () => new DomainError('gone', 'This 3-D Secure session has expired');
+const voidedSession = () => new DomainError('gone', 'This 3-D Secure payment was voided');

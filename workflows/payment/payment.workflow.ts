@@ -213,6 +213,8 @@ interface Challenge {
   superseded?: boolean;
   /** The payment was voided while it waited (`POST /payments/{id}/void`): the wait ends now, the payment is canceled. */
   voided?: boolean;
+  /** How the wait ended without a completion, once the order was settled so: what a void answers from. */
+  ended?: 'expired' | 'voided';
 }
 
 /** An approved authorization made with `capture: false`, waiting for its capture or void. */
@@ -295,7 +297,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     // A refusal here changes nothing and is not even written to the history.
     validator: ({ threeDSecureId }) => {
       if (!challenge || challenge.threeDSecureId !== threeDSecureId) throw refusal('unknown', 'Unknown threeDSecureId');
-      if (challenge.expiring && !challenge.completed) throw refusal('expired', 'This 3-D Secure session has expired');
+      // The wait is over, but a processor call under way still decides: a completion sent meanwhile waits for it.
+      if (challenge.expiring && !challenge.completed && !challenge.asking) throw refusal('expired', 'This 3-D Secure session has expired');
       if (finalResult !== undefined) throw ApplicationFailure.nonRetryable('The payment has its final result; read it with the answers query', THREE_D_SECURE_FINISHED);
       const askedLately = challenge.lastAskedAt !== undefined && Date.now() - challenge.lastAskedAt < completionAskIntervalMs;
       if (!challenge.completed && !challenge.asking && askedLately) throw refusal('challenge_pending', 'The cardholder has not completed the 3-D Secure challenge yet');
@@ -328,19 +331,25 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   };
   setHandler(capturePaymentUpdate, decide('capture'), { validator: onlyWhileHeld('capture') });
   // A void of a payment still waiting on its 3-D Secure challenge cancels it, the challenge ended as if expired, unless
-  // a completion already under way decides first: an authorization it then holds is voided, a charge is refused.
+  // a completion already under way decides first: an authorization it then holds is voided, a charge is refused. It is
+  // answered from how the payment ended, never "voided" for a payment that failed.
   const voidOpenChallenge = async (): Promise<AuthorizationDecision> => {
     const waiting = challenge!;
     waiting.voided = true;
+    // At once, not when the payment's own code next runs: a completion in the same activation must find the wait over.
+    waiting.expiring = true;
     await condition(() => finalResult !== undefined || hold !== undefined);
     if (hold) return decide('void')();
-    if (waiting.completed || waiting.failure) throw ApplicationFailure.nonRetryable('The 3-D Secure challenge was completed first: no authorization of this payment waits for a void', NOT_AUTHORIZED);
-    return { state: 'voided', statusId: StatusId.VOIDED };
+    if (waiting.ended === 'voided') return { state: 'voided', statusId: StatusId.VOIDED };
+    if (waiting.completed) throw ApplicationFailure.nonRetryable('The 3-D Secure challenge was completed first: no authorization of this payment waits for a void', NOT_AUTHORIZED);
+    if (waiting.ended === 'expired') throw ApplicationFailure.nonRetryable('The 3-D Secure challenge expired first: nothing of this payment is left to void', NOT_AUTHORIZED);
+    return { state: 'failed', statusId: StatusId.SYSTEM_TIMEOUT };
   };
-  const challengeOpen = () => challenge !== undefined && !challenge.completed && !challenge.failure && (!challenge.expiring || challenge.voided === true);
-  setHandler(voidPaymentUpdate, () => (hold || !challengeOpen() ? decide('void')() : voidOpenChallenge()), {
+  /** Until its payment's end: a completion under way decides first, and a void still being ended is answered. */
+  const challengeVoidable = () => challenge !== undefined && !challenge.failure && (finalResult === undefined || challenge.voided === true);
+  setHandler(voidPaymentUpdate, () => (hold || !challengeVoidable() ? decide('void')() : voidOpenChallenge()), {
     validator: () => {
-      if (hold || !challengeOpen()) onlyWhileHeld('void')();
+      if (hold || !challengeVoidable()) onlyWhileHeld('void')();
     },
   });
 
@@ -784,11 +793,14 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
    * Nobody completed the challenge in time (`expired`, 3DS Failed), or the payment was voided while it waited
    * (`voided`, Authorized then Voided/Cancelled): void anything authorized, end the payment, tell the tenant.
    */
-  async function endOpenChallenge(ended: Challenge, end: 'expired' | 'voided'): Promise<SubmitResult> {
-    await voidAuthorization({ gateway: ended.account.gateway, processorTransactionId: ended.processorTransactionId, timeoutMs: input.settings.processorTimeoutMs });
+  async function endOpenChallenge(waiting: Challenge, end: 'expired' | 'voided'): Promise<SubmitResult> {
+    const voided = await voidAuthorization({ gateway: waiting.account.gateway, processorTransactionId: waiting.processorTransactionId, timeoutMs: input.settings.processorTimeoutMs });
+    // Refused or unanswered: a completion whose answer was lost may have charged the card.
+    if (!voided) chargeUncertain = true;
     const settlement = await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: end });
+    waiting.ended = end;
     const overrideStatusId = end === 'voided' ? StatusId.VOIDED : StatusId.THREE_DS_FAILED;
-    return endProcessed(buildProcessedResult(payment, ended.account, attempts, settlement, { salvage: false, overrideStatusId }), { outcome: end === 'voided' ? 'Voided' : 'Expired' });
+    return endProcessed(buildProcessedResult(payment, waiting.account, attempts, settlement, { salvage: false, overrideStatusId }), { outcome: end === 'voided' ? 'Voided' : 'Expired' });
   }
 
   /** A step of the failure path: its own failure is logged (undefined), and the payment still ends. */

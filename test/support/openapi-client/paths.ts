@@ -95,14 +95,14 @@ export interface paths {
   "/payments/{id}/capture": {
     /**
      * Captures an authorization made with `capture: false` (status `requires_capture` → `succeeded`)
-     * @description A void of a `requires_action` payment closes its challenge (`status_id` 4166; the cardholder's completion is then 410), unless a completion already under way decides first. A payment with no authorization waiting (declined, failed, or charged at once with `capture: true`) is refused (`payment_not_authorized`); asking again what is already done (capturing a captured hold, voiding a voided one) answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
+     * @description A `requires_action` payment is refused until its challenge is completed. A payment with no authorization waiting (declined, failed, or charged at once with `capture: true`) is refused (`payment_not_authorized`); asking again what is already done (capturing a captured hold, voiding a voided one) answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
      */
     post: operations["capturePayment"];
   };
   "/payments/{id}/void": {
     /**
      * Voids an authorization made with `capture: false` before capture (status `requires_capture` → `canceled`), or cancels a payment waiting on its 3-D Secure challenge (`requires_action` → `canceled`)
-     * @description A void of a `requires_action` payment closes its challenge (`status_id` 4166; the cardholder's completion is then 410), unless a completion already under way decides first. A payment with no authorization waiting (declined, failed, or charged at once with `capture: true`) is refused (`payment_not_authorized`); asking again what is already done (capturing a captured hold, voiding a voided one) answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
+     * @description A void of a `requires_action` payment closes its challenge (`status_id` 4166; the cardholder's completion is then 410), unless a completion already under way decides first; a payment that ended uncharged another way (`canceled` by an expiry) is answered as it is. A payment with no authorization waiting (declined, failed, or charged at once with `capture: true`) is refused (`payment_not_authorized`); asking again what is already done (capturing a captured hold, voiding a voided one) answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
      */
     post: operations["voidPayment"];
   };
@@ -2164,7 +2164,7 @@ export interface operations {
   };
   /**
    * Captures an authorization made with `capture: false` (status `requires_capture` → `succeeded`)
-   * @description A void of a `requires_action` payment closes its challenge (`status_id` 4166; the cardholder's completion is then 410), unless a completion already under way decides first. A payment with no authorization waiting (declined, failed, or charged at once with `capture: true`) is refused (`payment_not_authorized`); asking again what is already done (capturing a captured hold, voiding a voided one) answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
+   * @description A `requires_action` payment is refused until its challenge is completed. A payment with no authorization waiting (declined, failed, or charged at once with `capture: true`) is refused (`payment_not_authorized`); asking again what is already done (capturing a captured hold, voiding a voided one) answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
    */
   capturePayment: {
     parameters: {
@@ -2257,7 +2257,7 @@ export interface operations {
   };
   /**
    * Voids an authorization made with `capture: false` before capture (status `requires_capture` → `canceled`), or cancels a payment waiting on its 3-D Secure challenge (`requires_action` → `canceled`)
-   * @description A void of a `requires_action` payment closes its challenge (`status_id` 4166; the cardholder's completion is then 410), unless a completion already under way decides first. A payment with no authorization waiting (declined, failed, or charged at once with `capture: true`) is refused (`payment_not_authorized`); asking again what is already done (capturing a captured hold, voiding a voided one) answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
+   * @description A void of a `requires_action` payment closes its challenge (`status_id` 4166; the cardholder's completion is then 410), unless a completion already under way decides first; a payment that ended uncharged another way (`canceled` by an expiry) is answered as it is. A payment with no authorization waiting (declined, failed, or charged at once with `capture: true`) is refused (`payment_not_authorized`); asking again what is already done (capturing a captured hold, voiding a voided one) answers the payment unchanged. A decision the processor refuses (authorization expired, voided or captured there) is 402 `card_error` `capture_declined` / `void_declined` with its `status_id`; the payment has then ended as the processor said.
    */
   voidPayment: {
     parameters: {

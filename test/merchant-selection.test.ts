@@ -158,6 +158,8 @@ describe('network flags', () => {
     const refused = await submit(tenant, 'ten', APPROVED_NETWORK_B);
     expect(refused).toMatchObject({ info: 'Failed', error: 'NetworkB cards not supported', message: 'NetworkB cards not supported', statusId: 0, chargeSuccess: false, mid: '', gatewayResponses: [] });
     expect(await authorizationsFor(refused.submitOrderId)).toBe(0);
+    // Its order says why, as `GET /payments/{id}` shows it.
+    expect(await app.orm.em.fork().execute(`select state, unprocessed_reason from orders where id = ?`, [refused.submitOrderId])).toEqual([{ state: 'failed', unprocessed_reason: 'card_network_not_supported' }]);
     expect(await approvedOn(tenant, 'ten', APPROVED)).toMatch(/^A-ONLY-/);
   });
 });

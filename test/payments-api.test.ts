@@ -297,6 +297,7 @@ describe('POST /payments', () => {
     expect(refused.body).toMatchObject({
       status: 'failed',
       mid: null,
+      failure_code: 'no_merchant_account',
       failure_message: 'No merchant account could take the payment',
       card: { brand: 'NetworkA', bin: '42424242', last4: '4242', exp_month: 12, exp_year: new Date().getFullYear() + 2 },
     });

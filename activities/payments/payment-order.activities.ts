@@ -22,7 +22,7 @@ import {
 import { attemptReference, type MerchantCandidate } from '../../domain/payments/attempts.ts';
 import { FORCED_ACCOUNT_REFUSALS, forcedAccountRefusal } from '../../domain/payments/forced-merchant-account.ts';
 import type { CardSummary, OrderDetails } from '../../domain/payments/payment-input.ts';
-import type { CaptureMethod, OrderState } from '../../schema/entities/index.ts';
+import type { CaptureMethod, OrderState, UnprocessedReason } from '../../schema/entities/index.ts';
 import { withPermanentFailures } from '../shared/permanent-failures.ts';
 
 export interface PaymentOrderActivityDeps {
@@ -188,6 +188,8 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     challengeUrl?: string;
     /** A session issued by the service for the 3-D Secure completion (see the payment workflow). */
     serviceSession?: string;
+    /** A payment failed before any processor was asked: why (`GET /payments/{id}` says it). */
+    unprocessedReason?: UnprocessedReason;
     /** `firstChargeInSeconds`: absent in activities scheduled before it existed (days of the plan then). */
     subscription?: { state: 'active' | 'grace'; recurringAmount: string; intervalDays: number; trialDays: number; gracePeriodDays: number; firstChargeInSeconds?: number };
   }): Promise<{ orderId: number; subscriptionId: number }> {
@@ -200,7 +202,7 @@ export function createPaymentOrderActivities(deps: PaymentOrderActivityDeps) {
     const keepsNothing = FINAL_STATES.includes(input.state) && !input.subscription;
     if (keepsNothing && !input.threeDSecureId && !input.challengeUrl && !input.serviceSession) {
       // The common close (every payment that keeps no subscription) in one statement.
-      await closeSubmitOrder(sql, { orderId: input.submitOrderId, state: input.state });
+      await closeSubmitOrder(sql, { orderId: input.submitOrderId, state: input.state, ...(input.unprocessedReason ? { unprocessedReason: input.unprocessedReason } : {}) });
       return { orderId: input.submitOrderId, subscriptionId: 0 };
     }
     return fork().transactional(async (tx) => {

@@ -2,7 +2,7 @@ import type { PaymentRecord } from '../../data/queries/payments-api.ts';
 import type { RefundRecord } from '../../data/queries/refunds.ts';
 import { paymentId } from '../../domain/payments-api/ids.ts';
 import { toMinorUnits } from '../../domain/payments-api/minor-units.ts';
-import type { OrderState } from '../../schema/entities/index.ts';
+import type { OrderState, UnprocessedReason } from '../../schema/entities/index.ts';
 import type { Payment, Refund } from './payments-api.schemas.ts';
 
 type PaymentStatus = 'processing' | 'requires_action' | 'requires_capture' | 'succeeded' | 'failed' | 'canceled';
@@ -48,8 +48,8 @@ export function paymentJson(payment: PaymentRecord, publicUrl: string): Payment 
     merchant_account: attempt?.merchantAccountId ?? null,
     transaction_id: attempt?.transactionId ?? null,
     status_id: attempt?.statusId ?? null,
-    failure_code: status === 'failed' ? String(attempt?.statusId ?? 0) : null,
-    failure_message: status === 'failed' ? (attempt?.status ?? 'No merchant account could take the payment') : status === 'canceled' ? canceledMessage(payment) : null,
+    failure_code: status === 'failed' ? (attempt ? String(attempt.statusId) : (payment.unprocessedReason ?? 'no_merchant_account')) : null,
+    failure_message: status === 'failed' ? (attempt?.status ?? UNPROCESSED_MESSAGES[payment.unprocessedReason ?? 'no_merchant_account']) : status === 'canceled' ? canceledMessage(payment) : null,
     card: payment.card && { brand: payment.card.brand, bin: payment.card.bin, last4: payment.card.last4, exp_month: payment.card.expiryMonth, exp_year: payment.card.expiryYear },
     next_action:
       status === 'requires_action' && payment.threeDSecureId
@@ -58,6 +58,13 @@ export function paymentJson(payment: PaymentRecord, publicUrl: string): Payment 
     metadata: payment.metadata,
   };
 }
+
+/** Why a payment failed before any processor was asked (an order closed before this was kept: no merchant account). */
+const UNPROCESSED_MESSAGES: Record<UnprocessedReason, string> = {
+  already_subscribed: 'The e-mail already has a live subscription to this plan: nothing was charged',
+  no_merchant_account: 'No merchant account could take the payment',
+  card_network_not_supported: "No merchant account takes the card's network",
+};
 
 /** Why a payment is `canceled`: voided, its held authorization expired at the processor, or its 3-D Secure challenge expired. */
 function canceledMessage(payment: PaymentRecord): string {

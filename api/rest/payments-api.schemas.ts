@@ -73,7 +73,7 @@ export const Payment = Type.Object(
     merchant_account: Type.Union([Type.Integer(), Type.Null()]),
     transaction_id: Type.Union([Type.String(), Type.Null()], { description: 'The deciding authorization transaction (mitigation search `transactionId`)' }),
     status_id: Type.Union([Type.Integer(), Type.Null()], { description: 'Status code of the deciding attempt (spec 7.5)' }),
-    failure_code: Type.Union([Type.String(), Type.Null()], { description: 'The status code as text when the payment failed' }),
+    failure_code: Type.Union([Type.String(), Type.Null()], { description: 'When the payment failed: its status code as text, or, when no processor was asked, `already_subscribed`, `no_merchant_account` or `card_network_not_supported`' }),
     failure_message: Nullable(Type.String()),
     card: Type.Union([
       Type.Object({ brand: Type.String(), bin: Type.String(), last4: Type.String(), exp_month: Type.Integer(), exp_year: Type.Integer() }),

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { persistedPartnerSession, type OrderDetails } from '../../domain/payments/payment-input.ts';
-import type { CaptureMethod, OrderState, ShownCard } from '../../schema/entities/index.ts';
+import type { CaptureMethod, OrderState, ShownCard, UnprocessedReason } from '../../schema/entities/index.ts';
 import type { SqlExecutor } from '../sql-executor.ts';
 
 /** Order ids come from the orders sequence before the workflow starts, so its id names the order. */
@@ -87,13 +87,13 @@ export async function updateOrderState(
  * subscription it claimed but does not keep given up (the pending subscription and its order deleted), so the e-mail
  * may subscribe again. What `settlePaymentOrder` does for a payment that keeps no subscription.
  */
-export async function closeSubmitOrder(sql: SqlExecutor, close: { orderId: number; state: OrderState }): Promise<void> {
+export async function closeSubmitOrder(sql: SqlExecutor, close: { orderId: number; state: OrderState; unprocessedReason?: UnprocessedReason }): Promise<void> {
   await sql.execute(
     // The reservation released is the one the locked row holds: under a concurrent release, a self-join would read
     // the row as the statement's snapshot had it and release that reservation a second time.
     `with payment as (select id, cap_reservation_id, cap_reservation_month, amount, currency from orders where id = ? for update),
      closed as (
-       update orders o set state = ?, cap_reservation_id = null, cap_reservation_month = null, updated_at = now()
+       update orders o set state = ?, unprocessed_reason = ?, cap_reservation_id = null, cap_reservation_month = null, updated_at = now()
          from payment p
         where o.id = p.id
         returning p.cap_reservation_id as merchant_account_id, p.cap_reservation_month as month, p.amount, p.currency),
@@ -106,7 +106,7 @@ export async function closeSubmitOrder(sql: SqlExecutor, close: { orderId: numbe
         where claim.parent_order_id = ? and claim.kind = ? and s.order_id = claim.id and s.state = ?
         returning s.order_id)
      delete from orders where id in (select order_id from given_up)`,
-    [close.orderId, close.state, close.orderId, 'subscription', 'pending'],
+    [close.orderId, close.state, close.unprocessedReason ?? null, close.orderId, 'subscription', 'pending'],
   );
 }
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { normalizeEmail } from '../../domain/payments/card.ts';
-import type { CaptureMethod, OrderState, ShownCard } from '../../schema/entities/index.ts';
+import type { CaptureMethod, OrderState, ShownCard, UnprocessedReason } from '../../schema/entities/index.ts';
 import { THREE_DECIMAL_CURRENCIES, ZERO_DECIMAL_CURRENCIES } from '../../domain/payments-api/minor-units.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
@@ -58,6 +58,8 @@ export interface PaymentRecord {
   readonly card: ShownCard | null;
   /** How it takes its money; null for an order opened before this was kept. */
   readonly captureMethod: CaptureMethod | null;
+  /** Why it failed before any processor was asked; null for one that was sent, or closed before this was kept. */
+  readonly unprocessedReason: UnprocessedReason | null;
 }
 
 /** Key-value pairs a caller keeps on a payment: text from `/payments`, also numbers, booleans and null from a submit. */
@@ -89,6 +91,7 @@ interface PaymentRow {
   props: PaymentMetadata | null;
   card: ShownCard | null;
   capture_method: CaptureMethod | null;
+  unprocessed_reason: UnprocessedReason | null;
   email: string;
   transaction_id: string | null;
   status_id: number | null;
@@ -112,7 +115,7 @@ interface PaymentRow {
  * whose end the processor told (`endHold`) keeps that status on the authorization, which then says how it ended.
  */
 const SELECT_PAYMENTS = `
-  select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, o.props, o.card, o.capture_method, c.email,
+  select o.id, o.state, o.amount, o.currency, o.created_at, o.product_id, o.three_d_secure_id, o.props, o.card, o.capture_method, o.unprocessed_reason, c.email,
          t.id as transaction_id,
          case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status_id, t.status_id) else t.status_id end as status_id,
          case when t.status_id = ${StatusId.PREAUTHORIZED} then coalesce(v.status, t.status) else t.status end as status, t.success, t.mid,
@@ -170,6 +173,7 @@ function toRecord(row: PaymentRow): PaymentRecord {
     threeDSecureId: row.three_d_secure_id,
     metadata: row.props ?? {},
     captureMethod: row.capture_method,
+    unprocessedReason: row.unprocessed_reason,
     card:
       row.transaction_id === null
         ? row.card

@@ -3,6 +3,7 @@ import { Affiliate, Campaign, Customer } from './customer.entity.ts';
 import { MerchantAccount } from './merchant-account.entity.ts';
 import { Product } from './product.entity.ts';
 import { Tenant } from './tenant.entity.ts';
+import { UNPROCESSED_REASONS } from '../../domain/payments/unprocessed-reason.ts';
 
 export const ORDER_KINDS = ['submit', 'subscription'] as const;
 
@@ -20,6 +21,7 @@ export type OrderState = (typeof ORDER_STATES)[number];
 /** `automatic`: charged with its authorization; `manual`: authorized only (`capture: false`), captured or voided later. */
 export const CAPTURE_METHODS = ['automatic', 'manual'] as const;
 export type CaptureMethod = (typeof CAPTURE_METHODS)[number];
+export { UNPROCESSED_REASONS, type UnprocessedReason } from '../../domain/payments/unprocessed-reason.ts';
 
 /**
  * One card submit (`kind: submit`, its id is `submitOrderId`), or the order of a subscription the
@@ -62,6 +64,8 @@ const OrderSchema = defineEntity({
     card: p.json<ShownCard>().nullable(),
     /** How the payment takes its money, from the order's opening; none for an order opened before it was kept. */
     captureMethod: p.enum(() => [...CAPTURE_METHODS]).nullable(),
+    /** Why it failed before any processor was asked; none for a payment that was sent (or closed before this was kept). */
+    unprocessedReason: p.enum(() => [...UNPROCESSED_REASONS]).nullable(),
     /**
      * The MID whose monthly volume holds this order's amount while its current attempt is in flight (attempts
      * run one after another, so an order holds at most one reservation), and the month it is counted in.

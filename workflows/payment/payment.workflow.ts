@@ -42,6 +42,7 @@ import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
 import { persistedPartnerSession, type PaymentWorkflowInput } from '../../domain/payments/payment-input.ts';
 import { paidLeadOf, paymentOutcomeOf, transactionEventOf, type OutcomeContext } from '../../domain/payments/payment-outcome.ts';
 import type { ThreeDSecureRefusal } from '../../domain/payments/payment-runner.ts';
+import type { UnprocessedReason } from '../../domain/payments/unprocessed-reason.ts';
 import { changeOf, endUndecidedHold, sendDecision, type SentDecision } from './held-authorization-end.ts';
 import {
   NOT_AUTHORIZED,
@@ -367,13 +368,13 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
 
   async function pay(): Promise<SubmitResult> {
     const opened = await openOrder();
-    if (opened.alreadySubscribed) return endUnprocessed(alreadySubscribedResult(payment), 'AlreadySubscribed');
+    if (opened.alreadySubscribed) return endUnprocessed(alreadySubscribedResult(payment), 'AlreadySubscribed', 'already_subscribed');
 
     const first = opened.firstAccount;
     if (!first.account) {
       // Live accounts there are, but none takes this network: the card is not supported, not the accounts full.
-      if (first.networkRefused) return endUnprocessed(networkNotSupportedResult(payment, input.card.network), 'Failed');
-      return endUnprocessed(noMerchantAccountResult(payment), 'NoMerchantAccount');
+      if (first.networkRefused) return endUnprocessed(networkNotSupportedResult(payment, input.card.network), 'Failed', 'card_network_not_supported');
+      return endUnprocessed(noMerchantAccountResult(payment), 'NoMerchantAccount', 'no_merchant_account');
     }
     let account = first.account;
     let attemptNumber = 1;
@@ -613,8 +614,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   }
 
   /** Nothing was sent to a processor (already subscribed, no eligible account): fail the order and answer. */
-  async function endUnprocessed(result: SubmitResult, outcome: string): Promise<SubmitResult> {
-    await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed' });
+  async function endUnprocessed(result: SubmitResult, outcome: string, unprocessedReason: UnprocessedReason): Promise<SubmitResult> {
+    await settlePaymentOrder({ tenantId: input.tenantId, productId: input.productId, submitOrderId: input.submitOrderId, email: input.email, state: 'failed', unprocessedReason });
     finalResult = result;
     giveAnswer(result);
     upsertSearchAttributes([{ key: OutcomeAttribute, value: outcome }]);

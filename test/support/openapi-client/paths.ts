@@ -372,7 +372,7 @@ export interface components {
       transaction_id: string | null;
       /** @description Status code of the deciding attempt (spec 7.5) */
       status_id: number | null;
-      /** @description The status code as text when the payment failed */
+      /** @description When the payment failed: its status code as text, or, when no processor was asked, `already_subscribed`, `no_merchant_account` or `card_network_not_supported` */
       failure_code: string | null;
       failure_message: string | null;
       card: {

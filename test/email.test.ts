@@ -187,6 +187,21 @@ describe('POST /api/email', () => {
     expect(email.attemptCount).toBe(5);
     expect(sink.attempts(to)).toBe(5);
   });
+
+  it('fails an e-mail whose every recipient the server deferred on every attempt (it reached no one)', async () => {
+    const to = newRecipient('rcpt-busy');
+    const also = newRecipient('rcpt-busy-too');
+    sink.scriptRcpt(to, [], 451);
+    sink.scriptRcpt(also, [451], 550);
+    const answer = await postEmail(app, '/api/email', generic({ to: [to, also] }));
+    const email = await settledEmail(app, tenant.apiKey, answer.body.data.id);
+    expect(email.status).toBe('failed');
+    expect(email.smtpMessageId).toBeNull();
+    expect(email.failureReason).toMatch(/^Every recipient was refused: .*550.*gave up after the last attempt: .*451/);
+    expect(email.attemptCount).toBe(5);
+    expect(sink.receivedBy(to)).toHaveLength(0);
+    expect(sink.receivedBy(also)).toHaveLength(0);
+  });
 });
 
 describe('POST /api/email/batch', () => {

@@ -60,6 +60,9 @@ const RECORD_MARGIN_MS = 20_000;
 const SEND_ALLOWANCE_MS = 60_000;
 const RECORD_OUTSIDE_ACTIVITY_MS = 3 * 60_000;
 
+/** Whether an earlier attempt delivered the e-mail to someone (then giving up on the rest still leaves it `sent`). */
+const deliveredBefore = (pending: PendingEmail): boolean => pending.delivered ?? pending.recipients !== undefined;
+
 const describeRefusals = (refusals: readonly RecipientRefusal[]) => refusals.map((r) => `${r.address} (${r.reason})`).join(', ').slice(0, 1000);
 
 export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
@@ -70,8 +73,8 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
   function outcomeOfReceipt(email: PendingEmail, receipt: MailerReceipt, lastAttempt: boolean): DeliveryOutcome {
     const refusedForGood = receipt.rejected.filter((r) => r.responseCode !== undefined && r.responseCode >= 500);
     const deferred = receipt.rejected.filter((r) => !refusedForGood.includes(r));
-    // Delivered to someone now, or on an earlier attempt (then only the deferred recipients were asked for).
-    const deliveredToSomeone = receipt.accepted.length > 0 || email.recipients !== undefined;
+    // Delivered to someone now, or on an earlier attempt. (A recipient deferred on every attempt is no one reached.)
+    const deliveredToSomeone = receipt.accepted.length > 0 || deliveredBefore(email);
     const undelivered = [...(email.undelivered ?? []), ...refusedForGood.map((r) => `${r.address} (${r.reason})`)];
     if (deferred.length > 0 && !lastAttempt) {
       const reason = `Deferred for ${describeRefusals(deferred)}${refusedForGood.length > 0 ? `; refused for ${describeRefusals(refusedForGood)}` : ''}`;
@@ -80,6 +83,7 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
         kind: 'deferred',
         reason: reason.slice(0, 1000),
         recipients: deferred.map((r) => r.address),
+        delivered: deliveredToSomeone,
         ...(undelivered.length > 0 ? { undelivered } : {}),
         ...(receipt.accepted.length > 0 ? { messageId: receipt.messageId, response: receipt.response.slice(0, 1000) } : {}),
       };
@@ -113,10 +117,16 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
       const failure = classifySmtpFailure(error as Error);
       // After a partial delivery the e-mail went out already: what is given up is the rest of its recipients.
       const giveUp = (reason: string): DeliveryOutcome =>
-        pending.recipients
+        deliveredBefore(pending) && pending.recipients
           ? { id: email.id, kind: 'sent', messageId: messageIdOf(email, from), response: '', undelivered: [...(pending.undelivered ?? []), `${pending.recipients.join(', ')} (${reason})`].join(', ').slice(0, 1000) }
           : { id: email.id, kind: 'failed', reason: reason.slice(0, 1000) };
-      const deferred = (reason: string): DeliveryOutcome => ({ id: email.id, kind: 'deferred', reason, ...(pending.recipients ? { recipients: pending.recipients } : {}), ...(pending.undelivered ? { undelivered: pending.undelivered } : {}) });
+      const deferred = (reason: string): DeliveryOutcome => ({
+        id: email.id,
+        kind: 'deferred',
+        reason,
+        ...(pending.recipients ? { recipients: pending.recipients, delivered: deliveredBefore(pending) } : {}),
+        ...(pending.undelivered ? { undelivered: pending.undelivered } : {}),
+      });
       // Nothing reached the server: the next attempt sends it as it was (the last one gives it up, saying why).
       if (error instanceof NotSentInTime) return lastAttempt ? giveUp(`Gave up after the last attempt: ${error.message}`) : deferred(error.message);
       if (failure.kind === 'permanent') return giveUp(failure.reason);
@@ -141,7 +151,9 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
     await recordSentOutcomes(input.deliveryId, outcomes);
     const count = (kind: DeliveryOutcome['kind']) => outcomes.filter((o) => o.kind === kind).length;
     const deferred = outcomes.flatMap((o) =>
-      o.kind === 'deferred' ? [{ id: o.id, ...(o.recipients ? { recipients: [...o.recipients] } : {}), ...(o.undelivered ? { undelivered: [...o.undelivered] } : {}) }] : [],
+      o.kind === 'deferred'
+        ? [{ id: o.id, ...(o.recipients ? { recipients: [...o.recipients] } : {}), ...(o.delivered !== undefined ? { delivered: o.delivered } : {}), ...(o.undelivered ? { undelivered: [...o.undelivered] } : {}) }]
+        : [],
     );
     const result = { sent: count('sent'), failed: count('failed'), deferred };
     deps.logger.info({ deliveryId: input.deliveryId, sent: result.sent, failed: result.failed, deferred: deferred.length }, 'e-mail delivery attempt');

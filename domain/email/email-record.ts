@@ -62,8 +62,8 @@ export interface QueuedEmail {
 /**
  * The result of one delivery attempt of one e-mail. `sent`: the server took it for at least one recipient;
  * `undelivered` names the recipients it refused for good (5xx at RCPT TO, or still deferred after the last
- * attempt). `deferred`: the e-mail stays queued; when `recipients` is set the server took it for the others
- * already and only these are tried again. `failed`: nobody got it.
+ * attempt). `deferred`: the e-mail stays queued; when `recipients` is set only these are tried again, and
+ * `delivered` says whether the server took it for anyone already. `failed`: nobody got it.
  */
 export type DeliveryOutcome =
   | { readonly id: string; readonly kind: 'sent'; readonly messageId: string; readonly response: string; readonly undelivered?: string }
@@ -74,15 +74,22 @@ export type DeliveryOutcome =
       readonly recipients?: readonly string[];
       /** Recipients refused for good so far (`address (reply)`), carried to the e-mail's final outcome. */
       readonly undelivered?: readonly string[];
+      /** The server took it for at least one recipient, on this attempt or an earlier one. */
+      readonly delivered?: boolean;
       readonly messageId?: string;
       readonly response?: string;
     }
   | { readonly id: string; readonly kind: 'failed'; readonly reason: string };
 
-/** An e-mail of a delivery still to send: all its recipients, or after a partial delivery only those deferred. */
+/** An e-mail of a delivery still to send: all its recipients, or after an attempt only those deferred. */
 export interface PendingEmail {
   readonly id: string;
   readonly recipients?: readonly string[];
+  /**
+   * The server took it for at least one recipient on an earlier attempt. Absent in a delivery deferred before it was
+   * kept: then `recipients` was set only after a partial delivery, and says so.
+   */
+  readonly delivered?: boolean;
   /** Recipients refused for good on earlier attempts (`address (reply)`), named when the e-mail is finally recorded. */
   readonly undelivered?: readonly string[];
 }

@@ -10,6 +10,7 @@ import { startGatewayWith } from './support/email-gateway.ts';
 import { ApplicationFailure } from '@temporalio/common';
 import { acceptEmails } from '../services/email/accept-emails.ts';
 import { createStringTemplateCompiler, STRING_TEMPLATE_LIMITS } from '../domain/email/string-templates.ts';
+import { EMAIL_LIMITS } from '../domain/email/limits.ts';
 import { createActivities } from '../activities/index.ts';
 import { bundleWorkflows, createWorker } from '../worker/create-worker.ts';
 import { emailRendererFromConfig, mailerFromConfig } from '../worker/mailer-from-config.ts';
@@ -707,6 +708,20 @@ describe('one address per string (a list or group must not slip past the sender-
 });
 
 describe('rendered size', () => {
+  it('400 for a batch whose e-mails render to more than 5 MiB together, each under 1 MiB alone; nothing is queued or sent', async () => {
+    // Each e-mail renders 600,000 characters: eight fit in 5 MiB, the ninth does not.
+    const recipients = Array.from({ length: 10 }, () => newRecipient('heavy'));
+    const item = (to: string) => ({ from: `a@${tenant.domain}`, to, subject: 'Big', templateType: 'string', templateContent: '{{a}}'.repeat(200), data: { a: 'x'.repeat(3_000) } });
+    const answer = await postEmail(app, '/api/email/batch', { tenant_key: tenant.tenantKey, emails: recipients.map(item) });
+    expect(answer.status).toBe(400);
+    const together = `renders, with the e-mails before it in this request, to more than ${EMAIL_LIMITS.requestRenderedLength} characters together; send fewer e-mails per batch`;
+    expect(answer.body).toEqual({ success: false, error: 'Validation error', details: { 'emails[8].templateContent': together, 'emails[9].templateContent': together } });
+    expect(await app.orm.em.fork().execute(`select count(*)::int as n from emails where tenant_id = ? and subject = 'Big'`, [tenant.id])).toEqual([{ n: 0 }]);
+    // Eight of them are one batch that fits.
+    const fits = await postEmail(app, '/api/email/batch', { tenant_key: tenant.tenantKey, emails: recipients.slice(0, 8).map(item) });
+    expect(fits.status).toBe(200);
+  });
+
   it('400 at acceptance for a string template whose output with the data is over 1 MiB ({{a}} x 2400 with a 30 KB value)', async () => {
     const to = newRecipient();
     const answer = await postEmail(app, '/api/email', generic({ to, templateType: 'string', templateName: undefined, templateContent: '{{a}}'.repeat(2400), data: { a: 'x'.repeat(30_000) } }));

@@ -114,7 +114,12 @@ function schemaDetails(errors: readonly ErrorObject[], prefix: string): Details 
 }
 
 /** The checks a schema cannot express: addresses, recipient count, template choice and its data. */
-function checkMessage(item: BatchEmailItem, prefix: string, compiler: StringTemplateCompiler, details: Details): EmailMessage | undefined {
+/** What is left of a request's rendering budget (`EMAIL_LIMITS.requestRenderedLength`) as its e-mails are checked in order. */
+interface RenderBudget {
+  left: number;
+}
+
+function checkMessage(item: BatchEmailItem, prefix: string, compiler: StringTemplateCompiler, details: Details, budget: RenderBudget): EmailMessage | undefined {
   const before = Object.keys(details).length;
   const field = (name: string) => `${prefix}${name}`;
   const from = parseAddress(item.from);
@@ -159,8 +164,12 @@ function checkMessage(item: BatchEmailItem, prefix: string, compiler: StringTemp
     if (item.templateContent === undefined) details[field('templateContent')] = 'is required when templateType is string';
     else {
       const compiled = compiler.compile(item.templateContent);
+      const bound = typeof compiled === 'function' ? compiled.renderedLengthBound(data) : 0;
       if (typeof compiled !== 'function') details[field('templateContent')] = compiled.problem;
-      else {
+      else if (bound <= STRING_TEMPLATE_LIMITS.maxRenderedLength && bound > budget.left) {
+        details[field('templateContent')] = `renders, with the e-mails before it in this request, to more than ${EMAIL_LIMITS.requestRenderedLength} characters together; send fewer e-mails per batch`;
+      } else {
+        budget.left -= bound;
         // Rendered now with the real data: an output over the limit is refused here, not found by the worker.
         try {
           // The worker derives the plain-text part from this HTML: what it could not convert is refused now.
@@ -214,7 +223,8 @@ function parse(schema: TSchema, body: unknown, compiler: StringTemplateCompiler,
   const validate = validatorOf(schema);
   if (!validate(body)) throw emailValidationError(schemaDetails(validate.errors ?? [], ''));
   const details: Details = {};
-  const messages = items(body as never).map(({ item, prefix }) => checkMessage(item, prefix, compiler, details));
+  const budget: RenderBudget = { left: EMAIL_LIMITS.requestRenderedLength };
+  const messages = items(body as never).map(({ item, prefix }) => checkMessage(item, prefix, compiler, details, budget));
   if (Object.keys(details).length > 0) throw emailValidationError(details);
   const { tenant_key, idempotencyKey } = body as { tenant_key: string; idempotencyKey?: string };
   // Echoed as given; the database compares UUIDs whatever their case, and the request hash lower-cases it.

@@ -15,6 +15,12 @@ export const EMAIL_LIMITS = {
   dataDepth: 32,
   /** Characters of a string template's `templateContent`. */
   templateContentLength: 100 * 1024,
+  /**
+   * Characters the string templates of one request may render to together (each also at most 1 MiB alone): a batch
+   * of 100 e-mails each just under the single limit was 100 MB of rendering on the gateway's main thread, twice (its
+   * check and its delivery), stalling card payments for seconds. 5 MiB leaves about 50 KB for each e-mail of a full batch.
+   */
+  requestRenderedLength: 5 * 1024 * 1024,
 } as const;
 
 /** How long an idempotency key answers repeats (spec 8). */

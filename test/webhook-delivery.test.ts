@@ -509,6 +509,15 @@ describe('a failed delivery sent again on request', () => {
     expect((await asTenant('enableWebhookEndpoint')).data.enableWebhookEndpoint).toMatchObject({ disabledAt: null, disabledByOperator: false });
     // An enabled endpoint the operator disables gets the operator's reason.
     expect((await asOperator('disableWebhookEndpoint', ', reason: "answers with 30 s delays"')).data.disableWebhookEndpoint).toMatchObject({ disabledReason: 'answers with 30 s delays', disabledByOperator: true });
+
+    // Disables and enables at once: each answers the state its own request left, never one another set meanwhile.
+    await asOperator('enableWebhookEndpoint');
+    const mixed = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? asTenant('enableWebhookEndpoint') : asTenant('disableWebhookEndpoint'))));
+    mixed.forEach((answer, i) => {
+      const state = answer.data[i % 2 ? 'enableWebhookEndpoint' : 'disableWebhookEndpoint'];
+      if (i % 2) expect(state, `enable ${i}`).toMatchObject({ disabledAt: null, disabledReason: null });
+      else expect(state, `disable ${i}`).toMatchObject({ disabledAt: expect.any(String), disabledReason: 'Disabled on request' });
+    });
   });
 
   it('is started by the unstarted-deliveries sweep when its gateway could not reach Temporal', async () => {

@@ -78,7 +78,7 @@ export class WebhooksResolver {
   })
   async disableWebhookEndpoint(@Args(() => DisableWebhookEndpointArgs) args: DisableWebhookEndpointArgs, @Ctx() context: GraphQLContext): Promise<WebhookEndpointType> {
     const tenant = requireTenant(context, args.tenantId);
-    await changeEndpointState(context.em.fork(), {
+    const state = await changeEndpointState(context.em.fork(), {
       tenantId: tenant,
       endpointId: args.endpointId,
       enabled: false,
@@ -86,7 +86,7 @@ export class WebhooksResolver {
       byOperator: context.caller.kind === 'operator',
       actor: actorOf(context),
     });
-    return toEndpointType(await context.em.fork().findOneOrFail(WebhookEndpoint, { id: args.endpointId, tenant }));
+    return { ...toEndpointType(await context.em.fork().findOneOrFail(WebhookEndpoint, { id: args.endpointId, tenant })), ...state };
   }
 
   @Mutation(() => WebhookEndpointType, {
@@ -95,8 +95,9 @@ export class WebhooksResolver {
   })
   async enableWebhookEndpoint(@Args(() => WebhookEndpointArgs) args: WebhookEndpointArgs, @Ctx() context: GraphQLContext): Promise<WebhookEndpointType> {
     const tenant = requireTenant(context, args.tenantId);
-    await changeEndpointState(context.em.fork(), { tenantId: tenant, endpointId: args.endpointId, enabled: true, byOperator: context.caller.kind === 'operator', actor: actorOf(context) });
-    return toEndpointType(await context.em.fork().findOneOrFail(WebhookEndpoint, { id: args.endpointId, tenant }));
+    const state = await changeEndpointState(context.em.fork(), { tenantId: tenant, endpointId: args.endpointId, enabled: true, byOperator: context.caller.kind === 'operator', actor: actorOf(context) });
+    // The state this request left, not one another request set meanwhile.
+    return { ...toEndpointType(await context.em.fork().findOneOrFail(WebhookEndpoint, { id: args.endpointId, tenant })), ...state };
   }
 
   @Mutation(() => [String], { description: 'Sends a signed `webhook.test` event to one endpoint; returns the delivery ids' })

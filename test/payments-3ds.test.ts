@@ -315,4 +315,44 @@ describe("a plan's checkout abandoned at its 3-D Secure challenge", () => {
     expect(await (await fetch(`${inject('sandboxProcessorUrl')}/v1/authorizations/${charges[0]!.reference}`)).json()).toMatchObject({ status: 'approved' });
     expect(await authorizationsFor(pending.body.submitOrderId)).toBe(1);
   });
+
+  it('lets a new submit accepted before a completion decide, even in the same workflow task: the new card subscribes, the completion is told expired', async () => {
+    // No worker runs while both arrive, so the payment takes the new submit's take-over and the completion sent after it
+    // in one workflow task; the order Temporal accepted them in decides.
+    const gateway = await startTestApp({});
+    onTestFinished(() => gateway.close());
+    const worker = await gateway.startWorker();
+    const shop = await createPaymentTenant(gateway);
+    const onPlan = (path: string, body: unknown) => post(gateway, `/api/${shop.planProductId}${path}`, shop.apiKey, body);
+    const body = submitBody(CHALLENGE_CARD, { threeDSecure: { enabled: true } });
+    const pending = await onPlan('', body);
+    expect(pending.body.info).toBe('Pending');
+    await answerChallenge(pending.body.threeDSecureId, 'authenticate', gateway);
+    worker.shutdown();
+    await vi.waitFor(() => expect(worker.getState()).toBe('STOPPED'), { timeout: 15_000, interval: 100 });
+
+    const retry = onPlan('', submitBody('4242424242424242', { email: body.email }));
+    // The new submit passed its screening (its velocity slot is claimed) and is sending the take-over.
+    const em = gateway.orm.em.fork();
+    await vi.waitFor(
+      async () => expect(await em.execute(`select id from submit_attempts where product_id = ? and lower(email) = lower(?)`, [shop.planProductId, body.email])).toHaveLength(2),
+      { timeout: 5_000, interval: 50 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const completion = onPlan('/3ds', { threeDSecureId: pending.body.threeDSecureId, partnerSession: body.partnerSession });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await gateway.startWorker();
+
+    const [again, completed] = await Promise.all([retry, completion]);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ info: 'Success', chargeSuccess: true, subscribeSuccess: true });
+    expect(completed.status).toBe(410);
+    const first = await gateway.temporal.client.workflow.getHandle(workflowIds.payment(shop.id, pending.body.submitOrderId)).result();
+    expect(first).toMatchObject({ info: 'Error', statusId: 4172, chargeSuccess: false });
+    const subscriptions = await em.execute(`select state from subscriptions where tenant_id = ? and lower(email) = lower(?) order by id`, [shop.id, body.email]);
+    expect(subscriptions).toEqual([{ state: 'active' }]);
+    // The challenged authorization was voided at the processor: only the new card is charged.
+    const charges = await em.execute(`select order_id from transactions where tenant_id = ? and success`, [shop.id]);
+    expect(charges).toEqual([{ order_id: again.body.submitOrderId }]);
+  });
 });

@@ -157,6 +157,12 @@ const INQUIRIES_GIVE_UP_AFTER_SECONDS = 7 * 24 * 3600;
  * histories replay so (a setting below a week, read on replay, would give up where they slept).
  */
 const INQUIRY_GIVE_UP_SETTING = 'inquiry-give-up-setting';
+/**
+ * Before this patch a take-over ended the wait only when the payment's own code next ran, so a completion accepted in
+ * the same workflow task, after it, still asked the processor and decided; from it on the take-over ends the wait at
+ * once, as a void does, and that completion is told the session expired.
+ */
+const TAKE_OVER_ENDS_THE_WAIT_AT_ONCE = 'take-over-ends-the-wait-at-once';
 /** Time an authorization activity may take beyond the processor timeout (database write, scheduling). */
 const AUTHORIZATION_MARGIN_MS = 5_000;
 /** How long a held authorization waits for its capture when the settings name no period (a processor's usual hold). */
@@ -311,6 +317,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     supersedeChallengeUpdate,
     async () => {
       challenge!.superseded = true;
+      // Accepted first, it decides first: a completion accepted after it, even in the same workflow task, finds the wait over.
+      if (patched(TAKE_OVER_ENDS_THE_WAIT_AT_ONCE)) challenge!.expiring = true;
       await condition(() => finalResult !== undefined);
       return challenge!.completed ? 'completed' : 'expired';
     },

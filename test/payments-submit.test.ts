@@ -278,6 +278,17 @@ describe('request-level errors', () => {
     expect(response.body).toEqual({ success: false, message });
   });
 
+  it('an amount other than the price is 400 naming the price as its currency writes it, nothing charged', async () => {
+    const usd = await submit({ ...submitBody('4242424242424242'), amount: 20 });
+    expect(usd.body).toEqual({ success: false, message: 'amount must equal the product price 19.99' });
+    const shop = await createMerchantTenant(app, { products: [oneOffProduct('yen', '1000', 'JPY')], merchantAccounts: [merchantAccount('YEN-PRICE', { currencies: [{ currency: 'JPY', gatewayCredentials: { apiKey: 'sandbox-yen' } }] })] });
+    const yen = await submit({ ...submitBody('4242424242424242'), amount: 999 }, {}, shop.products.yen, `Bearer ${shop.apiKey}`);
+    expect(yen.status).toBe(400);
+    expect(yen.body).toEqual({ success: false, message: 'amount must equal the product price 1000' });
+    const [orders] = await app.orm.em.fork().execute(`select count(*)::int as n from orders where tenant_id = ?`, [shop.id]);
+    expect(orders).toEqual({ n: 0 });
+  });
+
   it('401 without a key, 404 for an unknown product, 413 for a huge body', async () => {
     expect((await post(app, `/api/${tenant.productId}`, '', submitBody('4242424242424242'))).status).toBe(401);
     expect((await submit(submitBody('4242424242424242'), {}, 999999999)).status).toBe(404);

@@ -124,6 +124,11 @@ describe('GET /api/admin/statuses', () => {
     ['?pageSize=abc', 'pageSize'],
     ['?pageNumber=0', 'pageNumber'],
     ['?pageNumber=1.5', 'pageNumber'],
+    // Numbers only as digits: ajv's coercion alone would read these as 10, 16, 5 and 10.
+    ['?pageNumber=1e1', 'pageNumber must be integer'],
+    ['?pageSize=0x10', 'pageSize must be integer'],
+    ['?pageNumber=%205', 'pageNumber must be integer'],
+    ['?pageSize=%2B10', 'pageSize must be integer'],
     ['?successful=maybe', 'successful'],
     ['?isOther=1x', 'isOther'],
     [`?search=${'x'.repeat(201)}`, 'search'],

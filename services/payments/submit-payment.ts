@@ -7,6 +7,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { openEncryptedCard } from './card-keys.ts';
 import type { SecretBox } from '../../domain/crypto/secret-box.ts';
 import { isPositiveMoney, toMoneyString } from '../../domain/money.ts';
+import { currencyDecimals } from '../../domain/payments-api/minor-units.ts';
 import { splitSubAffiliate } from '../../domain/payments/pre-validation.ts';
 import { refuseCardNumbersInText } from './card-numbers-in-text.ts';
 import { keptName, refuseOverlongNames } from '../../domain/payments/person-name.ts';
@@ -34,7 +35,7 @@ export async function submitPayment(
   const product = await findProduct(deps, input.tenantId, input.productId);
   const amount = product.price;
   if (input.body.amount !== undefined && toMoneyString(input.body.amount, 'amount') !== amount) {
-    throw new DomainError('validation', `amount must equal the product price ${amount}`, { field: 'amount' });
+    throw new DomainError('validation', `amount must equal the product price ${priceAsWritten(amount, product.currency)}`, { field: 'amount' });
   }
   const body = input.body;
   // Two cards in one request: which one a reader takes is a guess, and a charge must never rest on a guess. Checked
@@ -156,4 +157,9 @@ export function requestHash(cardVault: Pick<CardVault, 'fingerprint' | 'requestD
     name: card.name,
   };
   return cardVault.requestDigest(canonicalJson([productId, { ...body, card: cardIdentity }]));
+}
+
+/** A price as its currency writes it: `1000` yen, not `1000.00` (prices are kept with two decimals). */
+function priceAsWritten(price: string, currency: string): string {
+  return currencyDecimals(currency) === 0 ? price.replace(/\.00$/, '') : price;
 }

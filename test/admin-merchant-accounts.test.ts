@@ -220,6 +220,18 @@ describe('PUT /api/admin/merchantaccounts/{id}', () => {
     expect(await auditCount(account.id)).toBe(audits);
   });
 
+  it.each(['<script>alert(1)</script>@x.co', 'a@x.co>', 'a"b@x.co', 'a..b@x.co', 'a@-x.co', 'a@b.c'])(
+    'refuses UserEmail %s, which is no address a payment would take (the audit shows it to admin UIs), changing nothing',
+    async (userEmail) => {
+      const account = await accountOf(acme, 'ACME-2-');
+      const audits = await auditCount(account.id);
+      const refused = await put(acme, account.id, { rowVersion: account.rowVersion, notes: 'by a script' }, { ...acme.adminHeaders, useremail: userEmail });
+      expect(refused).toEqual({ status: 400, body: { success: false, message: 'UserEmail must be an e-mail address' } });
+      expect(await auditCount(account.id)).toBe(audits);
+      expect(await accountOf(acme, 'ACME-2-')).toEqual(account);
+    },
+  );
+
   it('refuses query parameters it does not take, changing nothing: a rowVersion belongs in the body', async () => {
     const account = await accountOf(acme, 'ACME-2-');
     const row = await storedRow(account.id);
@@ -348,7 +360,11 @@ describe('PUT /api/admin/merchantaccounts/{id}', () => {
     [{ mid: 'STOLEN-MID' }, 'mid is read-only'],
     [{ companyId: 999999 }, 'companyId is read-only'],
     [{ fullyLive: null }, 'fullyLive'],
-    [{ maxPrice: 1.234 }, 'maxPrice'],
+    [{ maxPrice: 1.234 }, 'maxPrice must be an amount from 0 to 999999999999.99 with at most 2 decimals'],
+    // A decimal string is taken ("99.99"): one with three decimals is told so, not "must be number".
+    [{ maxPrice: '12.345' }, 'maxPrice must be an amount from 0 to 999999999999.99 with at most 2 decimals'],
+    [{ chargebackFee: '1e3' }, 'chargebackFee must be an amount from 0 to 999999999999.99 with at most 2 decimals'],
+    [{ maxPrice: -1 }, 'maxPrice must be >= 0'],
     [{ reservePercentage: 10 }, 'reservePercentage'],
     [{ title: 'x'.repeat(201) }, 'title'],
     [{ title: '' }, 'title'],
@@ -572,8 +588,10 @@ describe('GraphQL merchant accounts', () => {
     // The actor the REST header takes is taken here too; one it refuses is refused here too.
     const withActor = (userEmail: string, rowVersion: number) =>
       graphql(acme, `mutation($id: Int!, $input: JSONObject!, $who: String!) { updateMerchantAccount(id: $id, input: $input, userEmail: $who) { rowVersion } }`, { id: account.id, input: { rowVersion }, who: userEmail });
-    expect((await withActor('a@b.c', account.rowVersion + 1)).data.updateMerchantAccount).toEqual({ rowVersion: account.rowVersion + 2 });
-    expect((await withActor('not an address', account.rowVersion + 2)).errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect((await withActor('A@B.co', account.rowVersion + 1)).data.updateMerchantAccount).toEqual({ rowVersion: account.rowVersion + 2 });
+    for (const refused of ['not an address', '<img/src/onerror=alert(1)>@x.co', 'a..b@x.co']) {
+      expect((await withActor(refused, account.rowVersion + 2)).errors[0]).toMatchObject({ message: expect.stringContaining('userEmail must be an e-mail address'), extensions: { code: 'BAD_USER_INPUT' } });
+    }
   });
 
   it('refuses hostile values as BAD_USER_INPUT naming the field, never an internal error, changing nothing', async () => {

@@ -342,6 +342,12 @@ describe('POST /payments', () => {
     // The gateway charges hundredths: a thousandth of a dinar it cannot charge is refused, not rounded.
     const tooManyYen = await payIn('JPY', 100_000_000_000);
     expect(tooManyYen.body.error).toMatchObject({ param: 'amount', message: 'amount must be at most 99999999999 JPY, that is 99999999999 in minor units (500 for 500 JPY)' });
+    // Past any currency's largest, and past 2^53: the same currency's own limit, never another currency's figure.
+    for (const amount of [100_000_000_000_000, 1e20]) {
+      const farTooManyYen = await payIn('JPY', amount);
+      expect(farTooManyYen.status).toBe(400);
+      expect(farTooManyYen.body.error).toMatchObject({ param: 'amount', message: 'amount must be at most 99999999999 JPY, that is 99999999999 in minor units (500 for 500 JPY)' });
+    }
     const odd = await payIn('KWD', 1234);
     expect(odd.status).toBe(400);
     expect(odd.body.error).toMatchObject({ type: 'invalid_request_error', param: 'amount', message: 'amount in KWD must end in 0: the gateway charges whole hundredths (1230 for 1.230 KWD)' });

@@ -8,7 +8,8 @@ import { ANY_RECORD_KEY } from '../../domain/validation/json-schema.ts';
  * bound (99,999,999,999.99 of its major unit) is checked with its decimals, naming it.
  */
 const LARGEST_MINOR_AMOUNT = 99_999_999_999_990;
-const MinorAmount = (description: string) => Type.Integer({ minimum: 1, maximum: LARGEST_MINOR_AMOUNT, description, examples: [1999] });
+/** At most 99,999,999,999.99 of the currency, checked in code against the currency's own minor units (the 400 names its limit). */
+const MinorAmount = (description: string) => Type.Integer({ minimum: 1, description: `${description}; at most 99999999999.99 of the currency (9999999999999 USD cents, 99999999999 JPY)`, examples: [1999] });
 
 export const CreatePaymentBody = Type.Object(
   {

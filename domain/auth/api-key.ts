@@ -1,4 +1,5 @@
 import { DomainError } from '../errors.ts';
+import { isValidEmail, normalizeEmail } from '../payments/card.ts';
 
 /** Who a valid API key speaks for. */
 export interface ApiPrincipal {
@@ -21,8 +22,13 @@ export interface AdminCaller extends ApiPrincipal {
   readonly userEmail: string;
 }
 
-/** Who is acting on an admin change (`UserEmail`, GraphQL `userEmail`): an address, as loosely as audit needs. */
-export const ACTOR_EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/**
+ * Who is acting on an admin change (`UserEmail`, GraphQL `userEmail`): an address as a payment takes a customer's, in
+ * any letter case. The audit trail shows it to admin UIs, so no markup, quotes or stray brackets pass as an actor.
+ */
+export function isActorEmail(text: string): boolean {
+  return text.length <= 320 && isValidEmail(normalizeEmail(text));
+}
 
 /** Checks the `ClientId` and `UserEmail` headers against an authenticated key. */
 export function authorizeAdmin(principal: ApiPrincipal, clientId: string | undefined, userEmail: string | undefined): AdminCaller {
@@ -30,6 +36,6 @@ export function authorizeAdmin(principal: ApiPrincipal, clientId: string | undef
   if (clientId.trim() !== principal.clientId) throw new DomainError('forbidden', 'ClientId does not match the API key');
   if (!userEmail || userEmail.trim() === '') throw new DomainError('validation', 'Missing UserEmail header', { field: 'UserEmail' });
   const email = userEmail.trim();
-  if (email.length > 320 || !ACTOR_EMAIL.test(email)) throw new DomainError('validation', 'UserEmail must be an e-mail address', { field: 'UserEmail' });
+  if (!isActorEmail(email)) throw new DomainError('validation', 'UserEmail must be an e-mail address', { field: 'UserEmail' });
   return { ...principal, userEmail: email };
 }

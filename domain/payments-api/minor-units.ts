@@ -57,19 +57,23 @@ function exampleIn(currency: string): string {
   return decimals === 0 ? `500 for 500 ${currency}` : decimals === 3 ? `1230 for 1.230 ${currency}` : `1999 for 19.99 ${currency}`;
 }
 
+function overLargest(field: string, currency: string, example: string) {
+  const largest = largestAmountOf(currency);
+  return validationError(field, `${field} must be at most ${largest.major} ${currency}, that is ${largest.minor} in minor units (${example})`);
+}
+
 /** A positive amount in the currency's minor units as the stored two-decimal string; 400 naming `field` otherwise. */
 export function fromMinorUnits(amount: number, currency: string, field = 'amount'): string {
   const decimals = currencyDecimals(currency);
   const example = exampleIn(currency);
-  if (!Number.isSafeInteger(amount) || amount < 1) throw validationError(field, `${field} must be a positive integer in minor units (${example})`);
+  if (!Number.isInteger(amount) || amount < 1) throw validationError(field, `${field} must be a positive integer in minor units (${example})`);
+  // Past 2^53 a number is no exact count of minor units, and far past the largest amount: that is the refusal to give.
+  if (!Number.isSafeInteger(amount)) throw overLargest(field, currency, example);
   if (decimals === 3 && amount % 10 !== 0) throw validationError(field, `${field} in ${currency} must end in 0: the gateway charges whole hundredths (${example})`);
   if (WHOLE_UNITS.has(currency) && amount % 100 !== 0) throw validationError(field, `${field} in ${currency} must end in 00: ${currency} is charged in whole units (${example})`);
   const hundredths = decimals === 0 ? BigInt(amount) * 100n : decimals === 3 ? BigInt(amount) / 10n : BigInt(amount);
   const major = hundredths / 100n;
-  if (String(major).length > MAX_MAJOR_DIGITS) {
-    const largest = largestAmountOf(currency);
-    throw validationError(field, `${field} must be at most ${largest.major} ${currency}, that is ${largest.minor} in minor units (${example})`);
-  }
+  if (String(major).length > MAX_MAJOR_DIGITS) throw overLargest(field, currency, example);
   return `${major}.${String(hundredths % 100n).padStart(2, '0')}`;
 }
 

@@ -14,8 +14,13 @@ export const ANY_RECORD_KEY = '^[\\s\\S]*$';
 
 /** The formats of this gateway's own besides the standard ones: `currency`, a code of `CHARGEABLE_CURRENCIES`. */
 function addGatewayFormats(ajv: Ajv): Ajv {
-  return addFormats(ajv).addFormat('currency', { type: 'string', validate: isChargeableCurrency });
+  return addFormats(ajv).addFormat('currency', { type: 'string', validate: isChargeableCurrency }).addFormat('money', { type: 'string', validate: MONEY_TEXT });
 }
+
+/** An exact amount written as text: at most 12 whole digits and 2 decimals (`numeric(14, 2)`). */
+const MONEY_TEXT = /^\d{1,12}(\.\d{1,2})?$/;
+/** What a `money` string must be, said as `toMoneyString` says it of a number. */
+const MONEY_PROBLEM = 'must be an amount from 0 to 999999999999.99 with at most 2 decimals';
 
 /** Bodies are validated as sent: no type coercion, no silently dropped fields, first error reported. */
 export function createStrictAjv(): Ajv {
@@ -34,7 +39,18 @@ export function describeSchemaErrors(errors: readonly ErrorObject[], root = 'bod
     const subject = subjectOf(errors[0]!, root);
     return choices.length <= MAX_CHOICES_LISTED ? `${subject} must be one of: ${choices.join(', ')}` : `${subject} must be one of the allowed values`;
   }
-  return describeSchemaError(errors[0]!, root);
+  return describeSchemaError(branchTheValueTook(errors), root);
+}
+
+/**
+ * A union (`anyOf`) reports first the branch tried first, often a type the value is not (`maxPrice must be number` of
+ * `"12.345"`, which a decimal string branch takes): the error of a branch whose type the value has, at the same place,
+ * says what is wrong with it.
+ */
+function branchTheValueTook(errors: readonly ErrorObject[]): ErrorObject {
+  const first = errors[0]!;
+  if (first.keyword !== 'type' || !first.schemaPath.includes('/anyOf/')) return first;
+  return errors.find((error) => error.instancePath === first.instancePath && error.keyword !== 'type' && error.keyword !== 'anyOf' && error.schemaPath.includes('/anyOf/')) ?? first;
 }
 
 /** Choices listed in full up to this many; a longer list is only said to be one. */
@@ -87,6 +103,7 @@ export function describeSchemaError(error: ErrorObject, root = 'body'): string {
       return `${subject} must be ${(error.params as { type: string }).type}`;
     case 'format':
       if ((error.params as { format?: string }).format === 'currency') return `${subject} ${CURRENCY_PROBLEM}`;
+      if ((error.params as { format?: string }).format === 'money') return `${subject} ${MONEY_PROBLEM}`;
       return `${subject} ${error.message ?? 'is invalid'}`;
     case 'enum': {
       const allowed = (error.params as { allowedValues?: unknown[] }).allowedValues ?? [];

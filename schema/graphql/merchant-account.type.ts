@@ -1,7 +1,7 @@
 import { ArgsType, Field, Float, Int, ObjectType } from 'type-graphql';
-import { Matches, Max, MaxLength, Min } from 'class-validator';
+import { Matches, Max, MaxLength, Min, ValidateBy } from 'class-validator';
 import { DateTimeResolver, JSONObjectResolver } from 'graphql-scalars';
-import { ACTOR_EMAIL } from '../../domain/auth/api-key.ts';
+import { isActorEmail } from '../../domain/auth/api-key.ts';
 
 @ObjectType('GatewayCredentials', { description: 'Masked: `****` plus the last 4 characters (`****` alone under 12 characters)' })
 export class GatewayCredentialsType {
@@ -137,7 +137,7 @@ export class UpdateMerchantAccountArgs {
 
   @Field(() => String, { description: 'Who is acting (the REST UserEmail header); recorded in the audit trail' })
   // The REST header's rule: the same actor is taken by both APIs.
-  @Matches(ACTOR_EMAIL, { message: 'userEmail must be an e-mail address' })
+  @ValidateBy({ name: 'actorEmail', validator: { validate: (value) => typeof value === 'string' && isActorEmail(value), defaultMessage: () => 'userEmail must be an e-mail address' } })
   @MaxLength(320)
   userEmail!: string;
 }

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { int4 } from './int4.ts';
 
 /** Exact decimal amount: a JSON number or a decimal string, at most 2 fraction digits. Kept as a string. */
-export const Money = Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,2})?$' })]);
+export const Money = Type.Union([Type.Number({ minimum: 0 }), Type.String({ format: 'money', description: 'Up to 12 digits, at most 2 decimals: `"1234.56"`' })]);
 /** Decimal fraction such as 0.10 (10%). */
 export const Fraction = Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.String({ pattern: '^(0(\\.\\d{1,4})?|1(\\.0{1,4})?)$' })]);
 

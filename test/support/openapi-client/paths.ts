@@ -1893,7 +1893,7 @@ export interface operations {
          * }
          */
         "application/json": {
-          /** @description Amount to charge in the currency's minor units: 1999 is 19.99 USD, 500 is 500 JPY (no minor unit), 1230 is 1.230 KWD (three decimals: must end in 0, the gateway charges hundredths); ISK counts hundredths, as Stripe's API does, and must end in 00 (50000 is 500 ISK, whole krónur only) */
+          /** @description Amount to charge in the currency's minor units: 1999 is 19.99 USD, 500 is 500 JPY (no minor unit), 1230 is 1.230 KWD (three decimals: must end in 0, the gateway charges hundredths); ISK counts hundredths, as Stripe's API does, and must end in 00 (50000 is 500 ISK, whole krónur only); at most 99999999999.99 of the currency (9999999999999 USD cents, 99999999999 JPY) */
           amount: number;
           /**
            * Format: currency
@@ -2087,7 +2087,7 @@ export interface operations {
          * }
          */
         "application/json": {
-          /** @description The payment currency's minor units to refund; default what is left of the captured amount */
+          /** @description The payment currency's minor units to refund; default what is left of the captured amount; at most 99999999999.99 of the currency (9999999999999 USD cents, 99999999999 JPY) */
           amount?: number;
           reason?: string;
         };

@@ -6,6 +6,7 @@ import { CardEncryptionKey, WebhookAttempt, WebhookDelivery, WebhookEndpoint } f
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createTestTenant, type TestTenant } from './support/tenants.ts';
 import { ageCardKeys } from './support/payments.ts';
+import { bearer, createLeadTenant, newSessionId, postLead } from './support/leads.ts';
 
 let app: TestApp;
 let tenant: TestTenant;
@@ -383,5 +384,38 @@ describe('hostile text in arguments', () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('the lead data one answer carries', () => {
+  it('refuses a page whose scans, repeated under aliases, would carry more than 16 MB: one PAYLOAD_TOO_LARGE and no data; the page itself answers', async () => {
+    const shop = await createLeadTenant(app);
+    // 30 leads, each with about 240 KB of visited pages (the most a lead write's 256 KB body holds).
+    const scans = Array.from({ length: 117 }, (_, i) => ({ page: `https://shop.example/${i}/${'p'.repeat(2000)}` }));
+    for (let i = 0; i < 30; i++) {
+      const written = await postLead(app.baseUrl, { session_id: newSessionId(), email: `big${i}@example.com`, scans }, bearer(shop.keys.test.secretKey));
+      expect(written.status).toBe(201);
+    }
+    const read = (selection: string) =>
+      fetch(`${app.baseUrl}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${shop.apiKey}` },
+        body: JSON.stringify({ query: `{ customerLeads(first: 30) { edges { node { id ${selection} } } } }` }),
+      }).then(async (response) => ({ status: response.status, text: await response.text() }));
+
+    // Each lead's data once: about 7 MB, answered in full.
+    const page = await read('scans pendingData trackingFields');
+    expect(page.status).toBe(200);
+    const leads = JSON.parse(page.text).data.customerLeads.edges;
+    expect(leads).toHaveLength(30);
+    expect(leads.every((edge: any) => edge.node.scans.length === 117)).toBe(true);
+
+    // The same scans under three aliases: about 21 MB, refused as a whole.
+    const repeated = await read('scans a: scans b: scans');
+    expect(repeated.text.length).toBeLessThan(1_000);
+    expect(JSON.parse(repeated.text)).toEqual({
+      data: null,
+      errors: [{ message: expect.stringContaining('more than 16 MB of lead data'), extensions: { code: 'PAYLOAD_TOO_LARGE' } }],
+    });
   });
 });

@@ -13,6 +13,7 @@ import { requestGuardPlugin } from './request-guard.plugin.ts';
 import { sendGraphQLTransportError } from './transport-errors.ts';
 import { unexpectedErrorsPlugin } from './unexpected-errors.plugin.ts';
 import { anonymousSuggestionsPlugin } from './anonymous-suggestions.plugin.ts';
+import { AnswerBudget, answerBudgetPlugin } from './answer-budget.ts';
 import { registerGraphQLCors } from './cors.ts';
 
 /**
@@ -36,7 +37,7 @@ export async function mountGraphQL(
     // Limits on what one request may ask for (operation-limits.ts), all enforced before a resolver runs.
     parseOptions: { maxTokens: OPERATION_LIMITS.maxTokens },
     validationRules: [operationShapeRule],
-    plugins: [requestGuardPlugin(schema), unexpectedErrorsPlugin(), anonymousSuggestionsPlugin()],
+    plugins: [requestGuardPlugin(schema), unexpectedErrorsPlugin(), anonymousSuggestionsPlugin(), answerBudgetPlugin()],
     // Admin UIs send JSON with a non-simple content type; GET needs a preflight-forcing header.
     csrfPrevention: true,
     // The gateway process owns SIGINT/SIGTERM (api/main.ts) and stops Apollo through Fastify's onClose. Apollo's own
@@ -55,7 +56,7 @@ export async function mountGraphQL(
       context: async () => {
         try {
           const caller = await resolveCaller(services, request.headers.authorization);
-          return { em: request.em, services, caller, loaders: createLoaders(request.em), log: request.log };
+          return { em: request.em, services, caller, loaders: createLoaders(request.em), log: request.log, answerBudget: new AnswerBudget() };
         } catch (error) {
           // Before the request runs, so no plugin sees it: a failed key look-up (the database away) is logged here.
           if (!(error instanceof DomainError)) request.log.error({ err: error }, 'unexpected error');

@@ -5,6 +5,7 @@ import { type ApiPrincipal } from '../../domain/auth/api-key.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { Logger } from '../../domain/logger.ts';
 import type { GatewayServices } from '../gateway-deps.ts';
+import type { AnswerBudget } from './answer-budget.ts';
 import type { GraphQLLoaders } from './loaders.ts';
 
 export type GraphQLCaller = { kind: 'anonymous' } | { kind: 'operator' } | { kind: 'tenant'; principal: ApiPrincipal };
@@ -17,6 +18,8 @@ export interface GraphQLContext {
   readonly loaders: GraphQLLoaders;
   /** The request's logger (its request id). */
   readonly log: Logger;
+  /** How much stored lead data the answer may still carry. */
+  readonly answerBudget: AnswerBudget;
 }
 
 function sameSecret(a: string, b: string): boolean {

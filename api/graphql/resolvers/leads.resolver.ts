@@ -1,4 +1,5 @@
-import { Args, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { Args, Ctx, FieldResolver, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { JSONObjectResolver, JSONResolver } from 'graphql-scalars';
 import { listLeads } from '../../../data/queries/leads.ts';
 import { LeadValidationError } from '../../../domain/leads/lead-errors.ts';
 import type { LeadEnvironment } from '../../../domain/leads/lead-keys.ts';
@@ -7,6 +8,7 @@ import { checkFilter, decodeLeadCursor, encodeLeadCursor, LEAD_PAGE_SIZE, type L
 import { generateLeadKeys, replaceAllowedOrigins } from '../../../services/leads/lead-keys.ts';
 import {
   CustomerLeadConnectionType,
+  CustomerLeadType,
   CustomerLeadsArgs,
   GeneratedLeadKeysType,
   GenerateLeadKeysArgs,
@@ -71,5 +73,24 @@ export class LeadsResolver {
   async setLeadAllowedOrigins(@Args(() => SetLeadAllowedOriginsArgs) args: SetLeadAllowedOriginsArgs, @Ctx() context: GraphQLContext): Promise<LeadApplicationType> {
     requireOperator(context);
     return replaceAllowedOrigins(context.em, { tenantId: args.tenantId, applicationSlug: args.application, origins: args.origins, actor: actorOf(context) });
+  }
+}
+
+/** A lead's free-form data, each value counted towards the answer's budget (answer-budget.ts) as it is resolved. */
+@Resolver(() => CustomerLeadType)
+export class CustomerLeadDataResolver {
+  @FieldResolver(() => JSONResolver, { description: 'Visited pages: objects with `page`' })
+  scans(@Root() lead: CustomerLeadType, @Ctx() context: GraphQLContext): unknown[] {
+    return context.answerBudget.take(lead.scans);
+  }
+
+  @FieldResolver(() => JSONObjectResolver, { nullable: true, description: 'Decoded `pending_data_b64`' })
+  pendingData(@Root() lead: CustomerLeadType, @Ctx() context: GraphQLContext): Record<string, unknown> | null {
+    return context.answerBudget.take(lead.pendingData);
+  }
+
+  @FieldResolver(() => JSONObjectResolver, { description: 'Every `cfa_*` and `d2d_*` field by name; `cfa_device` always (null until written)' })
+  trackingFields(@Root() lead: CustomerLeadType, @Ctx() context: GraphQLContext): Record<string, string | null> {
+    return context.answerBudget.take(lead.trackingFields);
   }
 }

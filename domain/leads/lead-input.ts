@@ -177,9 +177,10 @@ export function parseLeadWrite(body: unknown): LeadWrite {
     pendingData: pendingDataOf(fields.pending_data_b64, problems),
     trackingFields,
   };
-  // What the shopper types (a name, a phone) is never kept holding a card number pasted into it, as at the card submit;
+  // What the shopper types (an e-mail, a name, a phone) is never kept holding a card number pasted into it, as at the card submit;
   // a phone has at most 15 digits (E.164), so only a longer run in it can be a card (a 15-digit Amex passes).
-  const typed = [['first_name', lead.firstName, undefined], ['last_name', lead.lastName, undefined], ['phone', lead.phone, 16]] as const;
+  // The e-mail too: the lead keeps and shows it as written (no format is required of it) and the webhook sends it.
+  const typed = [['email', lead.email, undefined], ['first_name', lead.firstName, undefined], ['last_name', lead.lastName, undefined], ['phone', lead.phone, 16]] as const;
   for (const [name, text, minDigits] of typed) if (text !== undefined && holdsCardNumber(text, minDigits)) problems.push(`${name}: must not hold a card number`);
   if (problems.length > 0) throw new LeadValidationError(problems);
   return lead;

@@ -39,7 +39,20 @@ function isInsideId(text: string, offset: number, length: number): boolean {
  * text that may hold other long numbers (a phone number has at most 15 digits).
  */
 export function holdsCardNumber(text: string, minDigits: number = CARD_LENGTH.min): boolean {
-  return text.replace(DIGIT_RUN, (run) => maskCardsInRun(run, minDigits)) !== text;
+  const typed = asTypedGroups(text);
+  return typed.replace(DIGIT_RUN, (run) => maskCardsInRun(run, minDigits)) !== typed;
+}
+
+/**
+ * Text with its digit groups as a person may have split them, for the refusal's look only: fullwidth and other
+ * compatibility digits as ASCII digits, invisible format characters (a zero-width space) gone, and any run of white
+ * space (tabs, no-break spaces, two spaces) or of the marks typed between groups (`/ , ( ) . - _`) as one space.
+ */
+function asTypedGroups(text: string): string {
+  return text
+    .normalize('NFKC')
+    .replace(/\p{Cf}/gu, '')
+    .replace(/[\s/,()._-]+/gu, ' ');
 }
 
 /**

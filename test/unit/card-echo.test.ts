@@ -56,6 +56,9 @@ describe('holdsCardNumber', () => {
     expect(holdsCardNumber('Jane4111111111111111x')).toBe(true);
     expect(maskCardEcho('Jane4111111111111111x')).toBe('Jane4111111111111111x');
     expect(holdsCardNumber('Jane Doe, flat 12')).toBe(false);
+    // Groups split as people type them; numbers that are no card stay allowed however they are split.
+    for (const typed of ['4000\t0566\t5566\t5556', '4000 - 0566 - 5566 - 5556', '(4000) 0566/5566,5556', '４０００ ０５６６ ５５６６ ５５５６']) expect(holdsCardNumber(typed), typed).toBe(true);
+    for (const typed of ['Flat 12, 34 Main St', '+44 (20) 7946 0958', '12/05/1990']) expect(holdsCardNumber(typed), typed).toBe(false);
   });
 });
 

@@ -65,6 +65,17 @@ describe('hostile text at the REST edge', () => {
     expect(((await search.json()) as { message: string }).message).toBe('search must not contain NUL bytes or unpaired surrogates');
   });
 
+  it('refuses a query escape that decodes to no UTF-8 (an encoded lone surrogate, %FF) or escapes nothing, naming the parameter, not read as U+FFFD', async () => {
+    for (const [query, parameter] of [['search=%ED%A0%80', 'search'], ['search=%FF', 'search'], ['search=100%', 'search'], ['search=%zz', 'search'], ['%FF=1', 'query']]) {
+      const answer = await fetch(`${app.baseUrl}/api/admin/statuses?${query}`, { headers: tenant.adminHeaders });
+      expect(answer.status, query).toBe(400);
+      expect(((await answer.json()) as { message: string }).message, query).toBe(`${parameter} must be percent-encoded UTF-8 (an escape here is no UTF-8, or a \`%\` escapes nothing)`);
+    }
+    // Escapes of UTF-8, and a plus, are read as ever.
+    const found = await fetch(`${app.baseUrl}/api/admin/statuses?search=${encodeURIComponent('Déclin é')}+x`, { headers: tenant.adminHeaders });
+    expect(found.status).toBe(200);
+  });
+
   it('never answers 500 to hostile strings, numbers or shapes in any field of a submit', async () => {
     const hostileString = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 60 }),

@@ -327,8 +327,16 @@ describe('reading leads', () => {
   it('answers a NUL byte in the query string 400 naming the parameter, and 401 first when the key is missing', async () => {
     const refused = await getLeads(base(), { email: 'a\u0000b' }, secret());
     expect(refused.status).toBe(400);
-    expect(refused.body.error).toMatchObject({ code: 'validation_failed', details: [expect.stringMatching(/^email: /)] });
+    expect(refused.body.error).toMatchObject({ code: 'validation_failed', details: ['email: must not contain NUL bytes or unpaired surrogates'] });
     expect((await getLeads(base(), { email: 'a\u0000b' }, {})).status).toBe(401);
+  });
+
+  it('answers a query escape that is no UTF-8 400 naming the parameter, never reading it as another session', async () => {
+    for (const escape of ['%ED%A0%80', '%FF']) {
+      const refused = await fetch(`${base()}/api/public/customer-leads?session_id=${escape}`, { headers: secret() });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ ok: false, error: { code: 'validation_failed', details: [expect.stringMatching(/^session_id: must be percent-encoded UTF-8 \(/)] } });
+    }
   });
 
   it('combines filters with AND, newest update first, with limit 1 to 100', async () => {
@@ -592,6 +600,11 @@ describe('GraphQL customerLeads', () => {
     expect(other.data.customerLeads.edges).toEqual([]);
     const refused = await graphql(base(), paged.apiKey, `query { customerLeads(first: 101) { edges { cursor } } }`);
     expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    // Bad filters are named as this API names its arguments, and a choice as every API words one.
+    const badSession = await graphql(base(), paged.apiKey, `query { customerLeads(sessionId: "") { edges { cursor } } }`);
+    expect(badSession.errors?.[0]).toMatchObject({ message: expect.stringMatching(/^sessionId: /), extensions: { code: 'BAD_USER_INPUT', field: 'sessionId' } });
+    const badStatus = await graphql(base(), paged.apiKey, `query { customerLeads(status: "gone") { edges { cursor } } }`);
+    expect(badStatus.errors?.[0]?.message).toContain('status must be one of: lead, paid');
     // A forged cursor whose date PostgreSQL would not take is bad input too, not an internal error.
     for (const updatedAt of ['2024-13-45 99:99:99+00', '0000-01-01 00:00:00+00', '2026-02-30 10:00:00+00', '2026-01-01 00:00:00+99', '2026-01-01 00:00:00-16', '2026-01-01 00:00:00+15:99']) {
       const after = Buffer.from(JSON.stringify(['customerLeads', updatedAt, '6ba7b810-9dad-11d1-80b4-00c04fd430c8'])).toString('base64url');

@@ -117,7 +117,11 @@ function isArgumentProblem(error: unknown): error is ArgumentValidationError {
 function argumentProblems(errors: readonly ValidationError[], parent = ''): { field: string; message: string }[] {
   return errors.flatMap((error) => {
     const field = parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message: parent ? `${parent}.${message}` : message }));
+    const own = Object.values(error.constraints ?? {}).map((text) => {
+      // class-validator's `IsIn` says "must be one of the following values: a, b"; every API says "must be one of: a, b".
+      const message = text.replace(' must be one of the following values: ', ' must be one of: ');
+      return { field, message: parent ? `${parent}.${message}` : message };
+    });
     return [...own, ...argumentProblems(error.children ?? [], field)];
   });
 }

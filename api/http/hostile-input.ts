@@ -11,6 +11,8 @@ import { findHostileValue, HOSTILE_VALUE_PROBLEM, type HostileKind } from '../..
 export function refuseHostileText(app: FastifyInstance, options: { except: readonly string[] }): void {
   app.addHook('preValidation', async (request) => {
     if (options.except.includes(request.routeOptions.url ?? '')) return;
+    const undecodable = undecodableQueryParameter(request.url);
+    if (undecodable !== undefined) throw new HostileTextError('query', undecodable, 'encoding');
     for (const [location, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
       const hostile = findHostileValue(value, '');
       if (hostile !== undefined) throw new HostileTextError(location, hostile.path || 'body', hostile.kind);
@@ -18,6 +20,31 @@ export function refuseHostileText(app: FastifyInstance, options: { except: reado
     const repeated = repeatedQueryParameter(request.query, request.routeOptions.schema?.querystring);
     if (repeated !== undefined) throw new HostileTextError('query', repeated, 'repeated');
   });
+}
+
+/**
+ * The first query parameter (its name, or `query` when the name itself is broken) whose percent-escapes decode to no
+ * UTF-8 (`%FF`, an encoded lone surrogate `%ED%A0%80`) or escape nothing (`%zz`): the query parser reads those as
+ * U+FFFD or as written, quietly another value than the one sent, where the same bytes in a body are refused.
+ */
+function undecodableQueryParameter(url: string): string | undefined {
+  const start = url.indexOf('?');
+  if (start < 0) return undefined;
+  for (const pair of url.slice(start + 1).split('&')) {
+    const equals = pair.indexOf('=');
+    const name = decoded(equals < 0 ? pair : pair.slice(0, equals));
+    if (name === undefined) return 'query';
+    if (equals >= 0 && decoded(pair.slice(equals + 1)) === undefined) return name || 'query';
+  }
+  return undefined;
+}
+
+function decoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

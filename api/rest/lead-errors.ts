@@ -50,12 +50,12 @@ export function toLeadError(error: unknown, bodyLimitBytes: number): MappedLeadE
   if (error instanceof LeadValidationError) return { code: 'validation_failed', message: 'The request has invalid fields', details: error.problems };
   // A bad query parameter is 400 on the lead API, a bad body field 422 (as the query parser and the body parser answer).
   if (error instanceof HostileTextError && error.location !== 'body') {
-    return { code: 'validation_failed', message: 'The query has invalid parameters', details: [`${error.details.field}: ${error.message}`], status: 400 };
+    return { code: 'validation_failed', message: 'The query has invalid parameters', details: [detailOf(error.details.field!, error.message)], status: 400 };
   }
   if (error instanceof DomainError) {
     const code = FROM_DOMAIN[error.code] ?? 'internal_error';
     if (code === 'internal_error') return { code, message: 'Internal server error', details: [] };
-    const details = code === 'validation_failed' ? [error.details.field ? `${error.details.field}: ${error.message}` : error.message] : [];
+    const details = code === 'validation_failed' ? [error.details.field ? detailOf(error.details.field, error.message) : error.message] : [];
     return { code, message: code === 'validation_failed' ? 'The request has invalid fields' : error.message, details, retryAfterSeconds: error.details.retryAfterSeconds };
   }
   if (isReservedKeyRefusal(error)) return { code: 'validation_failed', message: 'The request has invalid fields', details: [`${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`] };
@@ -89,3 +89,8 @@ export const leadUnknownRoute: UnknownRouteShape = {
   prefixes: ['/api/public/customer-leads'],
   body: (status, message) => ({ ok: false, error: { code: LEAD_ROUTE_CODES[status], message, details: [] } }),
 };
+
+/** One `details` entry, `name: problem` as the lead API writes them, the name said once (`email: must not contain …`). */
+function detailOf(field: string, message: string): string {
+  return `${field}: ${message.startsWith(`${field} `) ? message.slice(field.length + 1) : message}`;
+}

@@ -8,7 +8,7 @@ export function isHostileText(text: string): boolean {
 }
 
 /** What makes a value hostile: text PostgreSQL cannot store, a number JSON cannot carry, or a query parameter given more than once. */
-export type HostileKind = 'text' | 'number' | 'repeated';
+export type HostileKind = 'text' | 'number' | 'repeated' | 'encoding';
 
 /**
  * A number JSON cannot carry: `1e309` parses to Infinity, which passes a `number` check and which every JSON writer
@@ -49,6 +49,7 @@ export const HOSTILE_VALUE_PROBLEM: Record<HostileKind, string> = {
   text: 'must not contain NUL bytes or unpaired surrogates',
   number: 'must be a number JSON can hold (this one is beyond ±1.8e308)',
   repeated: 'is given more than once; give it once',
+  encoding: 'must be percent-encoded UTF-8 (an escape here is no UTF-8, or a `%` escapes nothing)',
 };
 
 /**

@@ -18,6 +18,9 @@ import {
 import { actorOf, requireOperator, requireTenant, type GraphQLContext } from '../context.ts';
 import { pageCost } from '../cost.ts';
 
+/** The REST query's filter names, as the arguments of `customerLeads` spell them. */
+const ARGUMENT_OF_FILTER = { id: 'id', email: 'email', session_id: 'sessionId', transaction_id: 'transactionId', subscription_id: 'subscriptionId', status: 'status' } as const;
+
 /** The filters given, checked like the REST query's (spec 4.4); every bad one is named. */
 function filterOf(args: CustomerLeadsArgs): LeadFilter {
   const given = {
@@ -31,7 +34,8 @@ function filterOf(args: CustomerLeadsArgs): LeadFilter {
   const problems = Object.entries(given).flatMap(([name, value]) => {
     if (value === undefined || value === null) return [];
     const problem = checkFilter(name as keyof typeof given, value);
-    return problem ? [`${name}: ${problem}`] : [];
+    // Named as this API names its arguments (`sessionId`), not as the REST query does.
+    return problem ? [`${ARGUMENT_OF_FILTER[name as keyof typeof given]}: ${problem}`] : [];
   });
   if (problems.length > 0) throw new LeadValidationError(problems);
   return {

@@ -131,6 +131,20 @@ describe('provisioning', () => {
     ]);
   });
 
+  it("keeps a tenant's settings a later fixture leaves out (fixtures add and update); a null rate limit asks for the default", async () => {
+    const input = fixture();
+    const tenant = { ...input.tenants[0]!, rateLimitPerMinute: 100_000 };
+    await run({ tenants: [tenant] });
+    const settings = () =>
+      app.orm.em.fork().execute(`select rate_limit_per_minute, parent_company_name from tenants where slug = ?`, [tenant.slug]).then((rows) => rows[0]);
+    // A fixture that only names the tenant (to add an endpoint, say) changes none of them.
+    const [again] = await run({ tenants: [{ slug: tenant.slug, name: tenant.name, clientId: tenant.clientId }] });
+    expect(again!.change).toBe('unchanged');
+    expect(await settings()).toEqual({ rate_limit_per_minute: 100_000, parent_company_name: 'Acme Holdings' });
+    await run({ tenants: [{ slug: tenant.slug, name: tenant.name, clientId: tenant.clientId, rateLimitPerMinute: null }] });
+    expect(await settings()).toEqual({ rate_limit_per_minute: null, parent_company_name: 'Acme Holdings' });
+  });
+
   it('applies one fixture sent four times at once as one run would: one tenant and each record once, every run answered', async () => {
     const input = fixture();
     const runs = await Promise.allSettled([0, 1, 2, 3].map(() => run(input)));

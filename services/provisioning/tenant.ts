@@ -21,8 +21,10 @@ export async function upsertTenant(em: EntityManager, fixture: TenantFixture): P
   const values: Record<string, unknown> = {
     name: fixture.name,
     clientId: fixture.clientId,
-    parentCompanyName: fixture.parentCompany ?? null,
-    rateLimitPerMinute: fixture.rateLimitPerMinute ?? null,
+    // A setting left out of a fixture keeps its value (fixtures add and update): a fixture that only adds an endpoint
+    // must not throttle a tenant back to the default rate limit. A null rate limit asks for the default.
+    ...(fixture.parentCompany !== undefined ? { parentCompanyName: fixture.parentCompany } : {}),
+    ...(fixture.rateLimitPerMinute !== undefined ? { rateLimitPerMinute: fixture.rateLimitPerMinute } : {}),
     ...(fixture.email?.tenantKey ? { emailTenantKey: fixture.email.tenantKey } : {}),
   };
   let tenant: Tenant;

@@ -417,5 +417,18 @@ describe('the lead data one answer carries', () => {
       data: null,
       errors: [{ message: expect.stringContaining('more than 16 MB of lead data'), extensions: { code: 'PAYLOAD_TOO_LARGE' } }],
     });
+
+    // The pages are read before any value is counted: a lead's data costs as much as sixty fields, so one request reads
+    // at most a page of 100 leads with all of it, or three with their scans. Four such pages are refused unread.
+    const pages = Array.from({ length: 4 }, (_, i) => `p${i}: customerLeads(first: 100) { edges { node { scans } } }`).join(' ');
+    const statements = countStatements();
+    const refused = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${app.config.operatorToken}` },
+      body: JSON.stringify({ query: `{ ${pages.replaceAll('customerLeads(first: 100)', `customerLeads(first: 100, tenantId: ${shop.id})`)} }` }),
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as any).errors[0].extensions.code).toBe('QUERY_TOO_COMPLEX');
+    expect(statements()).toBe(0);
   });
 });

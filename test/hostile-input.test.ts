@@ -66,7 +66,7 @@ describe('hostile text at the REST edge', () => {
   });
 
   it('refuses a query escape that decodes to no UTF-8 (an encoded lone surrogate, %FF) or escapes nothing, naming the parameter, not read as U+FFFD', async () => {
-    for (const [query, parameter] of [['search=%ED%A0%80', 'search'], ['search=%FF', 'search'], ['search=100%', 'search'], ['search=%zz', 'search'], ['%FF=1', 'query']]) {
+    for (const [query, parameter] of [['search=%ED%A0%80', 'search'], ['search=%FF', 'search'], ['search=100%', 'search'], ['search=%zz', 'search']]) {
       const answer = await fetch(`${app.baseUrl}/api/admin/statuses?${query}`, { headers: tenant.adminHeaders });
       expect(answer.status, query).toBe(400);
       expect(((await answer.json()) as { message: string }).message, query).toBe(`${parameter} must be percent-encoded UTF-8 (an escape here is no UTF-8, or a \`%\` escapes nothing)`);
@@ -74,6 +74,9 @@ describe('hostile text at the REST edge', () => {
     // Escapes of UTF-8, and a plus, are read as ever.
     const found = await fetch(`${app.baseUrl}/api/admin/statuses?search=${encodeURIComponent('Déclin é')}+x`, { headers: tenant.adminHeaders });
     expect(found.status).toBe(200);
+    // A parameter no route reads is left alone: a tracker's on the cardholder's challenge link still redirects.
+    const challenge = await fetch(`${app.baseUrl}/3ds/unknown-id?ref=50%off&x=%FF`, { redirect: 'manual' });
+    expect(challenge.status).not.toBe(400);
   });
 
   it('never answers 500 to hostile strings, numbers or shapes in any field of a submit', async () => {

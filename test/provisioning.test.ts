@@ -143,6 +143,8 @@ describe('provisioning', () => {
     expect(await settings()).toEqual({ rate_limit_per_minute: 100_000, parent_company_name: 'Acme Holdings' });
     await run({ tenants: [{ slug: tenant.slug, name: tenant.name, clientId: tenant.clientId, rateLimitPerMinute: null }] });
     expect(await settings()).toEqual({ rate_limit_per_minute: null, parent_company_name: 'Acme Holdings' });
+    await run({ tenants: [{ slug: tenant.slug, name: tenant.name, clientId: tenant.clientId, parentCompany: null }] });
+    expect(await settings()).toEqual({ rate_limit_per_minute: null, parent_company_name: null });
   });
 
   it('applies one fixture sent four times at once as one run would: one tenant and each record once, every run answered', async () => {

@@ -11,7 +11,7 @@ import { findHostileValue, HOSTILE_VALUE_PROBLEM, type HostileKind } from '../..
 export function refuseHostileText(app: FastifyInstance, options: { except: readonly string[] }): void {
   app.addHook('preValidation', async (request) => {
     if (options.except.includes(request.routeOptions.url ?? '')) return;
-    const undecodable = undecodableQueryParameter(request.url);
+    const undecodable = undecodableQueryParameter(request.url, request.routeOptions.schema?.querystring);
     if (undecodable !== undefined) throw new HostileTextError('query', undecodable, 'encoding');
     for (const [location, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
       const hostile = findHostileValue(value, '');
@@ -23,18 +23,20 @@ export function refuseHostileText(app: FastifyInstance, options: { except: reado
 }
 
 /**
- * The first query parameter (its name, or `query` when the name itself is broken) whose percent-escapes decode to no
- * UTF-8 (`%FF`, an encoded lone surrogate `%ED%A0%80`) or escape nothing (`%zz`): the query parser reads those as
- * U+FFFD or as written, quietly another value than the one sent, where the same bytes in a body are refused.
+ * The first parameter the route reads (its query schema names it) whose percent-escapes decode to no UTF-8 (`%FF`,
+ * an encoded lone surrogate `%ED%A0%80`) or escape nothing (`%zz`): the query parser reads those as U+FFFD or as
+ * written, quietly another value than the one sent, where the same bytes in a body are refused. Parameters no route
+ * reads are left alone (a tracker's `?ref=50%off` on the cardholder's challenge redirect must still redirect).
  */
-function undecodableQueryParameter(url: string): string | undefined {
+function undecodableQueryParameter(url: string, schema: unknown): string | undefined {
   const start = url.indexOf('?');
-  if (start < 0) return undefined;
+  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
+  if (start < 0 || !properties) return undefined;
   for (const pair of url.slice(start + 1).split('&')) {
     const equals = pair.indexOf('=');
     const name = decoded(equals < 0 ? pair : pair.slice(0, equals));
-    if (name === undefined) return 'query';
-    if (equals >= 0 && decoded(pair.slice(equals + 1)) === undefined) return name || 'query';
+    if (name === undefined || !Object.hasOwn(properties, name)) continue;
+    if (equals >= 0 && decoded(pair.slice(equals + 1)) === undefined) return name;
   }
   return undefined;
 }

@@ -27,7 +27,9 @@ export interface AdminCaller extends ApiPrincipal {
  * any letter case. The audit trail shows it to admin UIs, so no markup, quotes or stray brackets pass as an actor.
  */
 export function isActorEmail(text: string): boolean {
-  return text.length <= 320 && isValidEmail(normalizeEmail(text));
+  // Kept as sent, so sent as kept: no white space around it, nothing IDNA would drop (a zero-width space), only case.
+  const normalized = normalizeEmail(text);
+  return text.length <= 320 && isValidEmail(normalized) && normalized === text.toLowerCase();
 }
 
 /** Checks the `ClientId` and `UserEmail` headers against an authenticated key. */

@@ -1,5 +1,5 @@
 import { LEAD_LIMITS, TRACKING_FIELD_NAME, type LeadScan, type LeadWrite } from './lead.ts';
-import { holdsCardNumber } from '../payments/card-echo.ts';
+import { holdsCardNumber, isCardNumberAlone } from '../payments/card-echo.ts';
 import { LeadValidationError } from './lead-errors.ts';
 import { findHostileValue, HOSTILE_VALUE_PROBLEM } from '../validation/hostile-text.ts';
 import { nestingDepth } from '../validation/nesting-depth.ts';
@@ -177,11 +177,13 @@ export function parseLeadWrite(body: unknown): LeadWrite {
     pendingData: pendingDataOf(fields.pending_data_b64, problems),
     trackingFields,
   };
-  // What the shopper types (an e-mail, a name, a phone) is never kept holding a card number pasted into it, as at the card submit;
+  // What the shopper types (a name, a phone) is never kept holding a card number pasted into it, as at the card submit;
   // a phone has at most 15 digits (E.164), so only a longer run in it can be a card (a 15-digit Amex passes).
-  // The e-mail too: the lead keeps and shows it as written (no format is required of it) and the webhook sends it.
-  const typed = [['email', lead.email, undefined], ['first_name', lead.firstName, undefined], ['last_name', lead.lastName, undefined], ['phone', lead.phone, 16]] as const;
+  const typed = [['first_name', lead.firstName, undefined], ['last_name', lead.lastName, undefined], ['phone', lead.phone, 16]] as const;
   for (const [name, text, minDigits] of typed) if (text !== undefined && holdsCardNumber(text, minDigits)) problems.push(`${name}: must not hold a card number`);
+  // The e-mail has no format to fail (the lead keeps, shows and sends it as written): a card number typed in its place
+  // is refused; digits inside an address (a timestamp tag) are the shopper's.
+  if (isCardNumberAlone(lead.email)) problems.push('email: must not hold a card number');
   if (problems.length > 0) throw new LeadValidationError(problems);
   return lead;
 }

@@ -46,13 +46,24 @@ export function holdsCardNumber(text: string, minDigits: number = CARD_LENGTH.mi
 /**
  * Text with its digit groups as a person may have split them, for the refusal's look only: fullwidth and other
  * compatibility digits as ASCII digits, invisible format characters (a zero-width space) gone, and any run of white
- * space (tabs, no-break spaces, two spaces) or of the marks typed between groups (`/ , ( ) . - _`) as one space.
+ * space (tabs, no-break spaces, two spaces) as one space. Slashes, commas and brackets still end a run: they split
+ * two phone numbers in one field (`020 7946 7946 / 07700 669154`), which joined would pass Luhn one time in ten.
  */
 function asTypedGroups(text: string): string {
   return text
     .normalize('NFKC')
     .replace(/\p{Cf}/gu, '')
-    .replace(/[\s/,()._-]+/gu, ' ');
+    .replace(/\s+/gu, ' ');
+}
+
+/**
+ * Whether the text is a card number and nothing else (its groups split as `holdsCardNumber` reads them): for a field
+ * whose own digits may be long ids (an e-mail tag `qa+1788318766663@…`), where only a number typed in its place is
+ * surely a card.
+ */
+export function isCardNumberAlone(text: string): boolean {
+  const typed = asTypedGroups(text).trim();
+  return /^\d[\d ._-]*$/.test(typed) && holdsCardNumber(typed);
 }
 
 /**

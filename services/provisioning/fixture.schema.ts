@@ -126,7 +126,7 @@ export const TenantFixture = Type.Object(
     slug: Slug,
     name: Type.String({ minLength: 1, maxLength: 200 }),
     clientId: Type.String({ minLength: 1, maxLength: 64, description: 'Value of the ClientId header (parent company id)' }),
-    parentCompany: Type.Optional(Type.String({ maxLength: 200 })),
+    parentCompany: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()], { description: 'Left out: kept as it is; null: none' })),
     rateLimitPerMinute: Type.Optional(Type.Union([int4({ minimum: 1 }), Type.Null()])),
     apiKeys: Type.Optional(Type.Array(ApiKeyInput)),
     applications: Type.Optional(Type.Array(ApplicationInput, { maxItems: 100, description: 'A tenant without any gets one application, `default`' })),

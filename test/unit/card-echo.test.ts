@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { passesLuhn } from '../../domain/payments/card.ts';
-import { holdsCardNumber, maskCardEcho } from '../../domain/payments/card-echo.ts';
+import { holdsCardNumber, isCardNumberAlone, maskCardEcho } from '../../domain/payments/card-echo.ts';
 import { REFUND_ID_PATTERN } from '../../domain/payments-api/ids.ts';
 import { newRefundId } from '../../domain/payments-api/new-refund-id.ts';
 
@@ -57,8 +57,18 @@ describe('holdsCardNumber', () => {
     expect(maskCardEcho('Jane4111111111111111x')).toBe('Jane4111111111111111x');
     expect(holdsCardNumber('Jane Doe, flat 12')).toBe(false);
     // Groups split as people type them; numbers that are no card stay allowed however they are split.
-    for (const typed of ['4000\t0566\t5566\t5556', '4000 - 0566 - 5566 - 5556', '(4000) 0566/5566,5556', '４０００ ０５６６ ５５６６ ５５５６']) expect(holdsCardNumber(typed), typed).toBe(true);
-    for (const typed of ['Flat 12, 34 Main St', '+44 (20) 7946 0958', '12/05/1990']) expect(holdsCardNumber(typed), typed).toBe(false);
+    for (const typed of ['4000\t0566\t5566\t5556', '4000  0566\u00a05566\u200b5556', '４０００ ０５６６ ５５６６ ５５５６']) expect(holdsCardNumber(typed), typed).toBe(true);
+    // Slashes, commas and brackets end a run: two phone numbers in one field are no card, however their digits add up.
+    for (const typed of ['Flat 12, 34 Main St', '+44 (20) 7946 0958', '12/05/1990', '020 7946 7946 / 07700 669154', '(701) 433-2895, (014) 555-3328', '4000/0566/5566/5556']) {
+      expect(holdsCardNumber(typed), typed).toBe(false);
+    }
+  });
+
+  it('isCardNumberAlone: a card number typed in place of the value, not digits inside it (an e-mail tag)', () => {
+    expect(isCardNumberAlone(' 4000 0566\t5566 5556 ')).toBe(true);
+    expect(isCardNumberAlone('4000-0566-5566-5556')).toBe(true);
+    expect(isCardNumberAlone('qa+4000056655665556@shop.example')).toBe(false);
+    expect(isCardNumberAlone('1234 5678')).toBe(false);
   });
 });
 

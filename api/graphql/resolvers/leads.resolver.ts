@@ -80,20 +80,26 @@ export class LeadsResolver {
   }
 }
 
-/** A lead's free-form data, each value counted towards the answer's budget (answer-budget.ts) as it is resolved. */
+/**
+ * A lead's free-form data, each value counted towards the answer's budget (answer-budget.ts) as it is resolved. Each
+ * also costs as much as sixty fields: the page is read from the database before any value is counted, so the cost
+ * limit bounds how many pages of such data one request reads (a page of 100 with all three, or three with scans).
+ */
+const LEAD_DATA_COST = 60;
+
 @Resolver(() => CustomerLeadType)
 export class CustomerLeadDataResolver {
-  @FieldResolver(() => JSONResolver, { description: 'Visited pages: objects with `page`' })
+  @FieldResolver(() => JSONResolver, { description: 'Visited pages: objects with `page`', complexity: LEAD_DATA_COST })
   scans(@Root() lead: CustomerLeadType, @Ctx() context: GraphQLContext): unknown[] {
     return context.answerBudget.take(lead.scans);
   }
 
-  @FieldResolver(() => JSONObjectResolver, { nullable: true, description: 'Decoded `pending_data_b64`' })
+  @FieldResolver(() => JSONObjectResolver, { nullable: true, description: 'Decoded `pending_data_b64`', complexity: LEAD_DATA_COST })
   pendingData(@Root() lead: CustomerLeadType, @Ctx() context: GraphQLContext): Record<string, unknown> | null {
     return context.answerBudget.take(lead.pendingData);
   }
 
-  @FieldResolver(() => JSONObjectResolver, { description: 'Every `cfa_*` and `d2d_*` field by name; `cfa_device` always (null until written)' })
+  @FieldResolver(() => JSONObjectResolver, { description: 'Every `cfa_*` and `d2d_*` field by name; `cfa_device` always (null until written)', complexity: LEAD_DATA_COST })
   trackingFields(@Root() lead: CustomerLeadType, @Ctx() context: GraphQLContext): Record<string, string | null> {
     return context.answerBudget.take(lead.trackingFields);
   }

@@ -79,6 +79,27 @@ describe('hostile text at the REST edge', () => {
     expect(challenge.status).not.toBe(400);
   });
 
+  it('refuses a GraphQL GET whose query or variables hold an escape of no UTF-8, or give a parameter twice, rather than run another query', async () => {
+    const graphQLGet = async (search: string) => {
+      const response = await fetch(`${app.baseUrl}/graphql?${search}`, { headers: { authorization: tenant.adminHeaders.authorization!, 'apollo-require-preflight': 'true' } });
+      return { status: response.status, body: (await response.json()) as { data?: { statuses: { count: number } }; errors?: { message: string; extensions: { code: string } }[] } };
+    };
+    const query = (search: string) => `query=${encodeURIComponent('query($s: String) { statuses(search: $s) { count } }')}${search}`;
+    const refusals = [
+      [`query=${encodeURIComponent('{ statuses(search: "')}%FF${encodeURIComponent('") { count } }')}`, 'query must be percent-encoded UTF-8 (an escape here is no UTF-8, or a `%` escapes nothing)'],
+      [query(`&variables=${encodeURIComponent('{"s":"')}%ED%A0%80${encodeURIComponent('"}')}`), 'variables must be percent-encoded UTF-8 (an escape here is no UTF-8, or a `%` escapes nothing)'],
+      [query(`&operationName=a%zz`), 'operationName must be percent-encoded UTF-8 (an escape here is no UTF-8, or a `%` escapes nothing)'],
+      [`${query('')}&${query('')}`, 'query is given more than once; give it once'],
+    ];
+    for (const [search, message] of refusals) {
+      expect(await graphQLGet(search!), search).toEqual({ status: 400, body: { errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] } });
+    }
+    // The same query, escaped as UTF-8, runs; a parameter GraphQL does not read is left alone.
+    const answer = await graphQLGet(query(`&variables=${encodeURIComponent(JSON.stringify({ s: 'Déclin' }))}&ref=50%off`));
+    expect(answer.status).toBe(200);
+    expect(answer.body.data?.statuses.count).toEqual(expect.any(Number));
+  });
+
   it('never answers 500 to hostile strings, numbers or shapes in any field of a submit', async () => {
     const hostileString = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 60 }),

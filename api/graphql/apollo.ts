@@ -15,6 +15,10 @@ import { unexpectedErrorsPlugin } from './unexpected-errors.plugin.ts';
 import { anonymousSuggestionsPlugin } from './anonymous-suggestions.plugin.ts';
 import { AnswerBudget, answerBudgetPlugin } from './answer-budget.ts';
 import { registerGraphQLCors } from './cors.ts';
+import { HostileTextError, undecodableQueryParameter } from '../http/hostile-input.ts';
+
+/** What a GraphQL GET request carries in its query string (GraphQL over HTTP); Apollo reads each once, by name. */
+const GET_PARAMETERS: ReadonlySet<string> = new Set(['query', 'variables', 'operationName', 'extensions']);
 
 /**
  * Serves Apollo Server at /graphql through Fastify's router (GET and POST), so GraphQL shares the
@@ -76,6 +80,16 @@ export async function mountGraphQL(
   app.register(async (scope) => {
     scope.setErrorHandler((error, request, reply) => sendGraphQLTransportError(request, reply, error));
     registerGraphQLCors(scope, options.allowedOrigins ?? []);
+    scope.addHook('preValidation', async (request) => {
+      if (request.method !== 'GET') return;
+      // Apollo decodes an escape that is no UTF-8 (`%FF`) to U+FFFD: another query than the one sent, where the same
+      // bytes in a POST body are refused. A parameter given twice is read as its first by Apollo and as its last by
+      // some proxies (HTTP parameter pollution): both refused as REST refuses them, in GraphQL's shape.
+      const undecodable = undecodableQueryParameter(request.url, (name) => GET_PARAMETERS.has(name));
+      if (undecodable !== undefined) throw new HostileTextError('query', undecodable, 'encoding');
+      const repeated = Object.entries(request.query as Record<string, unknown>).find(([name, value]) => GET_PARAMETERS.has(name) && Array.isArray(value));
+      if (repeated) throw new HostileTextError('query', repeated[0], 'repeated');
+    });
     scope.route({ method: ['GET', 'POST'], url: '/graphql', handler });
   });
   app.addHook('onClose', () => apollo.stop());

@@ -11,7 +11,8 @@ import { findHostileValue, HOSTILE_VALUE_PROBLEM, type HostileKind } from '../..
 export function refuseHostileText(app: FastifyInstance, options: { except: readonly string[] }): void {
   app.addHook('preValidation', async (request) => {
     if (options.except.includes(request.routeOptions.url ?? '')) return;
-    const undecodable = undecodableQueryParameter(request.url, request.routeOptions.schema?.querystring);
+    const properties = (request.routeOptions.schema?.querystring as { properties?: Record<string, unknown> } | undefined)?.properties;
+    const undecodable = properties && undecodableQueryParameter(request.url, (name) => Object.hasOwn(properties, name));
     if (undecodable !== undefined) throw new HostileTextError('query', undecodable, 'encoding');
     for (const [location, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
       const hostile = findHostileValue(value, '');
@@ -23,19 +24,18 @@ export function refuseHostileText(app: FastifyInstance, options: { except: reado
 }
 
 /**
- * The first parameter the route reads (its query schema names it) whose percent-escapes decode to no UTF-8 (`%FF`,
- * an encoded lone surrogate `%ED%A0%80`) or escape nothing (`%zz`): the query parser reads those as U+FFFD or as
- * written, quietly another value than the one sent, where the same bytes in a body are refused. Parameters no route
- * reads are left alone (a tracker's `?ref=50%off` on the cardholder's challenge redirect must still redirect).
+ * The first parameter the route reads (`reads` names it) whose percent-escapes decode to no UTF-8 (`%FF`, an
+ * encoded lone surrogate `%ED%A0%80`) or escape nothing (`%zz`): query parsers read those as U+FFFD or as written,
+ * quietly another value than the one sent, where the same bytes in a body are refused. Parameters no route reads are
+ * left alone (a tracker's `?ref=50%off` on the cardholder's challenge redirect must still redirect).
  */
-function undecodableQueryParameter(url: string, schema: unknown): string | undefined {
+export function undecodableQueryParameter(url: string, reads: (name: string) => boolean): string | undefined {
   const start = url.indexOf('?');
-  const properties = (schema as { properties?: Record<string, unknown> } | undefined)?.properties;
-  if (start < 0 || !properties) return undefined;
+  if (start < 0) return undefined;
   for (const pair of url.slice(start + 1).split('&')) {
     const equals = pair.indexOf('=');
     const name = decoded(equals < 0 ? pair : pair.slice(0, equals));
-    if (name === undefined || !Object.hasOwn(properties, name)) continue;
+    if (name === undefined || !reads(name)) continue;
     if (equals >= 0 && decoded(pair.slice(equals + 1)) === undefined) return name;
   }
   return undefined;

@@ -273,6 +273,7 @@ describe('e-mail errors (spec 7.2)', () => {
   it.each([
     ['templateName missing for react', { templateName: undefined }, { templateName: 'is required when templateType is react' }],
     ['templateContent missing for string', { templateType: 'string', templateName: undefined }, { templateContent: 'is required when templateType is string' }],
+    ['templateName and to missing (one told with the other)', { templateName: undefined, to: undefined }, { to: 'is required', templateName: 'is required when templateType is react' }],
     ['an unknown template type', { templateType: 'mjml' }, { templateType: 'must be one of: react, string' }],
     ['an unknown template', { templateName: 'invoice' }, { templateName: 'is not a known template; one of generic, order-confirmation, welcome-membership' }],
     ['a template file name', { templateName: '../templates/welcome.html' }, { templateName: expect.stringContaining('loading templates from files is not supported') }],

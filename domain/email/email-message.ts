@@ -151,7 +151,7 @@ function checkMessage(item: BatchEmailItem, prefix: string, compiler: StringTemp
   if (item.templateType === 'react') {
     if (item.templateContent !== undefined) details[field('templateContent')] = 'is only for templateType string';
     const name = item.templateName;
-    if (name === undefined) details[field('templateName')] = 'is required when templateType is react';
+    if (name === undefined) details[field('templateName')] = TEMPLATE_NAME_REQUIRED;
     else if (LOOKS_LIKE_FILE.test(name)) details[field('templateName')] = NOT_FROM_FILES;
     else if (!isReactTemplateName(name)) details[field('templateName')] = `is not a known template; one of ${REACT_TEMPLATE_NAMES.join(', ')}`;
     else {
@@ -161,7 +161,7 @@ function checkMessage(item: BatchEmailItem, prefix: string, compiler: StringTemp
     }
   } else {
     if (item.templateName !== undefined) details[field('templateName')] = 'is only for templateType react';
-    if (item.templateContent === undefined) details[field('templateContent')] = 'is required when templateType is string';
+    if (item.templateContent === undefined) details[field('templateContent')] = TEMPLATE_CONTENT_REQUIRED;
     else {
       const compiled = compiler.compile(item.templateContent);
       const bound = typeof compiled === 'function' ? compiled.renderedLengthBound(data) : 0;
@@ -218,10 +218,34 @@ function checkDataDepth(body: unknown): void {
   if (Object.keys(details).length > 0) throw emailValidationError(details);
 }
 
+const TEMPLATE_NAME_REQUIRED = 'is required when templateType is react';
+const TEMPLATE_CONTENT_REQUIRED = 'is required when templateType is string';
+
+/** The e-mails of a body the schema refused, as far as they are objects: `emails[i]` of a batch, else the body. */
+function itemsOf(body: unknown): { item: Record<string, unknown>; prefix: string }[] {
+  const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (!isObject(body)) return [];
+  if (!Array.isArray(body.emails)) return [{ item: body, prefix: '' }];
+  return body.emails.flatMap((item, index) => (isObject(item) ? [{ item, prefix: `emails[${index}].` }] : []));
+}
+
+/**
+ * The template's source a refused body also lacks: the schema cannot say it (which field is required follows
+ * `templateType`), so without this a body missing `to` and `templateName` was told only of `to`.
+ */
+function missingTemplateSource(item: Record<string, unknown>, prefix: string, details: Details): void {
+  if (item.templateType === 'react' && item.templateName === undefined) details[`${prefix}templateName`] ??= TEMPLATE_NAME_REQUIRED;
+  if (item.templateType === 'string' && item.templateContent === undefined) details[`${prefix}templateContent`] ??= TEMPLATE_CONTENT_REQUIRED;
+}
+
 function parse(schema: TSchema, body: unknown, compiler: StringTemplateCompiler, items: (body: never) => { item: BatchEmailItem; prefix: string }[]): ParsedEmailRequest {
   checkDataDepth(body);
   const validate = validatorOf(schema);
-  if (!validate(body)) throw emailValidationError(schemaDetails(validate.errors ?? [], ''));
+  if (!validate(body)) {
+    const details = schemaDetails(validate.errors ?? [], '');
+    for (const { item, prefix } of itemsOf(body)) missingTemplateSource(item, prefix, details);
+    throw emailValidationError(details);
+  }
   const details: Details = {};
   const budget: RenderBudget = { left: EMAIL_LIMITS.requestRenderedLength };
   const messages = items(body as never).map(({ item, prefix }) => checkMessage(item, prefix, compiler, details, budget));

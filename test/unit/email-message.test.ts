@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EmailRequestError } from '../../domain/email/email-errors.ts';
-import { parseSendRequest } from '../../domain/email/email-message.ts';
+import { parseBatchRequest, parseSendRequest } from '../../domain/email/email-message.ts';
 import { createEmailRenderer } from '../../domain/email/render-email.ts';
 import { createStringTemplateCompiler } from '../../domain/email/string-templates.ts';
 
@@ -24,6 +24,21 @@ describe('an e-mail request', () => {
       const failure = failureOf({ ...base, templateType: 'string', templateContent: '<p>x</p>', ...body }) as { details: Record<string, string> };
       expect(JSON.parse(JSON.stringify(failure.details)), name).toEqual({ [name]: 'is not a known field' });
     }
+  });
+
+  it("names a missing template source beside the schema's errors, in a batch by each e-mail's index", () => {
+    const { tenant_key, to: _to, ...withoutTo } = base;
+    let failure: unknown;
+    try {
+      parseBatchRequest({ tenant_key, emails: [{ ...withoutTo, templateType: 'string' }, { ...withoutTo, to: base.to, templateType: 'react', templateName: 'generic', data: { heading: 'h', bodyContent: 'b' } }, 7] }, compiler);
+    } catch (error) {
+      failure = (error as EmailRequestError).failure;
+    }
+    expect((failure as { details: Record<string, string> }).details).toEqual({
+      'emails[0].to': 'is required',
+      'emails[0].templateContent': 'is required when templateType is string',
+      'emails[2]': 'must be object',
+    });
   });
 
   it('renders a React template with any data it accepted: fields its template does not name are not its props', async () => {

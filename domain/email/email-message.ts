@@ -221,11 +221,21 @@ function checkDataDepth(body: unknown): void {
 const TEMPLATE_NAME_REQUIRED = 'is required when templateType is react';
 const TEMPLATE_CONTENT_REQUIRED = 'is required when templateType is string';
 
-/** The e-mails of a body the schema refused, as far as they are objects: `emails[i]` of a batch, else the body. */
-function itemsOf(body: unknown): { item: Record<string, unknown>; prefix: string }[] {
-  const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
-  if (!isObject(body)) return [];
-  if (!Array.isArray(body.emails)) return [{ item: body, prefix: '' }];
+type RefusedItem = { item: Record<string, unknown>; prefix: string };
+
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The e-mail of a single send's body the schema refused, if it is an object. */
+function refusedSendItems(body: unknown): RefusedItem[] {
+  return isObject(body) ? [{ item: body, prefix: '' }] : [];
+}
+
+/**
+ * The e-mails of a refused batch body: `emails[i]` as far as they are objects. A batch without an `emails` array has
+ * none; its own fields are not an e-mail's, so a top-level `templateType` is only an unknown field.
+ */
+function refusedBatchItems(body: unknown): RefusedItem[] {
+  if (!isObject(body) || !Array.isArray(body.emails)) return [];
   return body.emails.flatMap((item, index) => (isObject(item) ? [{ item, prefix: `emails[${index}].` }] : []));
 }
 
@@ -238,12 +248,20 @@ function missingTemplateSource(item: Record<string, unknown>, prefix: string, de
   if (item.templateType === 'string' && item.templateContent === undefined) details[`${prefix}templateContent`] ??= TEMPLATE_CONTENT_REQUIRED;
 }
 
-function parse(schema: TSchema, body: unknown, compiler: StringTemplateCompiler, items: (body: never) => { item: BatchEmailItem; prefix: string }[]): ParsedEmailRequest {
+type EmailRequestShape = {
+  schema: TSchema;
+  /** The e-mails of a body the schema accepted. */
+  items: (body: never) => { item: BatchEmailItem; prefix: string }[];
+  /** The e-mails, as far as they can be read, of a body the schema refused. */
+  refusedItems: (body: unknown) => RefusedItem[];
+};
+
+function parse({ schema, items, refusedItems }: EmailRequestShape, body: unknown, compiler: StringTemplateCompiler): ParsedEmailRequest {
   checkDataDepth(body);
   const validate = validatorOf(schema);
   if (!validate(body)) {
     const details = schemaDetails(validate.errors ?? [], '');
-    for (const { item, prefix } of itemsOf(body)) missingTemplateSource(item, prefix, details);
+    for (const { item, prefix } of refusedItems(body)) missingTemplateSource(item, prefix, details);
     throw emailValidationError(details);
   }
   const details: Details = {};
@@ -255,14 +273,26 @@ function parse(schema: TSchema, body: unknown, compiler: StringTemplateCompiler,
   return { tenantKey: tenant_key, idempotencyKey, messages: messages as EmailMessage[] };
 }
 
+const SEND_REQUEST: EmailRequestShape = {
+  schema: SendEmailRequest,
+  items: (request: SendEmailRequest) => [{ item: request, prefix: '' }],
+  refusedItems: refusedSendItems,
+};
+
+const BATCH_REQUEST: EmailRequestShape = {
+  schema: BatchEmailRequest,
+  items: (request: BatchEmailRequest) => request.emails.map((item, index) => ({ item, prefix: `emails[${index}].` })),
+  refusedItems: refusedBatchItems,
+};
+
 /** Body of `POST /api/email`; throws an EmailRequestError (validation) naming every bad field. */
 export function parseSendRequest(body: unknown, compiler: StringTemplateCompiler): ParsedEmailRequest {
-  return parse(SendEmailRequest, body, compiler, (request: SendEmailRequest) => [{ item: request, prefix: '' }]);
+  return parse(SEND_REQUEST, body, compiler);
 }
 
 /** Body of `POST /api/email/batch`: one bad item refuses the whole batch, its details naming the item's index. */
 export function parseBatchRequest(body: unknown, compiler: StringTemplateCompiler): ParsedEmailRequest {
-  return parse(BatchEmailRequest, body, compiler, (request: BatchEmailRequest) => request.emails.map((item, index) => ({ item, prefix: `emails[${index}].` })));
+  return parse(BATCH_REQUEST, body, compiler);
 }
 
 /**

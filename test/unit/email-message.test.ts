@@ -41,6 +41,16 @@ describe('an e-mail request', () => {
     });
   });
 
+  it("reads a batch's own fields as a batch's: a top-level templateType is only an unknown field", () => {
+    let failure: unknown;
+    try {
+      parseBatchRequest({ tenant_key: base.tenant_key, templateType: 'react' }, compiler);
+    } catch (error) {
+      failure = (error as EmailRequestError).failure;
+    }
+    expect((failure as { details: Record<string, string> }).details).toEqual({ emails: 'is required', templateType: 'is not a known field' });
+  });
+
   it('renders a React template with any data it accepted: fields its template does not name are not its props', async () => {
     for (const extra of [{ key: { toString: 1 } }, { key: [{ toString: 1 }] }, { ref: 'x' }, { children: { a: 1 } }]) {
       const parsed = parseSendRequest({ ...base, templateType: 'react', templateName: 'generic', data: { heading: 'Hello there', bodyContent: 'Body', ...extra } }, compiler);

@@ -12,6 +12,7 @@ import { connectTemporal } from '../adapters/temporal/connection.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
 import { temporalEmailDispatcher } from '../adapters/temporal/email-dispatcher.ts';
 import { requireSetting } from '../platform/require-setting.ts';
+import { configOrExit } from '../platform/config-or-exit.ts';
 import { buildGateway } from './server.ts';
 import { openProductCache } from '../services/catalog/product-cache.ts';
 import { PaymentAnswerBoard } from '../adapters/temporal/payment-answers.ts';
@@ -19,13 +20,19 @@ import { hostWorker } from '../worker/hosted-worker.ts';
 import { trackDeliveryStarts } from '../services/webhooks/delivery-starts-in-flight.ts';
 
 /** The gateway process: `npm run gateway` (production) or a child of `npm start`. */
-const config = loadConfig();
+const { config, databaseUrl, temporalAddress, dataEncryptionKey } = configOrExit(() => {
+  const config = loadConfig();
+  return {
+    config,
+    databaseUrl: requireSetting(config.databaseUrl, 'DATABASE_URL'),
+    temporalAddress: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS'),
+    dataEncryptionKey: requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY'),
+  };
+});
 const logger = createLogger({ level: config.logLevel, name: 'gateway' });
-const databaseUrl = requireSetting(config.databaseUrl, 'DATABASE_URL');
 const orm = await openOrm({ databaseUrl, poolSize: config.databasePoolSize });
 const counterOrm = await openCounterOrm({ databaseUrl, poolSize: config.databaseCounterPoolSize });
-const temporal = await connectTemporal({ address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS'), namespace: config.temporalNamespace });
-const dataEncryptionKey = requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');
+const temporal = await connectTemporal({ address: temporalAddress, namespace: config.temporalNamespace });
 const products = await openProductCache({ orm, logger });
 const answers = new PaymentAnswerBoard();
 // Starts a request does not wait for (a lead's webhook) are waited for by the stop, before Temporal closes.

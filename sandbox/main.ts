@@ -4,9 +4,10 @@
  */
 import path from 'node:path';
 import { loadConfig } from '../platform/config.ts';
+import { configOrExit } from '../platform/config-or-exit.ts';
 import { startSandboxProcessor } from './processor-server.ts';
 
-const config = loadConfig();
+const config = configOrExit(() => loadConfig());
 const sandbox = await startSandboxProcessor({
   port: config.sandboxProcessorPort,
   host: config.sandboxHost,

@@ -1,9 +1,10 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded PostgreSQL). */
 import { loadConfig } from '../platform/config.ts';
+import { configOrExit } from '../platform/config-or-exit.ts';
 import { ensureLocalServers } from './local-stack/local-runtime.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 
-const config = loadConfig();
+const config = configOrExit(() => loadConfig());
 const servers = await ensureLocalServers(config, { temporal: false });
 // A failed migration still stops the embedded PostgreSQL it started (nothing else would: see embedded-postgres.ts).
 try {

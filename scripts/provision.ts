@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../platform/config.ts';
+import { configOrExit } from '../platform/config-or-exit.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardFingerprinter } from '../domain/crypto/card-vault.ts';
 import { developmentEncryptionKey } from './local-stack/dev-credentials.ts';
@@ -20,7 +21,7 @@ if (!file) {
   process.exit(2);
 }
 
-const config = loadConfig();
+const config = configOrExit(() => loadConfig());
 let raw: unknown;
 try {
   raw = JSON.parse(readFileSync(file, 'utf8'));

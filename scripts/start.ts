@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, gatewayBaseUrl } from '../platform/config.ts';
+import { configOrExit } from '../platform/config-or-exit.ts';
 import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardFingerprinter } from '../domain/crypto/card-vault.ts';
 import { migrate, openOrm } from '../data/orm.ts';
@@ -31,7 +32,7 @@ import { startDevInbox } from './local-stack/dev-inbox.ts';
 
 const launcher = await continueInOwnProcessGroup();
 
-const config = loadConfig();
+const config = configOrExit(() => loadConfig());
 const production = isProductionMode();
 const say = (line: string) => process.stdout.write(`${line}\n`);
 

@@ -31,3 +31,30 @@ describe('a process that runs embedded PostgreSQL keeps its own exit status', ()
     expect(await exitStatusOf(`const { loadEmbeddedPostgres } = await import('./scripts/local-stack/embedded-postgres.ts'); await loadEmbeddedPostgres();`)).toBe(0);
   });
 });
+
+/** Runs an entry point with the given environment; resolves with its exit status and what it wrote to stderr. */
+async function runEntry(entry: string, env: Record<string, string>): Promise<{ status: number; stderr: string }> {
+  try {
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', entry], { cwd: REPO, timeout: 60_000, env: { PATH: process.env.PATH ?? '', ...env } });
+    return { status: 0, stderr: '' };
+  } catch (error) {
+    const { code, stderr } = error as { code?: unknown; stderr?: string };
+    if (typeof code !== 'number') throw error;
+    return { status: code, stderr: stderr ?? '' };
+  }
+}
+
+describe('a process given a bad setting', () => {
+  it('says which settings are wrong in a few lines and ends with status 1, without a stack trace', async () => {
+    const gateway = await runEntry('api/main.ts', { PORT: 'eighty', TEMPORAL_ADDRESS: 'nowhere' });
+    expect(gateway.status).toBe(1);
+    expect(gateway.stderr).toBe('Invalid configuration:\n  PORT: must be an integer\n  TEMPORAL_ADDRESS: must be host:port\nEvery setting is described in docs/configuration.md.\n');
+  });
+
+  it('names a setting the process needs that is missing (the worker without its database)', async () => {
+    const worker = await runEntry('worker/main.ts', { TEMPORAL_ADDRESS: '127.0.0.1:7233', DATA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') });
+    expect(worker.status).toBe(1);
+    expect(worker.stderr).toMatch(/^Invalid configuration:\n {2}DATABASE_URL: required by this process/);
+    expect(worker.stderr).not.toMatch(/\bat \w+ \(/);
+  });
+});

@@ -2,15 +2,20 @@ import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { openOrm } from '../data/orm.ts';
 import { requireSetting } from '../platform/require-setting.ts';
+import { configOrExit } from '../platform/config-or-exit.ts';
 import { connectTemporal, ensureSearchAttributes } from '../adapters/temporal/connection.ts';
 import { workerFromConfig } from './worker-from-config.ts';
 import { ensureRetentionSchedule, ensureUnstartedDeliveriesSchedule, ensureUnstartedRefundsSchedule } from './maintenance-schedules.ts';
 
 /** The worker process: `npm run worker` (production) or a child of `npm start`. */
-const config = loadConfig();
+const { config, address, databaseUrl } = configOrExit(() => {
+  const config = loadConfig();
+  // The encryption key is read when the worker is built, after the schedules; a missing one is told before anything runs.
+  requireSetting(config.dataEncryptionKey, 'DATA_ENCRYPTION_KEY');
+  return { config, address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS'), databaseUrl: requireSetting(config.databaseUrl, 'DATABASE_URL') };
+});
 const logger = createLogger({ level: config.logLevel, name: 'worker' });
-const address = requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS');
-const orm = await openOrm({ databaseUrl: requireSetting(config.databaseUrl, 'DATABASE_URL'), poolSize: config.databasePoolSize });
+const orm = await openOrm({ databaseUrl, poolSize: config.databasePoolSize });
 
 const admin = await connectTemporal({ address, namespace: config.temporalNamespace });
 await ensureSearchAttributes(admin.connection, config.temporalNamespace);

@@ -4,6 +4,7 @@ import { NativeConnection, Runtime, Worker, bundleWorkflowCode, type LogLevel, t
 import type { Logger } from '../platform/logger.ts';
 import type { Activities } from '../activities/index.ts';
 import { paymentAnswerSinks, type PaymentAnswerBoard } from '../adapters/temporal/payment-answers.ts';
+import { activityHeartbeats } from './activity-heartbeats.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -84,6 +85,10 @@ export async function createWorker(options: {
     activities: options.activities,
     workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
     sinks: paymentAnswerSinks(options.answerBoard),
+    interceptors: { activity: [activityHeartbeats] },
+    // Heartbeats reach Temporal every 5 s (activityHeartbeats beats a quarter of a 20 s timeout; the SDK would
+    // otherwise hold them back to 0.8 of it), so a slow round trip to the server is not taken for a dead worker.
+    maxHeartbeatThrottleInterval: '5 seconds',
     ...workerOptionsOf(options.tuning ?? {}),
   });
   return { worker, connection };

@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
 import type { PendingEmail } from '../../domain/email/email-record.ts';
+import { WORKER_LOSS_NOTICED_AFTER } from '../contract/call-timeouts.ts';
 
 export interface EmailDeliveryInput {
   /** The e-mail's id for a single send, the batch's id for a batch. */
@@ -18,6 +19,7 @@ export interface EmailDeliveryResult {
 const { deliverEmails } = proxyActivities<Activities>({
   // One attempt renders and sends up to a batch over the SMTP pool; SMTP refusals are outcomes, not activity failures.
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: WORKER_LOSS_NOTICED_AFTER,
   retry: { maximumAttempts: 5, initialInterval: '1 second', backoffCoefficient: 2 },
 });
 

@@ -1,5 +1,6 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
+import { WORKER_LOSS_NOTICED_AFTER } from '../contract/call-timeouts.ts';
 
 type RetentionTable = Parameters<Activities['purgeExpiredRows']>[0]['table'];
 
@@ -18,6 +19,7 @@ const TABLES = Object.keys({
 const { purgeExpiredRows } = proxyActivities<Activities>({
   // A purge is a bounded number of short batches; a retry redoes only what is still expired.
   startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: WORKER_LOSS_NOTICED_AFTER,
   retry: { maximumAttempts: 3, initialInterval: '10 seconds', backoffCoefficient: 2 },
 });
 

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
-import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS, WORKER_LOSS_NOTICED_AFTER } from '../contract/call-timeouts.ts';
 import type { HoldEnd } from '../../activities/payments-api/authorization-hold.activities.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
 
@@ -12,6 +12,7 @@ import { StatusId } from '../../domain/statuses/status-ids.ts';
 /** Same bounds as the other processor calls of a payment: about 7 minutes of retries per call. */
 const { inquireHeldAuthorization, captureHeldAuthorization, voidHeldAuthorization, endHeldAuthorization } = proxyActivities<Activities>({
   startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
+  heartbeatTimeout: WORKER_LOSS_NOTICED_AFTER,
   retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 

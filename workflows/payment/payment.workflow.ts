@@ -19,7 +19,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
-import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS, WORKER_LOSS_NOTICED_AFTER } from '../contract/call-timeouts.ts';
 import { ATTEMPT_NOT_RECORDED, type AttemptOutcome, type AttemptResult, type MerchantCandidate, type UnrecordedAttempt } from '../../domain/payments/attempts.ts';
 import { mayCascade } from '../../domain/payments/cascade-policy.ts';
 import { closingOf, finalOutcomeOf, type Closing } from '../../domain/payments/closing.ts';
@@ -120,6 +120,7 @@ const { keepCardForRebills } = proxyActivities<Activities>({
 /** Processor calls other than the authorization itself are safe to retry. */
 const { inquireAttempt, voidAuthorization, holdApprovedAuthorization, recordAuthorizationChange } = proxyActivities<Activities>({
   startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
+  heartbeatTimeout: WORKER_LOSS_NOTICED_AFTER,
   retry: { maximumAttempts: 20, initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
@@ -257,6 +258,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   // A completion is asked while its caller waits: a few quick tries, then "try again", the challenge still open.
   const { completeThreeDSecure } = proxyActivities<Activities>({
     startToCloseTimeout: input.settings.processorTimeoutMs + AUTHORIZATION_MARGIN_MS,
+    heartbeatTimeout: WORKER_LOSS_NOTICED_AFTER,
     retry: { maximumAttempts: 3, initialInterval: '500 milliseconds', backoffCoefficient: 2 },
   });
   let answer: SubmitResult | undefined;

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, log, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
-import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS, WORKER_LOSS_NOTICED_AFTER } from '../contract/call-timeouts.ts';
 import { REFUND_NOT_SENDABLE, type RefundCall, type RefundSettlement, type RefundWorkflowInput } from '../../domain/payments-api/refund-outcome.ts';
 import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
 import { StatusId } from '../../domain/statuses/status-ids.ts';
@@ -27,6 +27,7 @@ const { claimRefund, markRefundForReview, settleRefundCall, recordRefundEvent } 
 /** An inquiry is a read: a short series of attempts (about 15 s), then a durable pause, rather than minutes of polling. */
 const { inquireRefund } = proxyActivities<Activities>({
   startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
+  heartbeatTimeout: WORKER_LOSS_NOTICED_AFTER,
   retry: { maximumAttempts: 5, initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '8 seconds' },
 });
 
@@ -48,6 +49,7 @@ type ProcessorVerdict =
 export async function refundWorkflow(input: RefundWorkflowInput): Promise<RefundSettlement> {
   const { sendRefund } = proxyActivities<Activities>({
     startToCloseTimeout: input.processorTimeoutMs + 5_000,
+    heartbeatTimeout: WORKER_LOSS_NOTICED_AFTER,
     retry: { maximumAttempts: 1 },
   });
 

@@ -25,7 +25,7 @@ import { NOT_PROCESSED_RETRY_LIMIT_SECONDS, nextDunningStep, notProcessedRetrySe
 import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, subscriptionProgressQuery, type BillingStall } from '../contract/subscription-signals.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
-import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS, WORKER_LOSS_NOTICED_AFTER } from '../contract/call-timeouts.ts';
 import { paymentWorkflow } from '../payment/payment.workflow.ts';
 import { startWebhookDeliveries } from '../webhooks/start-deliveries.ts';
 import type { SubscriptionEventType } from '../../domain/webhooks/events.ts';
@@ -45,6 +45,7 @@ const { prepareRebill, recordRebill, rebillMayHaveCharged, endSubscription, mark
  */
 const { settleUncertainRebill } = proxyActivities<Activities>({
   startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
+  heartbeatTimeout: WORKER_LOSS_NOTICED_AFTER,
   scheduleToCloseTimeout: '10 minutes',
   retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
 });

@@ -1,6 +1,6 @@
 import { ActivityFailure, log, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.ts';
-import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../contract/call-timeouts.ts';
+import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS, WORKER_LOSS_NOTICED_AFTER } from '../contract/call-timeouts.ts';
 import { waitBeforeAttempt } from '../../domain/webhooks/retry-policy.ts';
 
 export interface WebhookDeliveryInput {
@@ -26,6 +26,7 @@ const { attemptWebhookDelivery, concludeWebhookDelivery } = proxyActivities<Acti
   // PostgreSQL refuses, or a delivery that no longer exists, fails at once (non-retryable).
   startToCloseTimeout: OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS,
   scheduleToCloseTimeout: '1 day',
+  heartbeatTimeout: WORKER_LOSS_NOTICED_AFTER,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 seconds' },
 });
 

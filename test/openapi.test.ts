@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -86,6 +87,7 @@ describe('OpenAPI document', () => {
       '/api/{productId}',
       '/api/{productId}/3ds',
       '/healthz',
+      '/leads.js',
       '/openapi.json',
       '/payments',
       '/payments/{id}',
@@ -141,6 +143,8 @@ describe('OpenAPI document', () => {
       'POST /subscriptions/{id}/resume': keyed,
       'POST /api/public/customer-leads': [{ leadSecretKey: [] }, { leadPublishableKey: [] }],
       'GET /api/public/customer-leads': [{ leadSecretKey: [] }],
+      'OPTIONS /api/public/customer-leads': [],
+      'GET /leads.js': [],
     });
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
     const statusParameters = document.paths['/api/admin/statuses'].get.parameters.map((p: { name: string; in: string; required: boolean }) => `${p.in}:${p.name}:${p.required}`);
@@ -170,12 +174,13 @@ describe('OpenAPI document', () => {
   it('passes redocly lint with the recommended rules', async () => {
     const report = await redoclyLint(document);
     expect(report.problems.filter((problem) => problem.severity === 'error')).toEqual([]);
-    // Deliberate: probes and the document itself cannot fail with a 4xx, and the 3-D Secure link is a redirect.
+    // Deliberate: probes, the document itself and the lead snippet cannot fail with a 4xx, and the 3-D Secure link is a redirect.
     const warnings = report.problems.map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}`).sort();
     expect(warnings).toEqual([
       'operation-2xx-response #/paths/~13ds~1{threeDSecureId}/get/responses',
       'operation-4xx-response #/paths/~1/get/responses',
       'operation-4xx-response #/paths/~1healthz/get/responses',
+      'operation-4xx-response #/paths/~1leads.js/get/responses',
       'operation-4xx-response #/paths/~1openapi.json/get/responses',
       'operation-4xx-response #/paths/~1readyz/get/responses',
     ]);
@@ -217,6 +222,23 @@ describe('OpenAPI document', () => {
     const badLimit = await getLeads(app.baseUrl, { limit: '101' }, secret);
     expect(badLimit.status).toBe(400);
     expectDocumented('/api/public/customer-leads', 'get', 400, badLimit.body);
+
+    // A browser's preflight and the snippet it loads: the headers and content type the document names.
+    const origin = `https://doc-${randomUUID()}.example`;
+    await createLeadTenant(app, { origins: [origin] });
+    const preflight = await fetch(`${app.baseUrl}/api/public/customer-leads`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(204);
+    const preflightHeaders = Object.keys(document.paths['/api/public/customer-leads'].options.responses['204'].headers);
+    expect(preflightHeaders.length).toBeGreaterThan(0);
+    for (const name of preflightHeaders) expect(preflight.headers.get(name), name).not.toBeNull();
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+    const refused = await fetch(`${app.baseUrl}/api/public/customer-leads`, { method: 'OPTIONS', headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'POST' } });
+    expect(refused.status).toBe(403);
+    expectDocumented('/api/public/customer-leads', 'options', 403, await refused.json());
+    const snippet = await fetch(`${app.baseUrl}/leads.js`);
+    expect(snippet.status).toBe(200);
+    expect(Object.keys(document.paths['/leads.js'].get.responses['200'].content)).toEqual([snippet.headers.get('content-type')!.split(';')[0]]);
+    expect(await snippet.text()).not.toMatch(/^"/);
 
     // Whether the worker polls yet or not, /readyz answers one of its documented shapes.
     for (const pathName of ['/healthz', '/readyz', '/']) {

@@ -8,7 +8,7 @@ import { parseLeadQuery } from '../../domain/leads/lead-query.ts';
 import { authenticateLeadRead, authenticateLeadWrite, type LeadCredentials } from '../../services/leads/authenticate-lead-key.ts';
 import { submitLead, type LeadWriteDeps } from '../../services/leads/submit-lead.ts';
 import type { RateLimitPolicy } from '../http/authentication.ts';
-import { LEAD_READ, LEAD_WRITE } from '../http/security.ts';
+import { LEAD_READ, LEAD_WRITE, PUBLIC } from '../http/security.ts';
 import { sendLeadError } from './lead-errors.ts';
 import { CustomerLead, LeadErrorAnswer, leadErrorResponses, LeadListAnswer, LeadQuerystring, LeadWriteAnswer, LeadWriteBody } from './lead-schemas.ts';
 import { headerValue } from '../http/headers.ts';
@@ -60,6 +60,30 @@ async function browserMayReadRefusal(em: EntityManager, credentials: LeadCredent
  * unauthenticated caller learns nothing about its body. The route schemas document (OpenAPI); the domain parsers
  * validate, naming every bad field at once.
  */
+/** The browser's CORS preflight of a lead write, as the OpenAPI document tells it (a browser sends it, not a client). */
+const PREFLIGHT_SCHEMA = {
+  operationId: 'preflightCustomerLeadWrite',
+  summary: "A browser's CORS preflight of a lead write: allowed when some application allows its Origin",
+  description:
+    'Sent by the browser before a publishable-key write; it carries no key, so it is answered for the `Origin` alone. ' +
+    "The write itself then checks the Origin against its key's application.",
+  tags: ['customer leads'],
+  security: PUBLIC,
+  response: {
+    204: {
+      type: 'null',
+      description: 'The Origin may write leads: the answer names it, the method and the headers a write may send',
+      headers: {
+        'access-control-allow-origin': { type: 'string', description: 'The request’s Origin, exactly (never `*`)' },
+        'access-control-allow-methods': { type: 'string', description: '`POST`' },
+        'access-control-allow-headers': { type: 'string', description: '`content-type, x-service-lead-key`' },
+        'access-control-max-age': { type: 'string', description: 'Seconds the browser may keep this answer: 600' },
+      },
+    },
+    ...leadErrorResponses(403),
+  },
+};
+
 export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPolicy; leadWrites: LeadWriteDeps }): void {
   app.register(async (scope) => {
     scope.decorateRequest('leadPrincipal', null);
@@ -74,7 +98,7 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
 
     // The preflight carries no key, so it can only ask whether some application allows the origin; the write
     // itself then checks the origin against its key's application.
-    scope.options(LEADS_PATH, { schema: { hide: true } }, async (request, reply) => {
+    scope.options(LEADS_PATH, { schema: PREFLIGHT_SCHEMA }, async (request, reply) => {
       const origin = headerValue(request.headers.origin);
       if (!origin || !(await isLeadOriginAllowed(request.em, origin))) throw new DomainError('forbidden', 'This origin may not write leads');
       return reply

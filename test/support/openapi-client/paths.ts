@@ -40,6 +40,13 @@ export interface paths {
     /** Searches the tenant's transactions (spec 4.10): filters combine with AND, an array matches any of its values */
     post: operations["searchMitigationTransactions"];
   };
+  "/leads.js": {
+    /**
+     * The browser snippet that records a checkout's lead with the publishable key
+     * @description Loaded by a script element of the checkout page; its header comment shows how it is called. Cached for 5 minutes.
+     */
+    get: operations["customerLeadSnippet"];
+  };
   "/api/{productId}": {
     /** Card payment submit for a product (spec 4.1); every processed outcome is HTTP 200 */
     post: operations["submitPayment"];
@@ -57,6 +64,11 @@ export interface paths {
     get: operations["listCustomerLeads"];
     /** Creates the lead of a checkout session (201) or updates it (200) (spec 4.3) */
     post: operations["writeCustomerLead"];
+    /**
+     * A browser's CORS preflight of a lead write: allowed when some application allows its Origin
+     * @description Sent by the browser before a publishable-key write; it carries no key, so it is answered for the `Origin` alone. The write itself then checks the Origin against its key's application.
+     */
+    options: operations["preflightCustomerLeadWrite"];
   };
   "/api/email": {
     /**
@@ -1081,6 +1093,20 @@ export interface operations {
       };
     };
   };
+  /**
+   * The browser snippet that records a checkout's lead with the publishable key
+   * @description Loaded by a script element of the checkout page; its header comment shows how it is called. Cached for 5 minutes.
+   */
+  customerLeadSnippet: {
+    responses: {
+      /** @description The script */
+      200: {
+        content: {
+          "text/javascript": string;
+        };
+      };
+    };
+  };
   /** Card payment submit for a product (spec 4.1); every processed outcome is HTTP 200 */
   submitPayment: {
     parameters: {
@@ -1562,6 +1588,34 @@ export interface operations {
       };
       /** @description internal_error */
       500: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+    };
+  };
+  /**
+   * A browser's CORS preflight of a lead write: allowed when some application allows its Origin
+   * @description Sent by the browser before a publishable-key write; it carries no key, so it is answered for the `Origin` alone. The write itself then checks the Origin against its key's application.
+   */
+  preflightCustomerLeadWrite: {
+    responses: {
+      /** @description The Origin may write leads: the answer names it, the method and the headers a write may send */
+      204: {
+        headers: {
+          /** @description The request’s Origin, exactly (never `*`) */
+          "access-control-allow-origin"?: string;
+          /** @description `POST` */
+          "access-control-allow-methods"?: string;
+          /** @description `content-type, x-service-lead-key` */
+          "access-control-allow-headers"?: string;
+          /** @description Seconds the browser may keep this answer: 600 */
+          "access-control-max-age"?: string;
+        };
+        content: never;
+      };
+      /** @description forbidden: the Origin is not allowed for the publishable key, or a publishable key tried to read */
+      403: {
         content: {
           "application/json": components["schemas"]["CustomerLeadError"];
         };

@@ -4,6 +4,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createPaymentTenant, post, submitBody, type PaymentTenant } from './support/payments.ts';
+import { paymentBody } from './support/payments-api.ts';
+import { bearer, createLeadTenant, newSessionId, postLead } from './support/leads.ts';
 
 let app: TestApp;
 let tenant: PaymentTenant;
@@ -256,6 +258,43 @@ describe('HTTP semantics', () => {
     const mailed = await fetch(`${app.baseUrl}/api/email`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat([Buffer.from('{"tenant_key":"'), Buffer.from([0xff]), Buffer.from('"}')]) });
     expect(mailed.status).toBe(400);
     expect(await mailed.json()).toEqual({ success: false, error: 'Validation error', details: { body: 'is not valid JSON' } });
+  });
+
+  it('refuses a body that gives a field twice in one object on every API, naming the field and never its values, writing nothing', async () => {
+    // JSON.parse keeps the last of two; a proxy or firewall in front may have read the first.
+    const before = await orderCount();
+    const submit = JSON.stringify(submitBody('4242424242424242')).replace('"pan":"4242424242424242"', '"pan":"4000000000000002","pan":"4242424242424242"');
+    const submitted = await post(app, `/api/${tenant.productId}`, tenant.apiKey, submit);
+    expect(submitted).toMatchObject({ status: 400, body: { success: false, message: 'card.pan is given more than once in its object; give each field once' } });
+    // Escapes are read as JSON.parse reads them: "\u0061" is "a".
+    const escaped = JSON.stringify(submitBody('4242424242424242', { props: { a: 1 } })).replace('"a":1', '"a":1,"\\u0061":2');
+    expect(await post(app, `/api/${tenant.productId}`, tenant.apiKey, escaped)).toMatchObject({ status: 400, body: { message: 'props.a is given more than once in its object; give each field once' } });
+    const paid = await fetch(`${app.baseUrl}/payments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tenant.apiKey}` },
+      body: JSON.stringify(paymentBody('4242424242424242', { amount: 100 })).replace('"amount":100', '"amount":100,"amount":100000'),
+    });
+    expect(paid.status).toBe(400);
+    expect(await paid.json()).toEqual({ error: { type: 'invalid_request_error', code: 'parameter_invalid', message: 'amount is given more than once in its object; give each field once', param: 'amount' } });
+    expect(await orderCount()).toBe(before);
+
+    const mailed = await fetch(`${app.baseUrl}/api/email`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"tenant_key":"a","emails":[{"to":"x@example.com","to":"y@example.com"}]}' });
+    expect(mailed.status).toBe(400);
+    expect(await mailed.json()).toEqual({ success: false, error: 'Validation error', details: { 'emails[0].to': 'is given more than once in its object; give each field once' } });
+
+    const leads = await createLeadTenant(app);
+    const lead = await postLead(app.baseUrl, `{"session_id":"${newSessionId()}","email":"a@example.com","email":"b@example.com"}`, bearer(leads.keys.test.secretKey));
+    expect(lead).toMatchObject({ status: 422, body: { ok: false, error: { code: 'validation_failed', details: ['email: is given more than once in its object; give each field once'] } } });
+    const stored = await app.orm.em.fork().execute(`select count(*)::int as n from customer_leads where tenant_id = ?`, [leads.id]);
+    expect(stored).toEqual([{ n: 0 }]);
+
+    const graphql = await fetch(`${app.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${tenant.apiKey}` },
+      body: '{"query":"{ __typename }","query":"{ statuses(pageSize: 1) { totalCount } }"}',
+    });
+    expect(graphql.status).toBe(400);
+    expect(await graphql.json()).toEqual({ errors: [{ message: 'query is given more than once in its object; give each field once', extensions: { code: 'BAD_REQUEST' } }] });
   });
 
   it('answers a body that is not JSON 415', async () => {

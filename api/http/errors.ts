@@ -3,6 +3,7 @@ import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import { unsupportedMediaMessage } from './content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from './reserved-keys.ts';
+import { DuplicateKeyError } from './duplicate-keys.ts';
 import { outageAsUnavailable } from './outages.ts';
 
 /** HTTP status of each domain error code; exhaustive, so a new code cannot go unmapped. */
@@ -35,6 +36,7 @@ export function toHttpError(error: unknown): { status: number; message: string; 
     return { status: 400, message: describeSchemaErrors(fastifyError.validation as never, root === 'querystring' ? 'query' : root), unexpected: false };
   }
   if (isReservedKeyRefusal(error)) return { status: 400, message: `${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`, unexpected: false };
+  if (error instanceof DuplicateKeyError) return { status: 400, message: error.message, unexpected: false };
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

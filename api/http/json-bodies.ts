@@ -1,5 +1,6 @@
 import { errorCodes, type FastifyInstance } from 'fastify';
 import { bodyMayBeLeftOutOn } from './no-parameters.ts';
+import { DuplicateKeyError, firstDuplicateKey } from './duplicate-keys.ts';
 import { ReservedKeyError } from './reserved-keys.ts';
 import { InexactNumberError, parseExactWholeNumbers } from './whole-numbers.ts';
 
@@ -10,8 +11,9 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * How the scope reads JSON bodies: as UTF-8, strictly (a body that is not UTF-8 is not JSON: `inv\xff@x.co` was
  * stored as `inv\uFFFD@x.co`, a session no longer the caller's), then with Fastify's own parser (malformed JSON
  * refused, and keys that would reach a prototype), a body refused only for such a key told as that
- * (`ReservedKeyError`), and, where asked, a body holding a number that is not exactly the whole number it reads as
- * refused naming its field (`InexactNumberError`), never taken rounded.
+ * (`ReservedKeyError`), a body giving one field twice in an object refused naming it (`DuplicateKeyError`), and,
+ * where asked, a body holding a number that is not exactly the whole number it reads as refused naming its field
+ * (`InexactNumberError`), never taken rounded.
  */
 export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNumbers?: boolean } = {}): void {
   const parseJson = scope.getDefaultJsonParser('error', 'error');
@@ -28,6 +30,8 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
     }
     parseJson(request, text, (error: Error | null, parsed: unknown) => {
       if (error) return done(isJson(text) ? new ReservedKeyError() : error, undefined);
+      const refusal = duplicateKeyRefusal(withoutByteOrderMark(text));
+      if (refusal) return done(refusal, undefined);
       // Read again with the reviver, which Fastify's parser takes none of (without the one byte order mark it skipped).
       if (!options.inexactWholeNumbers) return done(null, parsed);
       try {
@@ -38,6 +42,16 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
       }
     });
   });
+}
+
+/** The refusal of a body that gives a field twice in one object; one nested too deep to walk is refused as unreadable. */
+function duplicateKeyRefusal(text: string): Error | undefined {
+  try {
+    const path = firstDuplicateKey(text);
+    return path === undefined ? undefined : new DuplicateKeyError(path);
+  } catch {
+    return new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
+  }
 }
 
 /** Whether the text parses as JSON at all (asked only of a body Fastify's parser refused). */

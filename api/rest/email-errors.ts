@@ -5,6 +5,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { EmailRequestError, type EmailFailure } from '../../domain/email/email-errors.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
+import { DuplicateKeyError } from '../http/duplicate-keys.ts';
 import { outageAsUnavailable } from '../http/outages.ts';
 
 /** The e-mail API's error body (spec 7.2): `error` is one of the spec's strings, `details` says more. */
@@ -81,6 +82,7 @@ export function toEmailError(error: unknown, bodyLimitBytes: number): MappedEmai
     return { status: 429, body: { success: false, error: 'Too many requests', details: error.message }, unexpected: false, retryAfterSeconds: error.details.retryAfterSeconds ?? 60 };
   }
   if (isReservedKeyRefusal(error)) return invalid(RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM);
+  if (error instanceof DuplicateKeyError) return invalid(error.path, error.problem);
   switch ((error as FastifyError).code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

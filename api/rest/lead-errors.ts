@@ -5,6 +5,7 @@ import { LeadQueryError, LeadValidationError } from '../../domain/leads/lead-err
 import { HostileTextError } from '../http/hostile-input.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
+import { DuplicateKeyError } from '../http/duplicate-keys.ts';
 
 /** The six failures of the lead API (DESIGN 4): its own envelope, unlike the rest of the REST API. */
 export const LEAD_ERROR_STATUS = {
@@ -59,6 +60,7 @@ export function toLeadError(error: unknown, bodyLimitBytes: number): MappedLeadE
     return { code, message: code === 'validation_failed' ? 'The request has invalid fields' : error.message, details, retryAfterSeconds: error.details.retryAfterSeconds };
   }
   if (isReservedKeyRefusal(error)) return { code: 'validation_failed', message: 'The request has invalid fields', details: [`${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`] };
+  if (error instanceof DuplicateKeyError) return { code: 'validation_failed', message: 'The request has invalid fields', details: [detailOf(error.path, error.problem)] };
   switch ((error as FastifyError).code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -7,6 +7,7 @@ import { describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
+import { DuplicateKeyError } from '../http/duplicate-keys.ts';
 import { InexactNumberError } from '../http/whole-numbers.ts';
 import { outageAsUnavailable } from '../http/outages.ts';
 
@@ -98,6 +99,7 @@ export function toPaymentApiError(error: unknown): Mapped {
   }
   if (isReservedKeyRefusal(error)) return invalid('parameter_invalid', `${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`, RESERVED_KEY_FIELD);
   if (error instanceof InexactNumberError) return invalid('parameter_invalid', error.message, error.path);
+  if (error instanceof DuplicateKeyError) return invalid('parameter_invalid', error.message, error.path);
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

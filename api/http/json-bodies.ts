@@ -44,14 +44,21 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
   });
 }
 
-/** The refusal of a body that gives a field twice in one object; one nested too deep to walk is refused as unreadable. */
+/**
+ * The refusal of a body that gives a field twice in one object. A body nested deeper than the walk can go (thousands of
+ * levels, which `JSON.parse` reads) is left to the routes, which refuse such nesting naming the field (e-mail `data`
+ * and a lead's free-form fields past 32 levels; a submit's `props` and `/payments`' `metadata` are flat; GraphQL
+ * variables take the shape of their input types).
+ */
 function duplicateKeyRefusal(text: string): Error | undefined {
+  let path: string | undefined;
   try {
-    const path = firstDuplicateKey(text);
-    return path === undefined ? undefined : new DuplicateKeyError(path);
-  } catch {
+    path = firstDuplicateKey(text);
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
     return new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY();
   }
+  return path === undefined ? undefined : new DuplicateKeyError(path);
 }
 
 /** Whether the text parses as JSON at all (asked only of a body Fastify's parser refused). */

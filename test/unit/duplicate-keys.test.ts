@@ -34,7 +34,7 @@ describe('a field given twice in one object of a JSON body', () => {
     );
   });
 
-  it('refuses to walk a body nested deeper than it can (a RangeError, which the body reader answers as unreadable JSON)', () => {
+  it('gives up on a body nested deeper than it can walk (a RangeError: such bodies are left to the routes, which refuse that depth naming the field)', () => {
     expect(() => firstDuplicateKey(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)).toThrow(RangeError);
   });
 });

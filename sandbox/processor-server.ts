@@ -57,8 +57,10 @@ export async function startSandboxProcessor(options: SandboxProcessorOptions = {
 
   const app = Fastify({ logger: false, forceCloseConnections: true, bodyLimit: 64 * 1024 });
   installSafeHttp(app);
-  // Every change comes from a POST (authorize, challenge answer, 3-D Secure completion, capture, void, refund).
-  if (saved) app.addHook('onResponse', async (request) => void (request.method === 'POST' && saved.changed()));
+  // Every change comes from a POST (authorize, challenge answer, 3-D Secure completion, capture, void, refund), made
+  // before its answer is sent. Saved when the answer is done or its caller has gone (a caller killed while a slow
+  // answer waits): `close` fires for both, where `onResponse` would never fire for the second.
+  if (saved) app.addHook('onRequest', async (request, reply) => void (request.method === 'POST' && reply.raw.once('close', saved.changed)));
   registerAuthorizationRoutes(app, { ledger, slowAnswers, slowResponseMs: options.slowResponseMs ?? 20_000, publicUrl: () => publicUrl });
   registerChallengeRoutes(app, ledger);
   registerRefundRoutes(app, { ledger, slowAnswers, slowResponseMs: options.slowResponseMs ?? 20_000 });

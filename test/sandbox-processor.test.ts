@@ -468,4 +468,33 @@ describe('a sandbox given a state file (the process npm start runs)', () => {
       rmSync(directory, { recursive: true, force: true });
     }
   });
+
+  it('keeps a refund whose caller went away before the answer: a sandbox started after a crash still knows it', async () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'sandbox-ledger-'));
+    const stateFile = path.join(directory, 'sandbox', 'ledger.json');
+    // Never closed before the check below: closing writes the ledger, which a crashed sandbox cannot do.
+    const crashed = await startSandboxProcessor({ stateFile, slowResponseMs: 60_000 });
+    try {
+      const caller = createSandboxAdapter({ baseUrl: crashed.url });
+      const approval = (await caller.authorize(request('4242424242424242', { amount: '40.00' }), TIMEOUT)).outcome;
+      if (approval.kind !== 'approved') throw new Error('not approved');
+      // Saved first on its own, so the refund is not written along with the approval by chance.
+      await vi.waitFor(() => expect(readFileSync(stateFile, 'utf8')).toContain(approval.processorTransactionId), { timeout: 3_000 });
+      // `.98` refunds, then answers a minute late: the caller gives up after 300 ms and goes away.
+      const refund = { reference: `re_${randomUUID()}`, processorTransactionId: approval.processorTransactionId, amount: '10.98' };
+      expect((await caller.refund(refund, 300)).outcome).toMatchObject({ kind: 'unknown' });
+
+      await vi.waitFor(() => expect(readFileSync(stateFile, 'utf8')).toContain(refund.reference), { timeout: 3_000 });
+      const restarted = await startSandboxProcessor({ stateFile });
+      try {
+        const inquiry = await createSandboxAdapter({ baseUrl: restarted.url }).inquireRefund(refund.reference, TIMEOUT);
+        expect(inquiry.outcome).toMatchObject({ kind: 'refunded' });
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      await crashed.close();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
 });

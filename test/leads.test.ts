@@ -384,6 +384,23 @@ describe('reading leads', () => {
     const read = await getLeads(base(), { session_id: sessionId }, secret());
     expect(read.body.data).toEqual([expect.objectContaining({ id: mine.body.data.id, email: 'mine@example.com' })]);
   });
+
+  it("reads with a test key the test leads only, with a live key the live ones: a test key never shows a live customer", async () => {
+    const shop = await createLeadTenant(app, { origins: [ORIGIN] });
+    const [testSession, liveSession] = [newSessionId(), newSessionId()];
+    const testLead = await postLead(base(), { email: 'tester@example.com', session_id: testSession }, bearer(shop.keys.test.secretKey));
+    const liveLead = await postLead(base(), { email: 'customer@example.com', session_id: liveSession }, browser(ORIGIN, shop.keys.live.publishableKey));
+    expect([testLead.status, liveLead.status]).toEqual([201, 201]);
+
+    const sessions = async (key: string, query: Record<string, string> = {}) =>
+      (await getLeads(base(), query, bearer(key))).body.data.map((lead: { session_id: string; environment: string }) => [lead.session_id, lead.environment]);
+    expect(await sessions(shop.keys.test.secretKey)).toEqual([[testSession, 'test']]);
+    expect(await sessions(shop.keys.live.secretKey)).toEqual([[liveSession, 'live']]);
+    // Not by naming it either.
+    expect(await sessions(shop.keys.test.secretKey, { session_id: liveSession })).toEqual([]);
+    expect(await sessions(shop.keys.test.secretKey, { id: liveLead.body.data.id })).toEqual([]);
+    expect(await sessions(shop.keys.test.secretKey, { email: 'customer@example.com' })).toEqual([]);
+  });
 });
 
 describe('lead keys', () => {

@@ -205,6 +205,8 @@ const LEAD_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
     upsertLead(em, { id: randomUUID(), tenantId: TENANT, applicationId: TENANT, environment: 'test', lead: { sessionId: 's-77', email: 'a@example.com', trackingFields: {} } }),
   'lead paid marking (markLeadPaidIfUnpaid)': (em) => markLeadPaidIfUnpaid(em, { tenantId: TENANT, productId: PRODUCT, merchantAccountId: 65, sessionId: 's-77' }, leadPayment),
   'lead paid retry (findLeadPaidBy)': (em) => findLeadPaidBy(em, { tenantId: TENANT, sessionId: 's-77', transactionId: 'tx-new' }),
+  // The big shop's 50,000 leads are all test ones: its live key's page must not pass them to find none.
+  'lead list of a live key (listLeads)': (em) => listLeads(em, { tenantId: TENANT, environment: 'live', filter: {}, limit: 50 }),
 };
 
 /** Every filter of the lead query (spec 4.4), alone, for the tenant with 50,000 leads, newest 50. */

@@ -149,7 +149,7 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
     scope.get(LEADS_PATH, {
       schema: {
         operationId: 'listCustomerLeads',
-        summary: "The tenant's leads, most recently updated first; filters combine with AND (spec 4.4)",
+        summary: "The tenant's leads of the key's environment (a test key reads test leads), most recently updated first; filters combine with AND (spec 4.4)",
         tags: ['customer leads'],
         security: LEAD_READ,
         querystring: LeadQuerystring,
@@ -161,7 +161,9 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
       },
       handler: async (request) => {
         const { filter, limit } = parseLeadQuery(request.query as Record<string, unknown>);
-        const leads = await listLeads(request.em, { tenantId: request.leadPrincipal!.tenantId, filter, limit });
+        // A test key reads test leads only: test keys travel further (staging, CI, developers' machines) than live ones.
+        const { tenantId, environment } = request.leadPrincipal!;
+        const leads = await listLeads(request.em, { tenantId, environment, filter, limit });
         return { ok: true as const, data: leads.map(leadJson) };
       },
     });

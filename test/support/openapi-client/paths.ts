@@ -60,7 +60,7 @@ export interface paths {
     get: operations["openThreeDSecureChallenge"];
   };
   "/api/public/customer-leads": {
-    /** The tenant's leads, most recently updated first; filters combine with AND (spec 4.4) */
+    /** The tenant's leads of the key's environment (a test key reads test leads), most recently updated first; filters combine with AND (spec 4.4) */
     get: operations["listCustomerLeads"];
     /** Creates the lead of a checkout session (201) or updates it (200) (spec 4.3) */
     post: operations["writeCustomerLead"];
@@ -1420,7 +1420,7 @@ export interface operations {
       };
     };
   };
-  /** The tenant's leads, most recently updated first; filters combine with AND (spec 4.4) */
+  /** The tenant's leads of the key's environment (a test key reads test leads), most recently updated first; filters combine with AND (spec 4.4) */
   listCustomerLeads: {
     parameters: {
       query?: {

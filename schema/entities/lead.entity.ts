@@ -45,6 +45,8 @@ const CustomerLeadSchema = defineEntity({
   uniques: [{ properties: ['tenant', 'sessionId'] }],
   indexes: [
     byUpdated('customer_leads_tenant_updated_index', ''),
+    // A lead key's page: its environment's leads only, without passing the other's.
+    byUpdated('customer_leads_tenant_environment_updated_index', '"environment", '),
     // Whatever the e-mail's case: the filter compares lower(email).
     byUpdated('customer_leads_tenant_lower_email_updated_index', 'lower("email"), '),
     byUpdated('customer_leads_tenant_status_updated_index', '"status", '),

@@ -6,22 +6,30 @@ import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { startTestApp, type TestApp } from './support/harness.ts';
 import { createTestTenant } from './support/tenants.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
+import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
+import { createEmailTenant, newRecipient, postEmail, settledEmail } from './support/smtp-email.ts';
 
 /**
  * A worker killed in the middle of an outside call: Temporal learns of it from the missing heartbeats and gives the
  * call to another worker within the heartbeat timeout (20 s), not when the activity's three-minute limit ends.
  */
 let app: TestApp;
+let sink: SmtpSink;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  sink = await startSmtpSink();
+  app = await startTestApp({ SMTP_URL: sink.url });
 });
-afterAll(() => app?.close());
+afterAll(async () => {
+  await app?.close();
+  await sink?.close();
+});
 
 it('a webhook POST whose worker was killed mid-call is sent again by another worker well before its 3-minute limit', async () => {
   const secret = generateWebhookSecret();
   // The first POST is never answered: the worker making it dies while it waits. The next one is accepted.
   const receiver = await startWebhookReceiver(secret, (attempt) => (attempt === 1 ? 'hang' : { status: 204 }));
+  let second: ReturnType<TestApp['spawnWorkerProcess']> | undefined;
   try {
     const tenant = await createTestTenant(app, { webhookEndpoints: [{ slug: 'main', url: receiver.url, secret }] });
     // One scheduled attempt with a minute to answer: only the worker's loss can bring a second POST within the test.
@@ -34,7 +42,7 @@ it('a webhook POST whose worker was killed mid-call is sent again by another wor
     await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 60_000, interval: 100 });
     first.kill('SIGKILL');
 
-    app.spawnWorkerProcess();
+    second = app.spawnWorkerProcess();
     const handle = app.temporal.client.workflow.getHandle(workflowIds.webhookDelivery(deliveryId!));
     // Heartbeats stop with the process; after 20 s without one the attempt is given to the new worker.
     await vi.waitFor(() => expect(receiver.received).toHaveLength(2), { timeout: 75_000, interval: 200 });
@@ -43,6 +51,36 @@ it('a webhook POST whose worker was killed mid-call is sent again by another wor
     expect(receiver.received.map((request) => request.headers['webhook-id'])).toEqual([deliveryId, deliveryId]);
     expect(receiver.received[1]!.verified).toBe(true);
   } finally {
+    // The next test kills the one worker that takes its e-mail: none of this one's may be left to take it.
+    second?.kill('SIGKILL');
     await receiver.close();
   }
+}, 150_000);
+
+it('an e-mail whose worker was killed in the middle of its SMTP exchange is sent by another worker, once, and recorded sent', async () => {
+  const tenant = await createEmailTenant(app);
+  const to = newRecipient();
+  // The server takes the message and never answers it: the worker sending it dies while it waits.
+  sink.script(to, ['hang']);
+  const first = app.spawnWorkerProcess();
+  const queued = await postEmail(app, '/api/email', {
+    tenant_key: tenant.tenantKey,
+    from: `Shop <orders@${tenant.domain}>`,
+    to,
+    subject: 'Your receipt',
+    templateType: 'string',
+    templateContent: '<p>Paid {{amount}}</p>',
+    data: { amount: '29.99' },
+  });
+  expect(queued.status).toBe(200);
+  await vi.waitFor(() => expect(sink.attempts(to)).toBe(1), { timeout: 60_000, interval: 100 });
+  first.kill('SIGKILL');
+
+  app.spawnWorkerProcess();
+  // The SMTP attempt's limit is 5 minutes; 20 s without heartbeats hands it to the new worker.
+  const [message] = await sink.waitFor(to, 1, 75_000);
+  const email = await settledEmail(app, tenant.apiKey, queued.body.data.id, 30_000);
+  expect(email).toMatchObject({ status: 'sent', smtpMessageId: message!.mail.messageId });
+  expect(message!.mail.html).toContain('Paid 29.99');
+  expect(sink.receivedBy(to)).toHaveLength(1);
 }, 150_000);

@@ -7,8 +7,11 @@ export interface ReceivedMail {
   readonly raw: string;
 }
 
-/** What the server answers a DATA for a recipient: accept, or an SMTP error code (451 temporary, 550 permanent). */
-type Reply = 'accept' | number;
+/**
+ * What the server answers a DATA for a recipient: accept, an SMTP error code (451 temporary, 550 permanent), or
+ * nothing at all (`hang`: the sender waits until it gives up or dies).
+ */
+type Reply = 'accept' | 'hang' | number;
 
 /**
  * A real SMTP server in the test process (smtp-server): it parses every accepted message with mailparser and
@@ -57,6 +60,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
       rcptAttempts.set(recipient, (rcptAttempts.get(recipient) ?? 0) + 1);
       const script = rcptScripts.get(recipient);
       const reply = script ? (script.replies.shift() ?? script.then) : 'accept';
+      if (reply === 'hang') return;
       callback(reply === 'accept' ? undefined : smtpError(reply));
     },
     onData(stream, session, callback) {
@@ -70,6 +74,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           const script = scripts.get(recipient);
           if (script) reply = script.replies.shift() ?? script.then;
         }
+        if (reply === 'hang') return;
         if (reply !== 'accept') {
           callback(smtpError(reply));
           return;

@@ -11,6 +11,7 @@ import { classifySmtpFailure } from '../../domain/email/smtp-outcome.ts';
 import { isReactTemplateName } from '../../domain/email/templates/react-templates.ts';
 import { permanentFailureOf, withPermanentFailures } from '../shared/permanent-failures.ts';
 import { attemptDeadlineMs } from '../shared/run-given-up.ts';
+import { writeInGroups } from '../shared/write-in-groups.ts';
 
 export interface EmailActivityDeps {
   readonly orm: MikroORM;
@@ -139,16 +140,25 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
 
   /**
    * One delivery attempt of the delivery's e-mails still queued: rendered and handed to the SMTP pool together
-   * (its connections send them in parallel), every outcome recorded in one statement. Sent and failed e-mails
-   * are never sent again; an e-mail whose attempt failed temporarily, for all its recipients or some, is
-   * returned as deferred (failed, or sent to those who took it, when this was the last attempt).
+   * (its connections send them in parallel), each outcome recorded as soon as the server has answered (those that
+   * come while a statement runs go into the next one). Sent and failed e-mails are never sent again, so a worker
+   * lost in the middle of a batch leaves to the next attempt only the e-mails it had not heard back about, not the
+   * whole batch. An e-mail whose attempt failed temporarily, for all its recipients or some, is returned as
+   * deferred (failed, or sent to those who took it, when this was the last attempt).
    */
   async function deliverEmails(input: { deliveryId: string; emails: readonly PendingEmail[]; lastAttempt: boolean }): Promise<DeliverEmailsResult> {
     const em = deps.orm.em.fork();
     const pendingById = new Map(input.emails.map((e) => [e.id, e]));
     const queued = await loadQueuedEmails(em, [...pendingById.keys()]);
-    const outcomes = await Promise.all(queued.map((email) => attempt(email, pendingById.get(email.id)!, input.lastAttempt)));
-    await recordSentOutcomes(input.deliveryId, outcomes);
+    const recorder = writeInGroups<DeliveryOutcome>((group) => recordSentOutcomes(input.deliveryId, group));
+    const outcomes = await Promise.all(
+      queued.map(async (email) => {
+        const outcome = await attempt(email, pendingById.get(email.id)!, input.lastAttempt);
+        recorder.add(outcome);
+        return outcome;
+      }),
+    );
+    await recorder.settled();
     const count = (kind: DeliveryOutcome['kind']) => outcomes.filter((o) => o.kind === kind).length;
     const deferred = outcomes.flatMap((o) =>
       o.kind === 'deferred'
@@ -161,8 +171,8 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
   }
 
   /**
-   * Records what the SMTP server said. The e-mails went out already: a failure here must not fail the activity, whose
-   * retry would find them still queued and send them again (every e-mail of a batch). A statement that may pass later
+   * Records what the SMTP server said about a group of e-mails. They went out already: a failure here must not fail
+   * the activity, whose retry would find them still queued and send them again. A statement that may pass later
    * (a dropped connection, a serialization failure, a restart) is tried again here while the attempt has time left
    * (never past Temporal's own limit for it, where a new attempt would start beside this one and send again); one
    * PostgreSQL refuses, or a database away for longer, is logged with the outcomes and given up: those e-mails stay

@@ -1,0 +1,38 @@
+/**
+ * Writes items as they arrive, a group per write: the first item is written at once, and whatever arrives while
+ * that write is in flight goes into the next one. How an activity that does many outside calls records each
+ * result soon after it happens (a worker lost midway leaves only the calls in flight unrecorded) without one
+ * statement per call when they finish together.
+ *
+ * `write` must not throw (it is given the group and owns its own retries and giving up); `settled` resolves once
+ * every item added so far is written.
+ */
+export interface GroupWriter<T> {
+  add(item: T): void;
+  settled(): Promise<void>;
+}
+
+export function writeInGroups<T>(write: (group: readonly T[]) => Promise<void>): GroupWriter<T> {
+  let waiting: T[] = [];
+  let writing: Promise<void> | undefined;
+
+  async function drain(): Promise<void> {
+    while (waiting.length > 0) {
+      const group = waiting;
+      waiting = [];
+      await write(group);
+    }
+    // No await between the last check and this: an item added from here on starts a new drain.
+    writing = undefined;
+  }
+
+  return {
+    add(item) {
+      waiting.push(item);
+      writing ??= drain();
+    },
+    async settled() {
+      while (writing) await writing;
+    },
+  };
+}

@@ -59,7 +59,8 @@ export async function startSandboxProcessor(options: SandboxProcessorOptions = {
   installSafeHttp(app);
   // Every change comes from a POST (authorize, challenge answer, 3-D Secure completion, capture, void, refund), made
   // before its answer is sent. Saved when the answer is done or its caller has gone (a caller killed while a slow
-  // answer waits): `close` fires for both, where `onResponse` would never fire for the second.
+  // answer waits): `close` fires for both, where `onResponse` would never fire for the second. A caller gone even
+  // before its change was made (while its body was read) has it saved with the next POST or when the sandbox stops.
   if (saved) app.addHook('onRequest', async (request, reply) => void (request.method === 'POST' && reply.raw.once('close', saved.changed)));
   registerAuthorizationRoutes(app, { ledger, slowAnswers, slowResponseMs: options.slowResponseMs ?? 20_000, publicUrl: () => publicUrl });
   registerChallengeRoutes(app, ledger);

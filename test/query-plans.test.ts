@@ -207,6 +207,8 @@ const LEAD_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
   'lead paid retry (findLeadPaidBy)': (em) => findLeadPaidBy(em, { tenantId: TENANT, sessionId: 's-77', transactionId: 'tx-new' }),
   // The big shop's 50,000 leads are all test ones: its live key's page must not pass them to find none.
   'lead list of a live key (listLeads)': (em) => listLeads(em, { tenantId: TENANT, environment: 'live', filter: {}, limit: 50 }),
+  // The status matches many leads: read through the environment's index too, not the status's (all paid test leads).
+  'lead list of a live key by status (listLeads)': (em) => listLeads(em, { tenantId: TENANT, environment: 'live', filter: { status: 'paid' }, limit: 50 }),
 };
 
 /** Every filter of the lead query (spec 4.4), alone, for the tenant with 50,000 leads, newest 50. */

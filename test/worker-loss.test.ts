@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from './support/harness.ts';
 import { createTestTenant } from './support/tenants.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { startSmtpSink, type SmtpSink } from './support/smtp-sink.ts';
-import { createEmailTenant, newRecipient, postEmail, settledEmail } from './support/smtp-email.ts';
+import { createEmailTenant, newRecipient, postEmail, readEmail, settledEmail } from './support/smtp-email.ts';
 
 /**
  * A worker killed in the middle of an outside call: Temporal learns of it from the missing heartbeats and gives the
@@ -74,7 +74,11 @@ it('a batch whose worker was killed in the middle: what the server took is not s
   await vi.waitFor(() => expect(sink.attempts(stuck)).toBe(1), { timeout: 60_000, interval: 100 });
   // Each e-mail the server took is recorded sent at once, not when the whole batch is done (the stuck one would
   // hold that back for its 30 s socket timeout, and a worker lost meanwhile would leave all of them to send again).
-  for (const id of ids.slice(0, -1)) expect((await settledEmail(app, tenant.apiKey, id, 10_000)).status).toBe('sent');
+  const taken = await Promise.all(ids.slice(0, -1).map((id) => settledEmail(app, tenant.apiKey, id, 10_000)));
+  expect(taken.map((email) => email.status)).toEqual(['sent', 'sent', 'sent', 'sent']);
+  // Still waiting for the server when the worker dies (not yet given up on after the socket's 30 s).
+  expect((await readEmail(app, tenant.apiKey, ids.at(-1)!)).status).toBe('queued');
+  expect(sink.receivedBy(stuck)).toEqual([]);
   first.kill('SIGKILL');
 
   app.spawnWorkerProcess();

@@ -142,9 +142,11 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
    * One delivery attempt of the delivery's e-mails still queued: rendered and handed to the SMTP pool together
    * (its connections send them in parallel), each outcome recorded as soon as the server has answered (those that
    * come while a statement runs go into the next one). Sent and failed e-mails are never sent again, so a worker
-   * lost in the middle of a batch leaves to the next attempt only the e-mails it had not heard back about, not the
-   * whole batch. An e-mail whose attempt failed temporarily, for all its recipients or some, is returned as
-   * deferred (failed, or sent to those who took it, when this was the last attempt).
+   * lost in the middle of a batch leaves to the next attempt only the e-mails it had not recorded sent or failed, not
+   * the whole batch. An e-mail whose attempt failed temporarily, for all its recipients or some, is returned as
+   * deferred (failed, or sent to those who took it, when this was the last attempt); which recipients took it
+   * lives only in that result, so a worker lost before returning it leaves such an e-mail to be sent to all of its
+   * recipients again. After such a loss the counts returned are the last attempt's only.
    */
   async function deliverEmails(input: { deliveryId: string; emails: readonly PendingEmail[]; lastAttempt: boolean }): Promise<DeliverEmailsResult> {
     const em = deps.orm.em.fork();
@@ -176,10 +178,17 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
    * (a dropped connection, a serialization failure, a restart) is tried again here while the attempt has time left
    * (never past Temporal's own limit for it, where a new attempt would start beside this one and send again); one
    * PostgreSQL refuses, or a database away for longer, is logged with the outcomes and given up: those e-mails stay
-   * `queued` (an operator sees them and the log says what became of them), never sent twice.
+   * `queued` (an operator sees them and the log says what became of them), never sent twice. Each group of an
+   * attempt keeps to the same margin, so a group whose turn comes after it is not tried at all: a statement started
+   * that late could commit after a new attempt had loaded those e-mails as still queued.
    */
   async function recordSentOutcomes(deliveryId: string, outcomes: readonly DeliveryOutcome[]): Promise<void> {
     const deadline = (attemptDeadlineMs() ?? Date.now() + RECORD_OUTSIDE_ACTIVITY_MS) - RECORD_MARGIN_MS;
+    const giveUp = (err: unknown) => {
+      const sent = outcomes.map((o) => ({ id: o.id, kind: o.kind }));
+      deps.logger.error({ deliveryId, outcomes: sent, err }, 'e-mail outcomes not recorded after sending; not sent again');
+    };
+    if (Date.now() > deadline) return giveUp(new Error('the attempt is too close to its time limit to record them'));
     for (let round = 0; ; round++) {
       try {
         await recordDeliveryOutcomes(deps.orm.em.fork(), outcomes);
@@ -187,11 +196,7 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
       } catch (error) {
         const permanent = permanentFailureOf(error) !== error;
         const waitMs = Math.min(RECORD_FIRST_WAIT_MS * 2 ** round, RECORD_LONGEST_WAIT_MS);
-        if (permanent || Date.now() + waitMs > deadline) {
-          const sent = outcomes.map((o) => ({ id: o.id, kind: o.kind }));
-          deps.logger.error({ deliveryId, outcomes: sent, err: error }, 'e-mail outcomes not recorded after sending; not sent again');
-          return;
-        }
+        if (permanent || Date.now() + waitMs > deadline) return giveUp(error);
         deps.logger.warn({ deliveryId, err: error, retryInMs: waitMs }, 'e-mail outcomes not recorded yet; trying again');
         await delay(waitMs);
       }

@@ -4,8 +4,9 @@
  * result soon after it happens (a worker lost midway leaves only the calls in flight unrecorded) without one
  * statement per call when they finish together.
  *
- * `write` must not throw (it is given the group and owns its own retries and giving up); `settled` resolves once
- * every item added so far is written.
+ * `write` owns its retries and giving up; should it throw all the same, the next groups are still written and
+ * `settled` rejects with the first error (nothing is left unhandled in between to stop the process). `settled`
+ * resolves once every item added so far is written.
  */
 export interface GroupWriter<T> {
   add(item: T): void;
@@ -15,12 +16,17 @@ export interface GroupWriter<T> {
 export function writeInGroups<T>(write: (group: readonly T[]) => Promise<void>): GroupWriter<T> {
   let waiting: T[] = [];
   let writing: Promise<void> | undefined;
+  let firstFailure: { error: unknown } | undefined;
 
   async function drain(): Promise<void> {
     while (waiting.length > 0) {
       const group = waiting;
       waiting = [];
-      await write(group);
+      try {
+        await write(group);
+      } catch (error) {
+        firstFailure ??= { error };
+      }
     }
     // No await between the last check and this: an item added from here on starts a new drain.
     writing = undefined;
@@ -33,6 +39,7 @@ export function writeInGroups<T>(write: (group: readonly T[]) => Promise<void>):
     },
     async settled() {
       while (writing) await writing;
+      if (firstFailure) throw firstFailure.error;
     },
   };
 }

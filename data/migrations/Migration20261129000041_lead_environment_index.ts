@@ -9,6 +9,8 @@ export class Migration20261129000041_lead_environment_index extends Migration {
   override name = 'Migration20261129000041_lead_environment_index';
 
   override up(): void | Promise<void> {
+    // `if not exists`: on a large table an operator builds it concurrently first, under this name (a migration runs
+    // in one transaction, where `concurrently` cannot).
     this.addSql(`create index if not exists "customer_leads_tenant_environment_updated_index" on "customer_leads" ("tenant_id", "environment", "updated_at" desc, "id" desc);`);
   }
 

@@ -27,6 +27,18 @@ describe('writing items in groups as they arrive', () => {
     await writer.settled();
   });
 
+  it('goes on writing after a write that throws, and settles with its error', async () => {
+    const written: string[][] = [];
+    const writer = writeInGroups<string>(async (group) => {
+      if (group.includes('bad')) throw new Error('statement refused');
+      written.push([...group]);
+    });
+    writer.add('bad');
+    writer.add('after');
+    await expect(writer.settled()).rejects.toThrow('statement refused');
+    expect(written).toEqual([['after']]);
+  });
+
   it('writes every item once, in the order added, one write at a time, and is settled only when all are written', async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.array(fc.integer(), { minLength: 1, maxLength: 30 }), async (s, items) => {

@@ -35,13 +35,22 @@ npm ci --no-audit --no-fund
 echo "== npm test"
 npm test
 
-free_port() {
-  node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); })'
+# Ports below Linux's ephemeral range (32768-60999), as test/support/free-port.ts picks them: a port that
+# `listen(0)` found free is one the kernel hands to the next `listen(0)` too, and the Temporal CLI picks its
+# HTTP API port that way before it binds `--port` (a CI run once failed on exactly that collision).
+ports=()
+pick_port() { # pick_port NAME: exports NAME as a free port no earlier pick took
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 12000))
+    case " ${ports[*]} " in *" $port "*) continue ;; esac
+    if node -e 'require("net").createServer().once("error", () => process.exit(1)).listen(+process.argv[1], "127.0.0.1", function () { this.close(); })' "$port"; then
+      ports+=("$port"); export "$1=$port"; return
+    fi
+  done
 }
-PORT="$(free_port)"; SANDBOX_PROCESSOR_PORT="$(free_port)"; TEMPORAL_DEV_PORT="$(free_port)"
-TEMPORAL_UI_PORT="$(free_port)"; EMBEDDED_POSTGRES_PORT="$(free_port)"; DEV_WEBHOOK_RECEIVER_PORT="$(free_port)"
-export PORT SANDBOX_PROCESSOR_PORT TEMPORAL_DEV_PORT TEMPORAL_UI_PORT EMBEDDED_POSTGRES_PORT DEV_WEBHOOK_RECEIVER_PORT
-ports=("$PORT" "$SANDBOX_PROCESSOR_PORT" "$TEMPORAL_DEV_PORT" "$TEMPORAL_UI_PORT" "$EMBEDDED_POSTGRES_PORT" "$DEV_WEBHOOK_RECEIVER_PORT")
+for name in PORT SANDBOX_PROCESSOR_PORT TEMPORAL_DEV_PORT TEMPORAL_UI_PORT EMBEDDED_POSTGRES_PORT DEV_WEBHOOK_RECEIVER_PORT \
+  DEV_INBOX_SMTP_PORT DEV_INBOX_WEB_PORT; do pick_port "$name"; done
 
 echo "== npm start (ports ${ports[*]})"
 npm start > "$work/start.log" 2>&1 &

@@ -24,15 +24,38 @@ const DYNAMIC_CONFIG = [
   'system.enableEagerWorkflowStart=true',
 ];
 
+/**
+ * How many times a start is tried when the CLI reports a port already taken. `start-dev` picks its
+ * own HTTP API, metrics and internal ports at random before it binds `--port`, so it can pick a port
+ * that is free at that instant but about to be bound: its own `--port`, or one another process was
+ * just handed. A second start picks anew. A port that stays taken fails every try with the same error.
+ */
+const START_ATTEMPTS = 3;
+
 /** Runs `temporal server start-dev` (real server, SQLite file under dataDir, UI on) and waits until it answers. */
-export async function startTemporalDevServer(options: {
+export async function startTemporalDevServer(options: DevServerOptions): Promise<TemporalDevServerHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || attempt >= START_ATTEMPTS) throw error;
+      options.log?.(`temporal server start-dev found a port taken; starting again (try ${attempt + 1} of ${START_ATTEMPTS})`);
+    }
+  }
+}
+
+interface DevServerOptions {
   cliPath: string;
   dataDir: string;
   port: number;
   uiPort: number;
   namespace: string;
   log?: (line: string) => void;
-}): Promise<TemporalDevServerHandle> {
+}
+
+class PortTakenError extends Error {}
+
+async function startOnce(options: DevServerOptions): Promise<TemporalDevServerHandle> {
   mkdirSync(options.dataDir, { recursive: true });
   const args = [
     'server',
@@ -82,7 +105,11 @@ async function waitUntilReachable(address: string, child: ChildProcess, output: 
   let exited = false;
   child.once('exit', () => (exited = true));
   while (Date.now() < deadline) {
-    if (exited) throw new Error(`temporal server start-dev exited:\n${output.join('')}`);
+    if (exited) {
+      const text = output.join('');
+      const message = `temporal server start-dev exited:\n${text}`;
+      throw /address already in use/.test(text) ? new PortTakenError(message) : new Error(message);
+    }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });
       await connection.workflowService.getSystemInfo({});

@@ -81,12 +81,62 @@ it('a batch whose worker was killed in the middle: what the server took is not s
   expect(sink.receivedBy(stuck)).toEqual([]);
   first.kill('SIGKILL');
 
-  app.spawnWorkerProcess();
-  // The SMTP attempt's limit is 5 minutes; 20 s without heartbeats hands it to the new worker.
-  const [message] = await sink.waitFor(stuck, 1, 75_000);
-  const email = await settledEmail(app, tenant.apiKey, ids.at(-1)!, 30_000);
-  expect(email).toMatchObject({ status: 'sent', smtpMessageId: message!.mail.messageId });
-  expect(message!.mail.html).toContain('Paid 29.99');
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  expect(recipients.map((to) => sink.receivedBy(to).length)).toEqual([1, 1, 1, 1, 1]);
+  const second = app.spawnWorkerProcess();
+  try {
+    // The SMTP attempt's limit is 5 minutes; 20 s without heartbeats hands it to the new worker.
+    const [message] = await sink.waitFor(stuck, 1, 75_000);
+    const email = await settledEmail(app, tenant.apiKey, ids.at(-1)!, 30_000);
+    expect(email).toMatchObject({ status: 'sent', smtpMessageId: message!.mail.messageId });
+    expect(message!.mail.html).toContain('Paid 29.99');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(recipients.map((to) => sink.receivedBy(to).length)).toEqual([1, 1, 1, 1, 1]);
+  } finally {
+    // The next test kills the one worker that takes its e-mails.
+    second.kill('SIGKILL');
+  }
+}, 150_000);
+
+it('an e-mail some recipients took and one deferred, its worker killed before the attempt ended: sent to the deferred one only', async () => {
+  const tenant = await createEmailTenant(app);
+  const [took, alsoTook, deferred, stuck] = [newRecipient('took'), newRecipient('also-took'), newRecipient('deferred'), newRecipient('stuck')];
+  // One recipient's server asks to try later (451 at RCPT TO); the message goes to the other two.
+  sink.scriptRcpt(deferred, [451]);
+  // A second e-mail of the batch is never answered: the attempt cannot end, so its result never reaches the workflow.
+  sink.script(stuck, ['hang']);
+  const first = app.spawnWorkerProcess();
+  const from = `Shop <orders@${tenant.domain}>`;
+  const queued = await postEmail(app, '/api/email/batch', {
+    tenant_key: tenant.tenantKey,
+    emails: [
+      { from, to: [took, alsoTook, deferred], subject: 'Your receipt', templateType: 'string', templateContent: '<p>Paid {{amount}}</p>', data: { amount: '29.99' } },
+      { from, to: stuck, subject: 'Another receipt', templateType: 'string', templateContent: '<p>Paid {{amount}}</p>', data: { amount: '5.00' } },
+    ],
+  });
+  expect(queued.status).toBe(200);
+  const [partlyTaken, hanging] = queued.body.data.responses.map((response: { id: string }) => response.id);
+  await vi.waitFor(() => expect(sink.attempts(stuck)).toBe(1), { timeout: 60_000, interval: 100 });
+  // The deferral is written as the server answered: still queued, one attempt, the deferred recipient named.
+  await vi.waitFor(
+    async () => expect(await readEmail(app, tenant.apiKey, partlyTaken)).toMatchObject({ status: 'queued', attemptCount: 1, failureReason: expect.stringContaining(deferred) }),
+    { timeout: 10_000, interval: 100 },
+  );
+  expect([took, alsoTook, deferred].map((to) => sink.receivedBy(to).length)).toEqual([1, 1, 0]);
+  first.kill('SIGKILL');
+
+  const second = app.spawnWorkerProcess();
+  try {
+    // The attempt is given to the new worker after 20 s without heartbeats; it runs with the workflow's old input
+    // (every recipient of every e-mail), and the e-mail's row says who is left.
+    await sink.waitFor(deferred, 1, 75_000);
+    const email = await settledEmail(app, tenant.apiKey, partlyTaken, 30_000);
+    expect(email).toMatchObject({ status: 'sent', attemptCount: 2 });
+    expect((await settledEmail(app, tenant.apiKey, hanging, 30_000)).status).toBe('sent');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect([took, alsoTook, deferred].map((to) => sink.receivedBy(to).length)).toEqual([1, 1, 1]);
+    expect(sink.rcptAttempts(took)).toBe(1);
+    // The same message both times, as the recipients' servers see it.
+    expect(sink.receivedBy(deferred)[0]!.mail.messageId).toBe(sink.receivedBy(took)[0]!.mail.messageId);
+  } finally {
+    second.kill('SIGKILL');
+  }
 }, 150_000);

@@ -4,6 +4,7 @@ import { loadQueuedEmails, markQueuedEmailsFailed, recordDeliveryOutcomes } from
 import type { DeliveryOutcome, PendingEmail, QueuedEmail } from '../../domain/email/email-record.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { parseAddress } from '../../domain/email/addresses.ts';
+import { deliveredBefore, whatIsLeft } from '../../domain/email/deferral.ts';
 import type { EmailTemplate } from '../../domain/email/email-message.ts';
 import { NotSentInTime, type MailAddress, type Mailer, type MailerReceipt, type RecipientRefusal } from '../../domain/email/mailer.ts';
 import type { EmailRenderer } from '../../domain/email/render-email.ts';
@@ -60,9 +61,6 @@ const RECORD_MARGIN_MS = 20_000;
  */
 const SEND_ALLOWANCE_MS = 60_000;
 const RECORD_OUTSIDE_ACTIVITY_MS = 3 * 60_000;
-
-/** Whether an earlier attempt delivered the e-mail to someone (then giving up on the rest still leaves it `sent`). */
-const deliveredBefore = (pending: PendingEmail): boolean => pending.delivered ?? pending.recipients !== undefined;
 
 const describeRefusals = (refusals: readonly RecipientRefusal[]) => refusals.map((r) => `${r.address} (${r.reason})`).join(', ').slice(0, 1000);
 
@@ -144,9 +142,9 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
    * come while a statement runs go into the next one). Sent and failed e-mails are never sent again, so a worker
    * lost in the middle of a batch leaves to the next attempt only the e-mails it had not recorded sent or failed, not
    * the whole batch. An e-mail whose attempt failed temporarily, for all its recipients or some, is returned as
-   * deferred (failed, or sent to those who took it, when this was the last attempt); which recipients took it
-   * lives only in that result, so a worker lost before returning it leaves such an e-mail to be sent to all of its
-   * recipients again. After such a loss the counts returned are the last attempt's only.
+   * deferred (failed, or sent to those who took it, when this was the last attempt); who is left to try is kept
+   * both in that result and with the e-mail, so an attempt retried after a worker lost before returning it sends
+   * to those left only. After such a loss the counts returned are the last attempt's only.
    */
   async function deliverEmails(input: { deliveryId: string; emails: readonly PendingEmail[]; lastAttempt: boolean }): Promise<DeliverEmailsResult> {
     const em = deps.orm.em.fork();
@@ -155,7 +153,7 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
     const recorder = writeInGroups<DeliveryOutcome>((group) => recordSentOutcomes(input.deliveryId, group));
     const outcomes = await Promise.all(
       queued.map(async (email) => {
-        const outcome = await attempt(email, pendingById.get(email.id)!, input.lastAttempt);
+        const outcome = await attempt(email, whatIsLeft(pendingById.get(email.id)!, email.deferral), input.lastAttempt);
         recorder.add(outcome);
         return outcome;
       }),

@@ -91,12 +91,16 @@ interface QueuedEmailDbRow {
   template_name: string | null;
   template_content: string | null;
   data: Record<string, unknown>;
+  retry_recipients: string[] | null;
+  delivered_to_someone: boolean;
+  undelivered_recipients: string[];
 }
 
 /** The e-mails of a delivery still waiting to be sent; sent and failed ones are never sent again. */
 export async function loadQueuedEmails(em: EntityManager, emailIds: readonly string[]): Promise<QueuedEmail[]> {
   const rows = await em.execute<QueuedEmailDbRow[]>(
-    `select id, from_address, to_addresses, cc_addresses, bcc_addresses, reply_to, subject, template_type, template_name, template_content, data
+    `select id, from_address, to_addresses, cc_addresses, bcc_addresses, reply_to, subject, template_type, template_name, template_content, data,
+            retry_recipients, delivered_to_someone, undelivered_recipients
        from emails where id = any(cast(? as uuid[])) and status = 'queued'`,
     [uuidArray(emailIds)],
   );
@@ -112,13 +116,15 @@ export async function loadQueuedEmails(em: EntityManager, emailIds: readonly str
     templateName: row.template_name,
     templateContent: row.template_content,
     data: row.data,
+    deferral: { retryRecipients: row.retry_recipients, deliveredToSomeone: row.delivered_to_someone, undeliveredRecipients: row.undelivered_recipients },
   }));
 }
 
 /**
  * Records one delivery attempt of several e-mails in one statement: each counts an attempt, gets a history entry,
- * and ends `sent` or `failed` (a `deferred` one stays `queued`). Only e-mails still queued change: an outcome
- * recorded twice (an activity retried after it wrote) is counted once.
+ * and ends `sent` or `failed` (a `deferred` one stays `queued`, keeping who is left to try, whether someone had it
+ * and who refused it for good, so an attempt retried after a lost worker sends to those left only). Only e-mails
+ * still queued change: an outcome recorded twice (an activity retried after it wrote) is counted once.
  */
 export async function recordDeliveryOutcomes(em: EntityManager, outcomes: readonly DeliveryOutcome[]): Promise<void> {
   if (outcomes.length === 0) return;
@@ -136,14 +142,25 @@ export async function recordDeliveryOutcomes(em: EntityManager, outcomes: readon
           response: o.response === '' ? null : o.response,
         };
       case 'deferred':
-        return { id: o.id, kind: o.kind, detail: o.reason, reason: o.reason, message_id: o.messageId ?? null, response: o.response ?? null };
+        return {
+          id: o.id,
+          kind: o.kind,
+          detail: o.reason,
+          reason: o.reason,
+          message_id: o.messageId ?? null,
+          response: o.response ?? null,
+          retry_recipients: o.recipients ?? null,
+          delivered: o.delivered ?? null,
+          undelivered: o.undelivered ?? null,
+        };
       case 'failed':
         return { id: o.id, kind: o.kind, detail: o.reason, reason: o.reason, message_id: null, response: null };
     }
   });
   await em.execute(
     `with o as (
-       select * from jsonb_to_recordset(?::jsonb) as o(id uuid, kind text, detail text, reason text, message_id text, response text)),
+       select * from jsonb_to_recordset(?::jsonb)
+         as o(id uuid, kind text, detail text, reason text, message_id text, response text, retry_recipients jsonb, delivered boolean, undelivered jsonb)),
      updated as (
        update emails e set
          status = case when o.kind = 'deferred' then e.status else o.kind end,
@@ -152,6 +169,9 @@ export async function recordDeliveryOutcomes(em: EntityManager, outcomes: readon
          smtp_response = coalesce(o.response, e.smtp_response),
          failure_reason = o.reason,
          completed_at = case when o.kind = 'deferred' then null else now() end,
+         retry_recipients = coalesce(o.retry_recipients, e.retry_recipients),
+         delivered_to_someone = e.delivered_to_someone or coalesce(o.delivered, false),
+         undelivered_recipients = coalesce(o.undelivered, e.undelivered_recipients),
          updated_at = now()
        from o where e.id = o.id and e.status = 'queued'
        returning e.id, o.kind, o.detail)

@@ -44,6 +44,14 @@ export interface EmailFilter {
   readonly createdBefore?: Date;
 }
 
+/** What a deferral left, as kept with the e-mail itself (`emails` row). */
+export interface StoredDeferral {
+  /** The recipients left to try; null: all of them (never deferred for some only). */
+  readonly retryRecipients: readonly string[] | null;
+  readonly deliveredToSomeone: boolean;
+  readonly undeliveredRecipients: readonly string[];
+}
+
 /** What the delivery activity needs of a queued e-mail to render and send it. */
 export interface QueuedEmail {
   readonly id: string;
@@ -57,6 +65,8 @@ export interface QueuedEmail {
   readonly templateName: string | null;
   readonly templateContent: string | null;
   readonly data: Record<string, unknown>;
+  /** What earlier attempts left, as the row keeps it. */
+  readonly deferral: StoredDeferral;
 }
 
 /**

@@ -35,6 +35,12 @@ const EmailSchema = defineEntity({
     smtpMessageId: p.string().length(998).nullable(),
     smtpResponse: p.text().nullable(),
     failureReason: p.text().nullable(),
+    /** Still queued after a deferral: the recipients left to try (null: all of them). */
+    retryRecipients: p.json<string[]>().nullable(),
+    /** Some recipient's server took it on an earlier attempt (then giving up on the rest still leaves it `sent`). */
+    deliveredToSomeone: p.boolean().default(false),
+    /** Recipients refused for good on earlier attempts (`address (reply)`), named when it is finally recorded. */
+    undeliveredRecipients: p.json<string[]>().default('[]'),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
     completedAt: p.datetime().nullable(),

@@ -40,14 +40,15 @@ npm test
 # HTTP API port that way before it binds `--port` (a CI run once failed on exactly that collision).
 ports=()
 pick_port() { # pick_port NAME: exports NAME as a free port no earlier pick took
-  local port
-  while :; do
+  local port tries
+  for tries in $(seq 200); do
     port=$((20000 + RANDOM % 12000))
-    case " ${ports[*]} " in *" $port "*) continue ;; esac
+    case " ${ports[*]-} " in *" $port "*) continue ;; esac
     if node -e 'require("net").createServer().once("error", () => process.exit(1)).listen(+process.argv[1], "127.0.0.1", function () { this.close(); })' "$port"; then
       ports+=("$port"); export "$1=$port"; return
     fi
   done
+  echo "no free port found between 20000 and 32000 for $1"; exit 1
 }
 for name in PORT SANDBOX_PROCESSOR_PORT TEMPORAL_DEV_PORT TEMPORAL_UI_PORT EMBEDDED_POSTGRES_PORT DEV_WEBHOOK_RECEIVER_PORT \
   DEV_INBOX_SMTP_PORT DEV_INBOX_WEB_PORT; do pick_port "$name"; done

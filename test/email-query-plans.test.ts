@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { openOrm, type MikroORM } from '../data/orm.ts';
 import { claimEmailKey, findEmailKey, markEmailKeyDispatchFailed, storeEmailKeyResponse } from '../data/queries/email-idempotency.ts';
-import { findEmail, findEmailSender, listEmailEvents, listEmails, loadQueuedEmails, markQueuedEmailsFailed, recordDeliveryOutcomes } from '../data/queries/emails.ts';
+import { findEmail, findEmailSender, listEmailEvents, listEmails, loadQueuedEmails, endQueuedEmailsOfStoppedDelivery, recordDeliveryOutcomes } from '../data/queries/emails.ts';
 import type { EmailFilter } from '../domain/email/email-record.ts';
 import { dropPlanSchema, explainEach, planFindings, seedPlanSchema, sortsMoreThan } from './support/query-plans.ts';
 
@@ -60,7 +60,7 @@ const POINT_QUERIES: Record<string, (em: EntityManager) => Promise<unknown>> = {
   'key read (findEmailKey)': (em) => findEmailKey(em, TENANT, 'key:k77'),
   'key answer (storeEmailKeyResponse)': (em) => storeEmailKeyResponse(em, claim, { success: true }),
   'key delivery not started (markEmailKeyDispatchFailed)': (em) => markEmailKeyDispatchFailed(em, claim),
-  'stopped delivery (markQueuedEmailsFailed)': (em) => markQueuedEmailsFailed(em, someIds, 'Delivery stopped: test'),
+  'stopped delivery (endQueuedEmailsOfStoppedDelivery)': (em) => endQueuedEmailsOfStoppedDelivery(em, someIds, 'Delivery stopped: test'),
   'queued e-mails of a delivery (loadQueuedEmails)': (em) => loadQueuedEmails(em, someIds),
   'delivery outcomes (recordDeliveryOutcomes)': (em) =>
     recordDeliveryOutcomes(em, someIds.map((id) => ({ id, kind: 'sent' as const, messageId: `<${id}@x.example>`, response: '250 ok' }))),

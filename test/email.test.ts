@@ -1001,4 +1001,45 @@ describe('when the delivery activity fails for good', () => {
       await connection.close();
     }
   });
+
+  it('ends an e-mail some recipients already took as sent, naming who did not get it and why', async () => {
+    // The first attempt is the real one; the next, for the recipient the server deferred, fails for good.
+    const taskQueue = `email-stops-partly-${randomUUID()}`;
+    const mailer = mailerFromConfig(app.config);
+    const activities = createActivities({ orm: app.orm, logger: app.logger, secretBox: app.secretBox, cardVault: app.cardVault, processors: processorsFromConfig(app.config), mailer, renderEmail: emailRendererFromConfig() });
+    const stopsOnRetry = {
+      ...activities,
+      deliverEmails: async (input: Parameters<typeof activities.deliverEmails>[0]) => {
+        if (input.lastAttempt) throw ApplicationFailure.nonRetryable('SMTP relay refused the login', 'Broken');
+        return activities.deliverEmails(input);
+      },
+    };
+    const { worker, connection } = await createWorker({ address: app.config.temporalAddress!, namespace: app.config.temporalNamespace, taskQueue, activities: stopsOnRetry, logger: app.logger, workflowBundle: await bundleWorkflows() });
+    const running = worker.run();
+    try {
+      const [took, deferred, refused] = [newRecipient('took'), newRecipient('deferred'), newRecipient('refused')];
+      sink.scriptRcpt(deferred, [451]);
+      sink.scriptRcpt(refused, [550]);
+      const answer = await acceptEmails(
+        { em: app.orm.em.fork(), dispatcher: temporalEmailDispatcher({ client: app.temporal.client, taskQueue, retrySchedule: [0, 0.2] }), compiler: createStringTemplateCompiler(), rateLimit: { defaultPerMinute: 1000, now: () => new Date() } },
+        'single',
+        { tenant_key: tenant.tenantKey, from: `a@${tenant.domain}`, to: [took, deferred, refused], subject: 'Hi', templateType: 'string', templateContent: '<p>x</p>' },
+      );
+      const id = (answer.response.data as { id: string }).id;
+
+      const email = await settledEmail(app, tenant.apiKey, id);
+      const [message] = sink.receivedBy(took);
+      // Sent: someone has it (a tenant reading `failed` would send it again, to those who have it too).
+      expect(email).toMatchObject({ status: 'sent', smtpMessageId: message!.mail.messageId });
+      expect(email.failureReason).toMatch(new RegExp(`^${refused} \\(.*Mailbox unavailable.*\\), ${deferred} \\(Delivery stopped: SMTP relay refused the login\\)$`));
+      expect(email.events.map((e: { kind: string }) => e.kind)).toEqual(['queued', 'deferred', 'sent']);
+      expect(email.events.at(-1).detail).toBe(`${message!.mail.messageId}; not delivered to ${email.failureReason}`);
+      expect([took, deferred, refused].map((to) => sink.receivedBy(to).length)).toEqual([1, 0, 0]);
+    } finally {
+      worker.shutdown();
+      await running;
+      mailer.close();
+      await connection.close();
+    }
+  });
 });

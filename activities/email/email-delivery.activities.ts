@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { loadQueuedEmails, markQueuedEmailsFailed, recordDeliveryOutcomes } from '../../data/queries/emails.ts';
+import { endQueuedEmailsOfStoppedDelivery, loadQueuedEmails, recordDeliveryOutcomes } from '../../data/queries/emails.ts';
 import type { DeliveryOutcome, PendingEmail, QueuedEmail } from '../../domain/email/email-record.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { parseAddress } from '../../domain/email/addresses.ts';
@@ -202,12 +202,13 @@ export function createEmailDeliveryActivities(deps: EmailActivityDeps) {
   }
 
   /**
-   * The delivery cannot go on (deliverEmails failed for good): every e-mail of it still queued is failed with
-   * the reason, so none stays queued without a delivery. One bounded statement; repeating it changes nothing.
+   * The delivery cannot go on (deliverEmails failed for good): every e-mail of it still queued is ended with the
+   * reason, so none stays queued without a delivery: failed, or sent when a deferral kept that some recipients took
+   * it. Returns how many it failed. One bounded statement; repeating it changes nothing.
    */
   async function failQueuedEmails(input: { deliveryId: string; emailIds: readonly string[]; reason: string }): Promise<number> {
-    const failed = await markQueuedEmailsFailed(deps.orm.em.fork(), input.emailIds, input.reason.slice(0, 1000));
-    deps.logger.error({ deliveryId: input.deliveryId, failed, reason: input.reason }, 'e-mail delivery failed; queued e-mails failed');
+    const failed = await endQueuedEmailsOfStoppedDelivery(deps.orm.em.fork(), input.emailIds, input.reason.slice(0, 1000));
+    deps.logger.error({ deliveryId: input.deliveryId, failed, reason: input.reason }, 'e-mail delivery stopped; queued e-mails ended');
     return failed;
   }
 

@@ -64,19 +64,33 @@ export async function insertQueuedEmails(em: EntityManager, input: { tenantId: n
 }
 
 /**
- * Fails every e-mail of the list still queued, with the reason in its history: what the delivery workflow does
- * when it cannot go on, so no e-mail stays queued without a delivery. Returns how many it failed.
+ * Ends every e-mail of the list still queued, with the reason in its history: what the delivery workflow does when it
+ * cannot go on, so no e-mail stays queued without a delivery. One some recipients already took (a deferral kept that)
+ * ends `sent`, naming who did not get it, as a last attempt that gives up does; the others end `failed`. Returns how
+ * many it failed.
  */
-export async function markQueuedEmailsFailed(em: EntityManager, emailIds: readonly string[], reason: string): Promise<number> {
-  const rows = await em.execute<{ id: string }[]>(
-    `with failed as (
-       update emails set status = 'failed', failure_reason = ?, completed_at = now(), updated_at = now()
-        where id = any(cast(? as uuid[])) and status = 'queued'
-       returning id)
-     insert into email_events (email_id, kind, detail, occurred_at) select id, 'failed', ?, now() from failed returning email_id as id`,
-    [reason, uuidArray(emailIds), reason],
+export async function endQueuedEmailsOfStoppedDelivery(em: EntityManager, emailIds: readonly string[], reason: string): Promise<number> {
+  const rows = await em.execute<{ kind: 'sent' | 'failed' }[]>(
+    `with ended as (
+       update emails e set
+         status = case when e.delivered_to_someone then 'sent' else 'failed' end,
+         failure_reason = case when e.delivered_to_someone then left(n.not_delivered, 1000) else ? end,
+         completed_at = now(),
+         updated_at = now()
+       from (select id, (select string_agg(line, ', ')
+                           from (select value as line from jsonb_array_elements_text(undelivered_recipients)
+                                 union all
+                                 select value || ' (' || ? || ')' from jsonb_array_elements_text(coalesce(retry_recipients, to_addresses || cc_addresses || bcc_addresses))) lines) as not_delivered
+               from emails where id = any(cast(? as uuid[]))) n
+       where e.id = n.id and e.status = 'queued'
+       returning e.id, e.status, e.failure_reason, e.smtp_message_id)
+     insert into email_events (email_id, kind, detail, occurred_at)
+       select id, status, case when status = 'sent' then left(coalesce(smtp_message_id || '; ', '') || 'not delivered to ' || failure_reason, 1000) else failure_reason end, now()
+         from ended
+       returning kind`,
+    [reason, reason, uuidArray(emailIds)],
   );
-  return rows.length;
+  return rows.filter((row) => row.kind === 'failed').length;
 }
 
 interface QueuedEmailDbRow {

@@ -103,7 +103,8 @@ function searchAttributeTypeName(type: string): string {
 async function waitUntilReachable(address: string, child: ChildProcess, output: string[]): Promise<void> {
   const deadline = Date.now() + 60_000;
   let exited = false;
-  child.once('exit', () => (exited = true));
+  // 'close', not 'exit': the output that says why (a port taken) may still be on its way when the process exits.
+  child.once('close', () => (exited = true));
   while (Date.now() < deadline) {
     if (exited) {
       const text = output.join('');

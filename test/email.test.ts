@@ -959,8 +959,11 @@ describe('when the delivery activity fails for good', () => {
     }
   });
 
-  it('keeps an e-mail of the batch already sent as sent: only the ones still queued are failed', async () => {
-    // A worker of its own whose first attempt is the real one; the next (for the item the server deferred) fails for good.
+  /**
+   * A worker of its own whose first delivery attempt is the real one and whose next (for what the server deferred)
+   * fails for good, as a relay refusing the login would; `accept` queues e-mails for it (retry after 0.2 s).
+   */
+  async function withDeliveryStoppingOnRetry(run: (accept: (kind: 'single' | 'batch', body: Record<string, unknown>) => Promise<any>) => Promise<void>): Promise<void> {
     const taskQueue = `email-stops-${randomUUID()}`;
     const mailer = mailerFromConfig(app.config);
     const activities = createActivities({ orm: app.orm, logger: app.logger, secretBox: app.secretBox, cardVault: app.cardVault, processors: processorsFromConfig(app.config), mailer, renderEmail: emailRendererFromConfig() });
@@ -973,16 +976,27 @@ describe('when the delivery activity fails for good', () => {
     };
     const { worker, connection } = await createWorker({ address: app.config.temporalAddress!, namespace: app.config.temporalNamespace, taskQueue, activities: stopsOnRetry, logger: app.logger, workflowBundle: await bundleWorkflows() });
     const running = worker.run();
+    const dispatcher = temporalEmailDispatcher({ client: app.temporal.client, taskQueue, retrySchedule: [0, 0.2] });
     try {
+      await run(async (kind, body) => {
+        const answer = await acceptEmails({ em: app.orm.em.fork(), dispatcher, compiler: createStringTemplateCompiler(), rateLimit: { defaultPerMinute: 1000, now: () => new Date() } }, kind, { tenant_key: tenant.tenantKey, ...body });
+        return answer.response.data;
+      });
+    } finally {
+      worker.shutdown();
+      await running;
+      mailer.close();
+      await connection.close();
+    }
+  }
+
+  it('keeps an e-mail of the batch already sent as sent: only the ones still queued are failed', async () => {
+    await withDeliveryStoppingOnRetry(async (accept) => {
       const delivered = newRecipient('delivered');
       const deferred = newRecipient('deferred');
       sink.script(deferred, [451]);
-      const answer = await acceptEmails(
-        { em: app.orm.em.fork(), dispatcher: temporalEmailDispatcher({ client: app.temporal.client, taskQueue, retrySchedule: [0, 0.2] }), compiler: createStringTemplateCompiler(), rateLimit: { defaultPerMinute: 1000, now: () => new Date() } },
-        'batch',
-        { tenant_key: tenant.tenantKey, emails: [delivered, deferred].map((to) => ({ from: `a@${tenant.domain}`, to, subject: 'Hi', templateType: 'string', templateContent: '<p>x</p>' })) },
-      );
-      const [sentId, stoppedId] = (answer.response.data as { responses: { id: string }[] }).responses.map((r) => r.id);
+      const data = await accept('batch', { emails: [delivered, deferred].map((to) => ({ from: `a@${tenant.domain}`, to, subject: 'Hi', templateType: 'string', templateContent: '<p>x</p>' })) });
+      const [sentId, stoppedId] = (data as { responses: { id: string }[] }).responses.map((r) => r.id);
 
       // One statement fails what is still queued: once the deferred item is failed, the sent one's fate is decided too.
       const stopped = await settledEmail(app, tenant.apiKey, stoppedId!);
@@ -994,38 +1008,15 @@ describe('when the delivery activity fails for good', () => {
       expect(sent.events.map((e: { kind: string }) => e.kind)).toEqual(['queued', 'sent']);
       expect(sink.receivedBy(delivered)).toHaveLength(1);
       expect(sink.receivedBy(deferred)).toHaveLength(0);
-    } finally {
-      worker.shutdown();
-      await running;
-      mailer.close();
-      await connection.close();
-    }
+    });
   });
 
   it('ends an e-mail some recipients already took as sent, naming who did not get it and why', async () => {
-    // The first attempt is the real one; the next, for the recipient the server deferred, fails for good.
-    const taskQueue = `email-stops-partly-${randomUUID()}`;
-    const mailer = mailerFromConfig(app.config);
-    const activities = createActivities({ orm: app.orm, logger: app.logger, secretBox: app.secretBox, cardVault: app.cardVault, processors: processorsFromConfig(app.config), mailer, renderEmail: emailRendererFromConfig() });
-    const stopsOnRetry = {
-      ...activities,
-      deliverEmails: async (input: Parameters<typeof activities.deliverEmails>[0]) => {
-        if (input.lastAttempt) throw ApplicationFailure.nonRetryable('SMTP relay refused the login', 'Broken');
-        return activities.deliverEmails(input);
-      },
-    };
-    const { worker, connection } = await createWorker({ address: app.config.temporalAddress!, namespace: app.config.temporalNamespace, taskQueue, activities: stopsOnRetry, logger: app.logger, workflowBundle: await bundleWorkflows() });
-    const running = worker.run();
-    try {
+    await withDeliveryStoppingOnRetry(async (accept) => {
       const [took, deferred, refused] = [newRecipient('took'), newRecipient('deferred'), newRecipient('refused')];
       sink.scriptRcpt(deferred, [451]);
       sink.scriptRcpt(refused, [550]);
-      const answer = await acceptEmails(
-        { em: app.orm.em.fork(), dispatcher: temporalEmailDispatcher({ client: app.temporal.client, taskQueue, retrySchedule: [0, 0.2] }), compiler: createStringTemplateCompiler(), rateLimit: { defaultPerMinute: 1000, now: () => new Date() } },
-        'single',
-        { tenant_key: tenant.tenantKey, from: `a@${tenant.domain}`, to: [took, deferred, refused], subject: 'Hi', templateType: 'string', templateContent: '<p>x</p>' },
-      );
-      const id = (answer.response.data as { id: string }).id;
+      const { id } = await accept('single', { from: `a@${tenant.domain}`, to: [took, deferred, refused], subject: 'Hi', templateType: 'string', templateContent: '<p>x</p>' });
 
       const email = await settledEmail(app, tenant.apiKey, id);
       const [message] = sink.receivedBy(took);
@@ -1035,11 +1026,6 @@ describe('when the delivery activity fails for good', () => {
       expect(email.events.map((e: { kind: string }) => e.kind)).toEqual(['queued', 'deferred', 'sent']);
       expect(email.events.at(-1).detail).toBe(`${message!.mail.messageId}; not delivered to ${email.failureReason}`);
       expect([took, deferred, refused].map((to) => sink.receivedBy(to).length)).toEqual([1, 0, 0]);
-    } finally {
-      worker.shutdown();
-      await running;
-      mailer.close();
-      await connection.close();
-    }
+    });
   });
 });

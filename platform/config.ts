@@ -93,7 +93,7 @@ export const SETTINGS = {
   temporalNamespace: setting('TEMPORAL_NAMESPACE', Type.String({ minLength: 1, default: 'default', description: 'Temporal namespace.' })),
   temporalCallTimeoutMs: setting(
     'TEMPORAL_CALL_TIMEOUT_MS',
-    milliseconds(10000, 100, 120_000, "How long the gateway waits for Temporal to take a start or a signal (an e-mail's or a webhook's delivery, a refund, a subscription action) before it answers 503: a Temporal that accepts connections and says nothing must not hold requests."),
+    milliseconds(10000, 100, 120_000, "How long the gateway waits for Temporal to take a start or a signal (an e-mail's or a webhook's delivery, a refund, a subscription action), or for billing to answer a pause or resume, before it answers 503: a Temporal that accepts connections and says nothing must not hold requests."),
   ),
   temporalTaskQueue: setting('TEMPORAL_TASK_QUEUE', Type.String({ minLength: 1, default: 'payments', description: 'Task queue shared by gateway and worker.' })),
   workflowStackTraceFrames: setting(

@@ -11,7 +11,8 @@ import type { SubscriptionController } from '../domain/subscriptions/subscriptio
 import { workflowIds } from '../workflows/contract/workflow-ids.ts';
 import { attemptReference } from '../domain/payments/attempts.ts';
 import { StatusId } from '../domain/statuses/status-ids.ts';
-import { subscriptionProgressQuery } from '../workflows/contract/subscription-signals.ts';
+import { resumeSubscriptionSignal, subscriptionProgressQuery } from '../workflows/contract/subscription-messages.ts';
+import type { subscriptionWorkflow, SubscriptionWorkflowInput } from '../workflows/subscription/subscription.workflow.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
 import { generateWebhookSecret } from '../domain/crypto/secret-box.ts';
@@ -76,6 +77,7 @@ const subscription = async (app: TestApp, tenant: MerchantTenant, id: number) =>
   return { status: found?.state, billed_periods: found?.billedPeriods, cancel_reason: found?.cancelReason, grace_until: found?.graceUntil ?? null };
 };
 const rebillsOf = (app: TestApp, id: number) => listRebills(app.orm.em.fork(), id);
+const pausedAtOfRow = async (app: TestApp, id: number) => (await app.orm.em.fork().execute<{ paused_at: Date | null }[]>(`select paused_at from subscriptions where id = ?`, [id]))[0]!.paused_at;
 const amountsOf = (app: TestApp, orderId: number) =>
   app.orm.em.fork().execute<{ amount: string; success: boolean; kind: string }[]>(`select amount, success, kind from transactions where order_id = ?`, [orderId]);
 
@@ -313,14 +315,14 @@ describe('recurring rebills (in-process worker)', () => {
       let overtook = false;
       const overtaken: SubscriptionController = {
         // Asked again while "not running" (the action waits for a billing still starting), the cancel is not sent twice.
-        async signal(input) {
+        async send(input) {
           if (!overtook) {
             overtook = true;
-            expect(await controller.signal({ ...input, action: 'cancel' })).toBe('signalled');
+            expect(await controller.send({ ...input, action: 'cancel' })).toBe('accepted');
             await vi.waitFor(async () => expect((await subscription(app, tenant, id)).status).toBe('cancelled'), { timeout: 10_000, interval: 50 });
             if (billingClosed) await billing.result();
           }
-          return controller.signal(input);
+          return controller.send(input);
         },
       };
       const deliveries = temporalDeliveryStarter({ client: app.temporal.client, taskQueue: app.taskQueue, schedule: app.config.webhookRetrySchedule, attemptTimeoutMs: app.config.webhookTimeoutMs });
@@ -691,18 +693,67 @@ describe('signals racing the billing steps', () => {
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
   });
 
+  it('answers pauses and resumes sent at once each after its own turn: once all are answered, the subscription shows where billing stays', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await subscribe(app, tenant, 'hourly');
+    const billing = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+    await vi.waitFor(async () => expect((await billing.describe()).status.name).toBe('RUNNING'), { timeout: 10_000, interval: 100 });
+    for (const actions of [
+      ['pause', 'resume', 'pause', 'resume', 'pause', 'resume', 'pause', 'resume'],
+      ['resume', 'pause', 'resume', 'pause', 'resume', 'pause', 'resume', 'pause'],
+      ['pause', 'pause', 'resume', 'resume', 'pause', 'pause', 'resume', 'resume', 'pause', 'resume', 'pause', 'resume'],
+    ]) {
+      const answers = await Promise.all(actions.map((action) => call(app, 'POST', `/subscriptions/${id}/${action}`, tenant.apiKey)));
+      expect(answers.map((answer) => answer.status)).toEqual(actions.map(() => 200));
+      // Each took effect in its turn, none is left pending behind the others.
+      expect(answers.map((answer) => answer.body.pending_action)).toEqual(actions.map(() => null));
+      const shown = (await pausedAtOf(tenant, id)) !== null;
+      // Nothing is left to change once every answer has come: billing holds what the subscription shows.
+      expect((await progressOf(tenant, id)).paused).toBe(shown);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await pausedAtOf(tenant, id)) !== null).toBe(shown);
+      expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ paused: shown, pending_action: null });
+    }
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
+  it('records a resume that reaches a run started paused before its first wait: the subscription shows billing resumed', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await subscribe(app, tenant, 'hourly');
+    const billing = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+    await vi.waitFor(async () => expect((await billing.describe()).status.name).toBe('RUNNING'), { timeout: 10_000, interval: 100 });
+    expect((await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey)).body).toMatchObject({ paused: true });
+    // As a wait continued as new while paused (its pause told), with a resume among its first workflow task's jobs.
+    const started = (await billing.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    const input = JSON.parse(Buffer.from(started.data!).toString()) as SubscriptionWorkflowInput;
+    await billing.terminate('continued as new, for the test');
+    await app.temporal.client.workflow.signalWithStart<typeof subscriptionWorkflow, []>('subscriptionWorkflow', {
+      workflowId: billing.workflowId,
+      taskQueue: app.taskQueue,
+      args: [{ ...input, paused: true, pauses: 1, pauseTold: true, dueAt: new Date(Date.now() + 3_600_000).toISOString() }],
+      signal: resumeSubscriptionSignal,
+    });
+    await vi.waitFor(async () => expect(await pausedAtOf(tenant, id)).toBeNull(), { timeout: 10_000, interval: 100 });
+    expect((await progressOf(tenant, id)).paused).toBe(false);
+    expect((await call(app, 'GET', `/subscriptions/${id}`, tenant.apiKey)).body).toMatchObject({ paused: false });
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
   it('pauses when asked while a resume is still being written (the row still shows the old pause)', async () => {
     const tenant = await subscriptionTenant(app);
     const id = await billedSubscription(tenant);
     expect((await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey)).body).toMatchObject({ paused: true });
     await new Promise((resolve) => setTimeout(resolve, 2_500)); // the period falls due while paused
     const charges = await chargesOf(tenant);
+    let paused: ReturnType<typeof call> | undefined;
     await withRowLocked(id, async () => {
       await askAndSeeWorkflow(tenant, id, 'resume');
       // The resume's step waits on the lock, so the row still says paused: the pause must reach the workflow anyway.
-      expect((await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey)).status).toBe(200);
+      paused = call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
       await vi.waitFor(async () => expect((await progressOf(tenant, id)).paused).toBe(true), { timeout: 10_000, interval: 50 });
     });
+    // Answered once billing has written the resume and then the pause.
+    expect(await paused).toMatchObject({ status: 200, body: { paused: true, pending_action: null } });
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(await pausedAtOf(tenant, id)).not.toBeNull();
     expect(await chargesOf(tenant)).toBe(charges);
@@ -1383,8 +1434,18 @@ describe('recurring rebills survive a worker restart (worker processes)', () => 
     const billedWhileDown = (await subscription(app, tenant, id)).billed_periods as number;
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect((await subscription(app, tenant, id)).billed_periods).toBe(billedWhileDown);
+    // A pause no worker takes is not answered as taken, nor as pending: 503. Sent again once billing runs, it is taken.
+    const key = `pause-${randomUUID()}`;
+    const pause = () => call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey, undefined, { 'Idempotency-Key': key });
+    expect(await pause()).toMatchObject({
+      status: 503,
+      body: { error: { type: 'api_error', code: 'still_processing', message: expect.stringContaining('Billing did not take the pause in time; it may still take effect') } },
+    });
 
     app.spawnWorkerProcess();
+    await vi.waitFor(async () => expect(await pause()).toMatchObject({ status: 200, body: { paused: true, pending_action: null } }), { timeout: 90_000, interval: 1_000 });
+    expect(await pausedAtOfRow(app, id)).not.toBeNull();
+    expect((await call(app, 'POST', `/subscriptions/${id}/resume`, tenant.apiKey)).body).toMatchObject({ paused: false, pending_action: null });
     await vi.waitFor(async () => expect((await subscription(app, tenant, id)).billed_periods).toBeGreaterThanOrEqual(billedWhileDown + 2), { timeout: 90_000, interval: 250 });
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
     const rebills = await rebillsOf(app, id);

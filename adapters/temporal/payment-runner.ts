@@ -274,13 +274,13 @@ async function firstAnswerOf(handle: WorkflowHandle<typeof paymentWorkflow>, opt
   }
 }
 
-/** The refusal a payment answered a completion with (the failure type the workflow set), if it was one. */
 /** The type of the failure a payment refused an update with. */
 function failureTypeOf(error: unknown): string | undefined {
   if (!(error instanceof WorkflowUpdateFailedError) || !(error.cause instanceof ApplicationFailure)) return undefined;
   return error.cause.type ?? undefined;
 }
 
+/** The refusal a payment answered a completion with (the failure type the workflow set), if it was one. */
 function refusalOf(error: unknown): ThreeDSecureRefusal | undefined {
   const type = failureTypeOf(error);
   return THREE_D_SECURE_REFUSALS.find((refusal) => refusal === type);

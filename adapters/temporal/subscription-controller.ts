@@ -1,21 +1,35 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
+import { DomainError } from '../../domain/errors.ts';
 import type { SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
 import { withinDeadline } from './call-deadline.ts';
-import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal } from '../../workflows/contract/subscription-signals.ts';
+import { cancelSubscriptionSignal, pauseBillingUpdate, resumeBillingUpdate } from '../../workflows/contract/subscription-messages.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 
-/** Signals the running subscription workflow (its current run, whatever continue-as-new made of it). */
+/**
+ * Sends an action to the running subscription workflow (its current run, whatever continue-as-new made of it): a
+ * cancel as a signal (the subscription shows it once any rebill in flight is over), a pause or resume as an update,
+ * answered once billing has recorded what it left, in the order it took concurrent ones.
+ */
 export function temporalSubscriptionController(options: { client: Client; callTimeoutMs?: number }): SubscriptionController {
+  const { client, callTimeoutMs } = options;
   return {
-    async signal({ tenantId, subscriptionId, action }) {
-      const handle = options.client.workflow.getHandle(workflowIds.subscription(tenantId, subscriptionId));
+    async send({ tenantId, subscriptionId, action }) {
+      const handle = client.workflow.getHandle(workflowIds.subscription(tenantId, subscriptionId));
       try {
-        await withinDeadline(options.client, options.callTimeoutMs, () =>
-          action === 'cancel' ? handle.signal(cancelSubscriptionSignal, { reason: 'cancelled_by_merchant' }) : handle.signal(action === 'pause' ? pauseSubscriptionSignal : resumeSubscriptionSignal),
-        );
-        return 'signalled';
+        if (action === 'cancel') {
+          await withinDeadline(client, callTimeoutMs, () => handle.signal(cancelSubscriptionSignal, { reason: 'cancelled_by_merchant' }));
+          return 'accepted';
+        }
+        const outcome = await withinDeadline(client, callTimeoutMs, () => handle.executeUpdate(action === 'pause' ? pauseBillingUpdate : resumeBillingUpdate));
+        return outcome === 'applied' ? 'applied' : 'accepted';
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return 'not_running';
+        // No worker took it in time, or Temporal said nothing: it may still take effect once one does.
+        if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+          throw new DomainError('unavailable', `Billing did not take the ${action} in time; it may still take effect. Send it again, with the same Idempotency-Key, to get its outcome`, {
+            retryAfterSeconds: 5,
+          });
+        }
         throw error;
       }
     },

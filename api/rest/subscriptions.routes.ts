@@ -85,7 +85,10 @@ const errors = {
   404: ref(PaymentApiErrorResponse, { description: 'No such subscription for this key' }),
   429: ref(PaymentApiErrorResponse, { description: 'Rate limit of the API key exceeded' }),
   500: ref(PaymentApiErrorResponse, { description: 'Unexpected error' }),
-  503: ref(PaymentApiErrorResponse, { description: 'Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key' }),
+  503: ref(PaymentApiErrorResponse, {
+    description:
+      'Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key',
+  }),
 };
 /** An action's Idempotency-Key used with another request, or while its first request runs. */
 const keyErrors = { 409: ref(PaymentApiErrorResponse, { description: 'Idempotency-Key reused with another action or subscription, or its first request is still running' }) };
@@ -97,7 +100,7 @@ const bodyErrors = {
 
 /**
  * Subscriptions over REST (beside the GraphQL admin API): read one, and cancel, pause or resume its recurring
- * billing by signalling its workflow. Errors use the generic card API's error object.
+ * billing through its workflow. Errors use the generic card API's error object.
  */
 export function subscriptionRoutes(app: FastifyInstance, deps: { controller: SubscriptionController; deliveries: DeliveryStarter; actionKeyAbandonedAfterSeconds: number }): void {
   app.addSchema(SubscriptionObject);

@@ -11,7 +11,7 @@ import { recordWebhookDeliveries, type RecordedDelivery } from '../webhooks/disp
 const SETTLE_WAIT_MS = 5_000;
 /**
  * A subscription's billing workflow starts right after the answer of the payment that created it (the card kept
- * first), so a signal sent at once may find none yet: it is sent again for this long before "not running" is
+ * first), so an action sent at once may find none yet: it is sent again for this long before "not running" is
  * believed.
  */
 const BILLING_START_WAIT_MS = 2_000;
@@ -31,13 +31,14 @@ export async function findSubscriptionOf(em: EntityManager, tenantId: number, su
 }
 
 /**
- * Cancel, pause or resume: signals the subscription's billing workflow, which alone changes its billing, and
- * answers the subscription once the change shows (briefly waited for; a rebill in flight finishes first, so a
- * cancel may still show `active` and takes effect right after it). The signal is sent even when the row already
- * shows the change: the row follows the workflow, so it can show a pause the workflow is undoing (a resume not yet
- * written) or miss one it holds (a pause that waits for a charge to finish); the handlers are idempotent and the last
- * signal wins. A subscription no workflow bills (created before recurring billing ran) can only be cancelled,
- * directly. A cancelled subscription changes no more.
+ * Cancel, pause or resume: sent to the subscription's billing workflow, which alone changes its billing. A pause or
+ * resume billing took in its turn is answered with the subscription as it then is; one billing holds (a rebill in
+ * flight finishes first), and a cancel, are answered once the change shows (briefly waited for, else told as
+ * `pendingAction`: a cancel may still show `active` and takes effect right after the charge). The action is sent even
+ * when the row already shows the change: the row follows the workflow, so it can show a pause the workflow is undoing
+ * (a resume not yet written) or miss one it holds (a pause that waits for a charge to finish); the handlers are
+ * idempotent and the last action billing takes wins. A subscription no workflow bills (created before recurring
+ * billing ran) can only be cancelled, directly. A cancelled subscription changes no more.
  */
 export interface SubscriptionControlDeps {
   readonly em: EntityManager;
@@ -61,7 +62,13 @@ export async function controlSubscription(
   const current = await findSubscriptionOf(deps.em, input.tenantId, input.subscriptionId);
   if (input.action === 'cancel' && current.state === 'cancelled') return { ...current, pendingAction: null };
   if (current.state === 'cancelled' || current.state === 'pending') throw notActive(input.subscriptionId, current.state);
-  const sent = await signalBilling(deps.controller, input);
+  const sent = await sendToBilling(deps.controller, input);
+  if (sent === 'applied') {
+    const now = await findSubscriptionOf(deps.em, input.tenantId, input.subscriptionId);
+    // A cancel taken after it ended the subscription: told as the cancel, as for one sent after it.
+    if (now.state === 'cancelled') throw notActive(input.subscriptionId, 'cancelled');
+    return { ...now, pendingAction: null };
+  }
   if (sent === 'not_running') {
     if (input.action !== 'cancel') {
       // A cancel that overtook this action ended its billing: told as the cancel, not as a subscription never billed.
@@ -86,11 +93,11 @@ export async function controlSubscription(
 const notActive = (subscriptionId: number, state: string) =>
   new PaymentApiError('invalid_request_error', 'subscription_not_active', `Subscription ${subscriptionId} is ${state}`, { param: 'id' });
 
-/** Signals the billing workflow, waiting briefly for one that is still being started. */
-async function signalBilling(controller: SubscriptionController, input: { tenantId: number; subscriptionId: number; action: SubscriptionAction }) {
+/** Sends the action to the billing workflow, waiting briefly for one that is still being started. */
+async function sendToBilling(controller: SubscriptionController, input: { tenantId: number; subscriptionId: number; action: SubscriptionAction }) {
   const deadline = Date.now() + BILLING_START_WAIT_MS;
   for (;;) {
-    const sent = await controller.signal(input);
+    const sent = await controller.send(input);
     if (sent !== 'not_running' || Date.now() >= deadline) return sent;
     await delay(BILLING_START_POLL_MS);
   }

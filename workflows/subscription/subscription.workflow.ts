@@ -22,7 +22,16 @@ import type { SubscriptionPlan } from '../../domain/catalog/product.ts';
 import type { PaymentSettings } from '../../domain/payments/payment-input.ts';
 import type { PaymentEnd } from '../../domain/payments/submit-result.ts';
 import { NOT_PROCESSED_RETRY_LIMIT_SECONDS, nextDunningStep, notProcessedRetrySeconds, periodSeconds, rebillNeverReachedProcessor, rebillNotProcessed, trialSeconds } from '../../domain/subscriptions/dunning.ts';
-import { cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, subscriptionProgressQuery, type BillingStall } from '../contract/subscription-signals.ts';
+import {
+  cancelSubscriptionSignal,
+  pauseBillingUpdate,
+  pauseSubscriptionSignal,
+  resumeBillingUpdate,
+  resumeSubscriptionSignal,
+  subscriptionProgressQuery,
+  type BillingActionOutcome,
+  type BillingStall,
+} from '../contract/subscription-messages.ts';
 import { OutcomeAttribute } from '../contract/search-attributes.ts';
 import { workflowIds } from '../contract/workflow-ids.ts';
 import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS, WORKER_LOSS_NOTICED_AFTER } from '../contract/call-timeouts.ts';
@@ -108,6 +117,12 @@ const REBILLS_NAME_THEIR_SUBSCRIPTION = 'rebills-name-their-subscription';
 const ASK_BEFORE_CHARGING_AGAIN = 'ask-about-uncertain-charge-before-charging-again';
 /** Runs before this patch dunned by the earlier code sets (`nextDunningStep(…, 'before')`); they replay so. */
 const DUNNING_CODES = 'dunning-codes-stops-and-outages';
+/**
+ * Runs before this patch left a resume that reached a run started paused (its pause told by the run before) before
+ * its first wait unrecorded: the row kept showing the pause while billing went on. From it on, such a resume is
+ * recorded and told.
+ */
+const RESUMES_AT_RUN_START_TOLD = 'resumes-at-run-start-told';
 /**
  * A wait continues as new once its run holds this many events, or sooner when Temporal suggests it: every pause,
  * resume and cancel is a signal, and a run takes at most 10,000 signals and 51,200 events (past those, signals are
@@ -200,6 +215,25 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   setHandler(cancelSubscriptionSignal, ({ reason }) => void (cancelReason ??= reason ?? 'cancelled_by_merchant'));
   setHandler(pauseSubscriptionSignal, () => void (paused = true));
   setHandler(resumeSubscriptionSignal, () => void (paused = false));
+  /**
+   * Pauses and resumes asked as updates, and how many of them the wait has acted on: each is answered once the wait
+   * has recorded and told the state it left (so concurrent ones are answered in the order billing took them), or at
+   * once, `held`, while no wait runs (a charge or the end under way: the row shows it when that is over).
+   */
+  let actionsAsked = 0;
+  let actionsSettled = 0;
+  let waiting = false;
+  const takeAction =
+    (pause: boolean) =>
+    async (): Promise<BillingActionOutcome> => {
+      paused = pause;
+      const asked = ++actionsAsked;
+      await condition(() => actionsSettled >= asked || !waiting);
+      return actionsSettled >= asked ? 'applied' : 'held';
+    };
+  setHandler(pauseBillingUpdate, takeAction(true));
+  setHandler(resumeBillingUpdate, takeAction(false));
+  const unsettled = () => actionsSettled < actionsAsked;
   /** A step failing since; shown by the progress query and the `Outcome` search attribute `BillingStalled`. */
   let stalled: BillingStall | undefined;
   setHandler(subscriptionProgressQuery, () => ({ period: input.period, retries: input.retries, paused, cancelRequested: cancelReason !== undefined, ...(stalled ? { stalled } : {}) }));
@@ -380,15 +414,42 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
    * meanwhile ends the subscription, and its end is returned.
    */
   async function waitUntilDue(): Promise<SubscriptionEnd | undefined> {
+    waiting = true;
+    try {
+      return await waitForTheCharge();
+    } finally {
+      waiting = false;
+    }
+  }
+
+  async function waitForTheCharge(): Promise<SubscriptionEnd | undefined> {
     const rollsOver = patched(WAITS_ROLL_OVER);
     const grownLong = () => rollsOver && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= ROLL_OVER_AT_EVENTS);
+    const pause = () => (pauses === 1 ? `${input.period}-${input.retries}` : `${input.period}-${input.retries}-${pauses}`);
+    /** Records and tells the resume of the pause told last; the actions asked up to `seen` are then in effect. */
+    const tellResumed = async (seen: number) => {
+      await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false }));
+      await notify('subscription.resumed', `resumed-${pause()}`, {});
+      pauseTold = false;
+      pauseReason = undefined;
+      actionsSettled = Math.max(actionsSettled, seen);
+    };
     for (;;) {
+      // Resumed before this run's first wait, the pause told by the run before: recorded and told now.
+      if (!paused && pauseTold && patched(RESUMES_AT_RUN_START_TOLD)) {
+        await tellResumed(actionsAsked);
+        continue;
+      }
       const remaining = dueAt - Date.now();
-      if (remaining > 0 && !paused) await condition(() => cancelReason !== undefined || paused || grownLong(), remaining);
+      if (remaining > 0 && !paused) {
+        // Not paused, nothing told as paused: the subscription shows every action asked so far.
+        actionsSettled = actionsAsked;
+        await condition(() => cancelReason !== undefined || paused || grownLong() || unsettled(), remaining);
+      }
       if (cancelReason !== undefined) return end(cancelReason);
       if (grownLong()) return rollOver();
       if (paused) {
-        const pause = () => (pauses === 1 ? `${input.period}-${input.retries}` : `${input.period}-${input.retries}-${pauses}`);
+        const seen = actionsAsked;
         if (!pauseTold) {
           pauses += 1;
           const reason = pauseReason ? { reason: pauseReason } : {};
@@ -397,15 +458,16 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
           await notify('subscription.paused', `paused-${pause()}`, { reason: pauseReason ?? null });
           pauseTold = true;
         }
-        await condition(() => !paused || cancelReason !== undefined || grownLong());
+        actionsSettled = Math.max(actionsSettled, seen);
+        await condition(() => !paused || cancelReason !== undefined || grownLong() || unsettled());
         if (cancelReason !== undefined) return end(cancelReason);
-        // Still paused: the run grew long. (A resume and a pause in one workflow task also leave it paused: that goes
-        // on through the resume and pauses again, as it always did, so older histories replay.)
+        // Still paused: the run grew long. (A resume and a pause in one workflow task also leave it paused: signalled,
+        // that goes on through the resume and pauses again, as it always did, so older histories replay.)
         if (paused && grownLong()) return rollOver();
-        await persist('markSubscriptionPaused', () => markSubscriptionPaused({ subscriptionId: input.subscriptionId, paused: false }));
-        await notify('subscription.resumed', `resumed-${pause()}`, {});
-        pauseTold = false;
-        pauseReason = undefined;
+        // Still paused, with actions asked as updates since (a pause again, or a resume a pause then undid): taken as
+        // the pause in place.
+        if (paused && unsettled()) continue;
+        await tellResumed(actionsAsked);
         continue;
       }
       if (Date.now() >= dueAt) return undefined;
@@ -417,6 +479,8 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
    * arrived meanwhile is honoured first.
    */
   async function rollOver(): Promise<SubscriptionEnd> {
+    // Actions not yet acted on are held: the next run takes them with the state this one hands over.
+    waiting = false;
     await condition(allHandlersFinished);
     if (cancelReason !== undefined) return end(cancelReason);
     log.info('Subscription wait continues as new: its history grew long', { subscriptionId: input.subscriptionId, period: input.period, events: workflowInfo().historyLength });
@@ -456,9 +520,12 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
 
   /** Ends the subscription; `period` is the one left unpaid (this run's, unless its charge just paid it). */
   async function end(reason: string, period = input.period): Promise<SubscriptionEnd> {
+    // A pause or resume asked meanwhile is answered `held`, and then finds the subscription cancelled.
+    waiting = false;
     await persist('endSubscription', () => endSubscription({ subscriptionId: input.subscriptionId, reason }));
     await notify('subscription.cancelled', 'cancelled', { reason, period });
     log.info('Subscription ended', { subscriptionId: input.subscriptionId, reason });
+    await condition(allHandlersFinished);
     return { reason, period };
   }
 

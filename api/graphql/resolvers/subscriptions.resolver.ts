@@ -43,17 +43,17 @@ export class SubscriptionsResolver {
     return toType(await asDomainErrors(() => findSubscriptionOf(context.em, tenantId, args.id)));
   }
 
-  @Mutation(() => SubscriptionType, { description: 'Cancels a subscription: no further rebills (one already running completes). Signals its billing workflow.' })
+  @Mutation(() => SubscriptionType, { description: 'Cancels a subscription: no further rebills (one already running completes). Signals its billing workflow; answered once it shows, or with `pendingAction`.' })
   cancelSubscription(@Args(() => SubscriptionArgs) args: SubscriptionArgs, @Ctx() context: GraphQLContext): Promise<SubscriptionType> {
     return this.control(args, context, 'cancel');
   }
 
-  @Mutation(() => SubscriptionType, { description: 'Pauses recurring billing until resumed. Signals its billing workflow.' })
+  @Mutation(() => SubscriptionType, { description: 'Pauses recurring billing until resumed. Answered once its billing workflow has taken it, in the order it takes concurrent pauses and resumes.' })
   pauseSubscription(@Args(() => SubscriptionArgs) args: SubscriptionArgs, @Ctx() context: GraphQLContext): Promise<SubscriptionType> {
     return this.control(args, context, 'pause');
   }
 
-  @Mutation(() => SubscriptionType, { description: 'Resumes a paused subscription; a period that fell due meanwhile is billed at once.' })
+  @Mutation(() => SubscriptionType, { description: 'Resumes a paused subscription; a period that fell due meanwhile is billed at once. Answered once its billing workflow has taken it, in the order it takes concurrent pauses and resumes.' })
   resumeSubscription(@Args(() => SubscriptionArgs) args: SubscriptionArgs, @Ctx() context: GraphQLContext): Promise<SubscriptionType> {
     return this.control(args, context, 'resume');
   }

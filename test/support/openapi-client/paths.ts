@@ -2512,7 +2512,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key */
+      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2596,7 +2596,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key */
+      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2680,7 +2680,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key */
+      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2764,7 +2764,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Temporal, which bills the subscription, could not be reached (`still_processing`); retry with the same Idempotency-Key */
+      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];

@@ -1,8 +1,8 @@
-import { WorkflowNotFoundError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { DomainError } from '../../domain/errors.ts';
-import type { SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
+import type { SentAction, SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
 import { withinDeadline } from './call-deadline.ts';
-import { cancelSubscriptionSignal, pauseBillingUpdate, resumeBillingUpdate } from '../../workflows/contract/subscription-messages.ts';
+import { cancelSubscriptionSignal, pauseBillingUpdate, pauseSubscriptionSignal, resumeBillingUpdate, resumeSubscriptionSignal } from '../../workflows/contract/subscription-messages.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 
 /**
@@ -12,16 +12,30 @@ import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
  */
 export function temporalSubscriptionController(options: { client: Client; callTimeoutMs?: number }): SubscriptionController {
   const { client, callTimeoutMs } = options;
+  const bounded = <T>(call: () => Promise<T>) => withinDeadline(client, callTimeoutMs, call);
+
+  const cancel = async (handle: WorkflowHandle): Promise<SentAction> => {
+    await bounded(() => handle.signal(cancelSubscriptionSignal, { reason: 'cancelled_by_merchant' }));
+    return 'accepted';
+  };
+
+  const pauseOrResume = async (handle: WorkflowHandle, action: 'pause' | 'resume'): Promise<SentAction> => {
+    try {
+      const outcome = await bounded(() => handle.executeUpdate(action === 'pause' ? pauseBillingUpdate : resumeBillingUpdate));
+      return outcome === 'applied' ? 'applied' : 'accepted';
+    } catch (error) {
+      // Refused: a worker of before the updates runs billing (a deploy under way). Its signal does the same.
+      if (!(error instanceof WorkflowUpdateFailedError)) throw error;
+      await bounded(() => handle.signal(action === 'pause' ? pauseSubscriptionSignal : resumeSubscriptionSignal));
+      return 'accepted';
+    }
+  };
+
   return {
     async send({ tenantId, subscriptionId, action }) {
       const handle = client.workflow.getHandle(workflowIds.subscription(tenantId, subscriptionId));
       try {
-        if (action === 'cancel') {
-          await withinDeadline(client, callTimeoutMs, () => handle.signal(cancelSubscriptionSignal, { reason: 'cancelled_by_merchant' }));
-          return 'accepted';
-        }
-        const outcome = await withinDeadline(client, callTimeoutMs, () => handle.executeUpdate(action === 'pause' ? pauseBillingUpdate : resumeBillingUpdate));
-        return outcome === 'applied' ? 'applied' : 'accepted';
+        return action === 'cancel' ? await cancel(handle) : await pauseOrResume(handle, action);
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return 'not_running';
         // No worker took it in time, or Temporal said nothing: it may still take effect once one does.

@@ -90,6 +90,24 @@ describe('POST /payments', () => {
     expect(await ordersOf()).toEqual(before);
   });
 
+  it('books a payment of a tenant provisioned with named applications only under its first one, never a 500', async () => {
+    const mid = `APPS-${randomUUID().slice(0, 8)}`;
+    const named = await createTestTenant(app, {
+      applications: [
+        { slug: 'shop', name: 'Shop' },
+        { slug: 'store', name: 'Store' },
+      ],
+      merchantAccounts: [merchantAccount(mid, { monthlyCap: 1_000_000 })],
+    });
+    const paid = await call(app, 'POST', '/payments', named.apiKey, paymentBody('4242424242424242'));
+    expect(paid).toMatchObject({ status: 200, body: { status: 'succeeded', amount: 1999, mid } });
+    const [product] = await app.orm.em.fork().execute<{ application: string }[]>(
+      `select a.slug as application from products p join applications a on a.id = p.application_id where p.tenant_id = ? and p.slug = 'payments-api'`,
+      [named.id],
+    );
+    expect(product).toEqual({ application: 'shop' });
+  });
+
   it('refuses a card number typed as the cardholder name (400 naming card.name), keeping nothing of it', async () => {
     const pan = '6011 0009 9013 9424';
     const refused = await pay(paymentBody('4242424242424242', { card: { number: '4242424242424242', exp_month: 12, exp_year: new Date().getFullYear() + 2, cvc: '123', name: pan } }));

@@ -739,6 +739,20 @@ describe('signals racing the billing steps', () => {
     expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
   });
 
+  it('answers a pause billing took but cannot record yet (its row locked) as pending, not as unavailable', async () => {
+    const tenant = await subscriptionTenant(app);
+    const id = await subscribe(app, tenant, 'hourly');
+    const billing = app.temporal.client.workflow.getHandle(workflowIds.subscription(tenant.id, id));
+    await vi.waitFor(async () => expect((await billing.describe()).status.name).toBe('RUNNING'), { timeout: 10_000, interval: 100 });
+    await withRowLocked(id, async () => {
+      const answer = await call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey);
+      expect(answer).toMatchObject({ status: 200, body: { paused: false, pending_action: 'pause' } });
+      expect((await progressOf(tenant, id)).paused).toBe(true);
+    });
+    await vi.waitFor(async () => expect(await pausedAtOf(tenant, id)).not.toBeNull(), { timeout: 10_000, interval: 100 });
+    expect((await call(app, 'POST', `/subscriptions/${id}/cancel`, tenant.apiKey)).body.status).toBe('cancelled');
+  });
+
   it('pauses when asked while a resume is still being written (the row still shows the old pause)', async () => {
     const tenant = await subscriptionTenant(app);
     const id = await billedSubscription(tenant);
@@ -1439,7 +1453,7 @@ describe('recurring rebills survive a worker restart (worker processes)', () => 
     const pause = () => call(app, 'POST', `/subscriptions/${id}/pause`, tenant.apiKey, undefined, { 'Idempotency-Key': key });
     expect(await pause()).toMatchObject({
       status: 503,
-      body: { error: { type: 'api_error', code: 'still_processing', message: expect.stringContaining('Billing did not take the pause in time; it may still take effect') } },
+      body: { error: { type: 'api_error', code: 'still_processing', message: expect.stringContaining('Billing did not take the pause in time') } },
     });
 
     app.spawnWorkerProcess();

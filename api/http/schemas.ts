@@ -30,7 +30,10 @@ const ERROR_STATUSES = {
   401: { description: 'Missing or unknown API key' },
   403: { description: 'ClientId is not the tenant of the key' },
   404: { description: 'Not found' },
-  409: { description: 'Conflicts with an earlier request (Idempotency-Key reused with another body, 3-D Secure already completed)' },
+  409: {
+    description:
+      'Conflicts with the state of things, nothing changed: an Idempotency-Key reused with another body or whose first request is still running; a 3-D Secure completion sent before the cardholder finished the challenge (ask again; a completed one answers its result again, 200); a stale `rowVersion`',
+  },
   410: { description: 'The 3-D Secure session expired or is no longer pending' },
   413: { description: 'Request body too large' },
   415: { description: 'Content-Type must be application/json (UTF-8, uncompressed)' },

@@ -8,18 +8,21 @@ import { StatusId } from '../../domain/statuses/status-ids.ts';
 export const PAYMENTS_API_PRODUCT_SLUG = 'payments-api';
 
 /**
- * The tenant's `payments-api` product, created on first use in its default application (one statement, so
- * concurrent first payments meet in `on conflict`). A tenant may provision it itself to set its velocity limits.
+ * The tenant's `payments-api` product, created on first use in its `default` application, or in its first one when
+ * it was provisioned with named applications only (one statement, so concurrent first payments meet in
+ * `on conflict`). A tenant may provision it itself, in the application it chooses, to set its velocity limits.
  */
 export async function ensurePaymentsApiProduct(em: EntityManager, tenantId: number): Promise<number> {
   await em.execute(
     `insert into products (tenant_id, application_id, slug, name, price, currency, created_at, updated_at)
-     select a.tenant_id, a.id, ?, 'Payments API', 0, 'USD', now(), now() from applications a where a.tenant_id = ? and a.slug = 'default'
+     select a.tenant_id, a.id, ?, 'Payments API', 0, 'USD', now(), now() from applications a where a.tenant_id = ?
+     order by a.slug = 'default' desc, a.id limit 1
      on conflict (tenant_id, slug) do nothing`,
     [PAYMENTS_API_PRODUCT_SLUG, tenantId],
   );
   const [row] = await em.execute<{ id: number }[]>(`select id from products where tenant_id = ? and slug = ?`, [tenantId, PAYMENTS_API_PRODUCT_SLUG]);
-  if (!row) throw new Error(`Tenant ${tenantId} has no default application to hold the payments-api product`);
+  // Provisioning gives every tenant an application: none is a broken tenant, not the caller's request.
+  if (!row) throw new Error(`Tenant ${tenantId} has no application to hold the payments-api product`);
   return row.id;
 }
 

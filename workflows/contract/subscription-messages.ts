@@ -9,14 +9,15 @@ export const cancelSubscriptionSignal = defineSignal<[{ reason?: string }]>('can
 export const pauseSubscriptionSignal = defineSignal('pause');
 export const resumeSubscriptionSignal = defineSignal('resume');
 
+export type BillingAction = 'pause' | 'resume';
 /**
  * How billing took a pause or resume, answered in the order it takes them:
  * - `applied`: in effect, recorded and told (or undone since by an action taken after it);
  * - `held`: billing is charging or ending, and takes it once that is over (a cancel may end it first).
  */
 export type BillingActionOutcome = 'applied' | 'held';
-export const pauseBillingUpdate = defineUpdate<BillingActionOutcome>('pauseBilling');
-export const resumeBillingUpdate = defineUpdate<BillingActionOutcome>('resumeBilling');
+/** A pause or resume; one update for both, so that Temporal's order of arrival is the order billing takes them in. */
+export const billingActionUpdate = defineUpdate<BillingActionOutcome, [BillingAction]>('billingAction');
 
 /** A billing step failing since `since`, tried again after durable sleeps until it succeeds. */
 export interface BillingStall {

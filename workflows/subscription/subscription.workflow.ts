@@ -24,9 +24,8 @@ import type { PaymentEnd } from '../../domain/payments/submit-result.ts';
 import { NOT_PROCESSED_RETRY_LIMIT_SECONDS, nextDunningStep, notProcessedRetrySeconds, periodSeconds, rebillNeverReachedProcessor, rebillNotProcessed, trialSeconds } from '../../domain/subscriptions/dunning.ts';
 import {
   cancelSubscriptionSignal,
-  pauseBillingUpdate,
+  billingActionUpdate,
   pauseSubscriptionSignal,
-  resumeBillingUpdate,
   resumeSubscriptionSignal,
   subscriptionProgressQuery,
   type BillingActionOutcome,
@@ -125,8 +124,8 @@ const DUNNING_CODES = 'dunning-codes-stops-and-outages';
 const RESUMES_AT_RUN_START_TOLD = 'resumes-at-run-start-told';
 /**
  * A wait continues as new once its run holds this many events, or sooner when Temporal suggests it: every pause,
- * resume and cancel is a signal, and a run takes at most 10,000 signals and 51,200 events (past those, signals are
- * refused and the run is terminated, its billing lost).
+ * resume and cancel is a signal or an update, and a run takes at most 10,000 signals, 2,000 updates and 51,200 events
+ * (past those, they are refused and the run is terminated, its billing lost).
  */
 const ROLL_OVER_AT_EVENTS = 2_000;
 /** Between two workflow-level tries of a failing step: from 5 seconds, doubling, up to an hour. */
@@ -218,21 +217,26 @@ export async function subscriptionWorkflow(input: SubscriptionWorkflowInput): Pr
   /**
    * Pauses and resumes asked as updates, and how many of them the wait has acted on: each is answered once the wait
    * has recorded and told the state it left (so concurrent ones are answered in the order billing took them), or at
-   * once, `held`, while no wait runs (a charge or the end under way: the row shows it when that is over).
+   * once, `held`, while no wait runs (a charge or the end under way: the row shows it when that is over). Every run
+   * begins with the wait, so updates taken with a run's first task are waiting ones.
    */
   let actionsAsked = 0;
   let actionsSettled = 0;
-  let waiting = false;
-  const takeAction =
-    (pause: boolean) =>
-    async (): Promise<BillingActionOutcome> => {
-      paused = pause;
+  let waiting = true;
+  setHandler(
+    billingActionUpdate,
+    async (action): Promise<BillingActionOutcome> => {
+      paused = action === 'pause';
       const asked = ++actionsAsked;
       await condition(() => actionsSettled >= asked || !waiting);
       return actionsSettled >= asked ? 'applied' : 'held';
-    };
-  setHandler(pauseBillingUpdate, takeAction(true));
-  setHandler(resumeBillingUpdate, takeAction(false));
+    },
+    {
+      validator: (action) => {
+        if (action !== 'pause' && action !== 'resume') throw ApplicationFailure.nonRetryable(`Unknown billing action: ${String(action)}`);
+      },
+    },
+  );
   const unsettled = () => actionsSettled < actionsAsked;
   /** A step failing since; shown by the progress query and the `Outcome` search attribute `BillingStalled`. */
   let stalled: BillingStall | undefined;

@@ -91,7 +91,7 @@ export class WebhooksResolver {
 
   @Mutation(() => WebhookEndpointType, {
     description:
-      'Sends events to a disabled endpoint again (one a receiver disabled with 410 Gone included); failed deliveries are sent again one by one with `redeliverWebhook`. One the operator disabled only the operator enables (FORBIDDEN for the tenant)',
+      'Sends later events to a disabled endpoint again (one a receiver disabled with 410 Gone included). Events raised while it was disabled were not recorded for it and are not sent; deliveries that ended `failed` or `endpoint_disabled` are sent again one by one with `redeliverWebhook`. One the operator disabled only the operator enables (FORBIDDEN for the tenant)',
   })
   async enableWebhookEndpoint(@Args(() => WebhookEndpointArgs) args: WebhookEndpointArgs, @Ctx() context: GraphQLContext): Promise<WebhookEndpointType> {
     const tenant = requireTenant(context, args.tenantId);

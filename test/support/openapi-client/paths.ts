@@ -916,7 +916,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Conflicts with an earlier request (Idempotency-Key reused with another body, 3-D Secure already completed) */
+      /** @description Conflicts with the state of things, nothing changed: an Idempotency-Key reused with another body or whose first request is still running; a 3-D Secure completion sent before the cardholder finished the challenge (ask again; a completed one answers its result again, 200); a stale `rowVersion` */
       409: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1243,7 +1243,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Conflicts with an earlier request (Idempotency-Key reused with another body, 3-D Secure already completed) */
+      /** @description Conflicts with the state of things, nothing changed: an Idempotency-Key reused with another body or whose first request is still running; a 3-D Secure completion sent before the cardholder finished the challenge (ask again; a completed one answers its result again, 200); a stale `rowVersion` */
       409: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1336,7 +1336,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Conflicts with an earlier request (Idempotency-Key reused with another body, 3-D Secure already completed) */
+      /** @description Conflicts with the state of things, nothing changed: an Idempotency-Key reused with another body or whose first request is still running; a 3-D Secure completion sent before the cardholder finished the challenge (ask again; a completed one answers its result again, 200); a stale `rowVersion` */
       409: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];

@@ -63,6 +63,21 @@ describe('workflows that met a failure before the patches', () => {
     ).resolves.toBeUndefined();
   });
 
+  it('a run started paused that took a resume before its first wait, before `resumes-at-run-start-told`, replays', async () => {
+    // Recorded with that patch's branch taken out: continued as new while paused (its pause told), a resume in its
+    // first workflow task, and billing went on unpaused without recording it, as the code of before did.
+    await expect(
+      Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/resume-at-run-start-before-patch'), 'subscription/replay-resume-at-start'),
+    ).resolves.toBeUndefined();
+  });
+
+  it('a subscription paused and resumed by updates, twelve at once among them, replays', async () => {
+    // Recorded from "answers pauses and resumes sent at once each after its own turn" (test/rebills.test.ts).
+    await expect(
+      Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/pauses-and-resumes-as-updates'), 'subscription/replay-updates'),
+    ).resolves.toBeUndefined();
+  });
+
   it('a subscription whose billing step failed replays', async () => {
     await expect(Worker.runReplayHistory({ workflowBundle, sinks: paymentAnswerSinks() }, history('subscription-histories/step-failed-before-patch'), 'subscription/replay-step-failed')).resolves.toBeUndefined();
   });

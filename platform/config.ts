@@ -31,6 +31,12 @@ const milliseconds = (fallback: number, minimum: number, maximum: number, descri
 /** A worker capacity setting that keeps the Temporal SDK's default when unset. */
 const sdkDefaultOr = (minimum: number, maximum: number, description: string) => Type.Optional(Type.Integer({ minimum, maximum, description }));
 const url = (description: string) => Type.Optional(Type.String({ format: 'uri', description }));
+/** A URL of one of `schemes`, checked when the configuration loads rather than when something first connects to it. */
+const urlOf = (schemes: readonly string[], description: string) =>
+  [Type.Optional(Type.String({ format: 'uri', pattern: `^(?:${schemes.join('|')})://`, description })), { expected: `must be a ${schemes.map((scheme) => `${scheme}://`).join(' or ')} URL` }] as const;
+/** A host name, IPv4 or IPv6 address to listen on. */
+const host = (fallback: string, description: string) =>
+  [Type.String({ pattern: '^(?:[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)*|[0-9A-Fa-f:.]+)$', default: fallback, description }), { expected: 'must be a host name or an IP address' }] as const;
 /** An IPv4 or IPv6 address, with an optional CIDR prefix length. */
 const ADDRESS_OR_RANGE = String.raw`(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)(?:/\d{1,3})?`;
 
@@ -46,9 +52,9 @@ function originOf(written: string): string {
 }
 
 export const SETTINGS = {
-  host: setting('HOST', Type.String({ default: '127.0.0.1', description: 'Interface the gateway listens on.' })),
+  host: setting('HOST', ...host('127.0.0.1', 'Interface the gateway listens on.')),
   port: setting('PORT', port(3000, 'Port of the gateway (REST routes and /graphql).')),
-  publicBaseUrl: setting('PUBLIC_BASE_URL', url('Base URL printed and used in links; defaults to http://HOST:PORT.')),
+  publicBaseUrl: setting('PUBLIC_BASE_URL', ...urlOf(['http', 'https'], 'Base URL printed and used in links; defaults to http://HOST:PORT.')),
   trustedProxies: setting(
     'TRUSTED_PROXIES',
     Type.Optional(
@@ -72,7 +78,7 @@ export const SETTINGS = {
     { decode: (value: string) => value.split(',').map((entry) => originOf(entry.trim())), expected: 'must be http(s) origins (scheme, host and port only), comma-separated' },
   ),
   logLevel: setting('LOG_LEVEL', Type.Unsafe<string>({ type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'pino log level.' })),
-  databaseUrl: setting('DATABASE_URL', url('PostgreSQL connection URL. Unset: `npm start` runs an embedded PostgreSQL under DATA_DIR.')),
+  databaseUrl: setting('DATABASE_URL', ...urlOf(['postgres', 'postgresql'], 'PostgreSQL connection URL. Unset: `npm start` runs an embedded PostgreSQL under DATA_DIR.')),
   databasePoolSize: setting('DATABASE_POOL_SIZE', Type.Integer({ minimum: 1, maximum: 200, default: 10, description: 'Connections per process.' })),
   databaseCounterPoolSize: setting(
     'DATABASE_COUNTER_POOL_SIZE',
@@ -177,10 +183,10 @@ export const SETTINGS = {
   webhookTimeoutMs: setting('WEBHOOK_TIMEOUT_MS', milliseconds(15000, 100, 120_000, 'Timeout of one webhook attempt.')),
   sandboxProcessorUrl: setting(
     'SANDBOX_PROCESSOR_URL',
-    url('Base URL of the sandbox processor used by merchant accounts whose gateway is `sandbox`. Unset: `npm start` runs one.'),
+    ...urlOf(['http', 'https'], 'Base URL of the sandbox processor used by merchant accounts whose gateway is `sandbox`. Unset: `npm start` runs one.'),
   ),
   sandboxProcessorPort: setting('SANDBOX_PROCESSOR_PORT', port(4100, 'Port of the sandbox processor (`npm run sandbox`, or the one `npm start` runs).')),
-  sandboxHost: setting('SANDBOX_HOST', Type.String({ default: '127.0.0.1', description: 'Interface the sandbox processor listens on.' })),
+  sandboxHost: setting('SANDBOX_HOST', ...host('127.0.0.1', 'Interface the sandbox processor listens on.')),
   sandboxPublicUrl: setting('SANDBOX_PUBLIC_URL', url('Base URL browsers use for the sandbox\'s 3-D Secure challenge pages; defaults to its listening URL.')),
   sandboxSlowResponseMs: setting(
     'SANDBOX_SLOW_RESPONSE_MS',

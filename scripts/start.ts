@@ -128,7 +128,9 @@ async function start(): Promise<void> {
   say(`E-mail API       ${base}/api/email   (and /api/email/batch)`);
   say(inbox ? `Mail inbox       ${inbox.webUrl}   (every e-mail sent, rendered; SMTP ${inbox.smtpUrl})` : 'Mail             sent through SMTP_URL');
   say('');
-  for (const line of describeCredentials({ operatorToken, dataEncryptionKey: encryptionKey, demo })) say(line);
+  // Secrets set in the environment (always so in production) are named, not printed.
+  const shown = { operatorToken: config.operatorToken === undefined ? operatorToken : undefined, dataEncryptionKey: config.dataEncryptionKey === undefined ? encryptionKey : undefined };
+  for (const line of describeCredentials({ ...shown, demo })) say(line);
   say('');
   say(`Logs             ${logs.dir}/ (${logs.names.map((name) => `${name}.log`).join(', ')})`);
   say(production ? 'Press Ctrl-C to stop.' : 'Press Ctrl-C to stop. `npm run credentials` prints the keys again.');

@@ -51,6 +51,40 @@ describe('durability (real worker processes)', () => {
   });
 });
 
+describe('a worker stalled while it holds the payment (the gateway hosting none)', () => {
+  it('answers 503 naming the payment, never a 500, and the same key gets its outcome once the worker runs again', async () => {
+    // Its own task queue: the one worker of this test is the only one that can run its payments.
+    const own = await startTestApp();
+    try {
+      const tenant = await createPaymentTenant(own);
+      const worker = own.spawnWorkerProcess();
+      const body = submitBody('4242424242424242');
+      const submit = (key: string) => post(own, `/api/${tenant.productId}`, tenant.apiKey, body, { 'idempotency-key': key });
+      // Its worker polls: a first payment goes through it.
+      expect((await submit(`first-${randomUUID()}`)).body).toMatchObject({ info: 'Success' });
+      worker.kill('SIGSTOP');
+      const key = `stalled-${randomUUID()}`;
+      try {
+        // Temporal gives the update up once the payment's first workflow task has timed out on the stalled worker.
+        const stalled = await submit(key);
+        expect(stalled.status).toBe(503);
+        expect(stalled.body.message).toMatch(/^Payment pay_\d+ is still being processed; retry with the same Idempotency-Key/);
+      } finally {
+        worker.kill('SIGCONT');
+      }
+      let retried = await submit(key);
+      for (let tries = 0; retried.status !== 200 && tries < 60; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        retried = await submit(key);
+      }
+      expect(retried.body).toMatchObject({ info: 'Success', chargeSuccess: true });
+      expect(await authorizationsFor(retried.body.submitOrderId)).toBe(1);
+    } finally {
+      await own.close();
+    }
+  }, 180_000);
+});
+
 /** A gateway process (`api/main.ts`, hosting a worker: the default) on this test app's servers and task queue. */
 async function spawnGateway(target: TestApp) {
   const port = await freePort();

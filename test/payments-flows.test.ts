@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DATABASE_OUTAGE_MESSAGE } from '../api/http/outages.ts';
 import { refuseRows } from './support/refusals.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
 import { provision } from '../services/provisioning/provision.ts';
@@ -539,5 +541,27 @@ describe('processor redirect', () => {
     await answerChallenge(redirect.threeDSecureId, 'authenticate');
     const done = await complete({ threeDSecureId: redirect.threeDSecureId, partnerSession: body.partnerSession });
     expect(done.body).toMatchObject({ info: 'Success', chargeSuccess: true, statusId: 2636 });
+  });
+});
+
+describe('PostgreSQL away as a submit is answered', () => {
+  it('answers 503 to retry with the key, never a 500, and the same key then gets the payment that went through', async () => {
+    const own = await createPaymentTenant(app);
+    const key = `db-away-${randomUUID()}`;
+    const body = submitBody('4242424242424242');
+    const submit = () => post(app, `/api/${own.productId}`, own.apiKey, body, { 'idempotency-key': key });
+    // The card is charged, but its answer cannot be kept with the key: PostgreSQL refuses it as a database going away
+    // does (57P03, cannot connect now).
+    const allow = await refuseRows(app.orm, 'idempotency_keys', 'update', `new.tenant_id = ${own.id} and new.result is not null`, '57P03');
+    let first: Awaited<ReturnType<typeof submit>>;
+    try {
+      first = await submit();
+    } finally {
+      await allow();
+    }
+    expect(first).toMatchObject({ status: 503, body: { success: false, message: DATABASE_OUTAGE_MESSAGE } });
+    const again = await submit();
+    expect(again.body).toMatchObject({ info: 'Success', chargeSuccess: true });
+    expect(await authorizationsFor(again.body.submitOrderId)).toBe(1);
   });
 });

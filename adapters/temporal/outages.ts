@@ -7,6 +7,15 @@ const OUTAGE_STATUSES = new Set([
   14, // UNAVAILABLE
 ]);
 
+/** Whether a Temporal client call failed with this gRPC status (the gRPC and the native connection nest it differently). */
+export function hasGrpcStatus(error: unknown, status: number): boolean {
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 5; depth++, cause = cause.cause) {
+    if ((cause as { code?: unknown }).code === status) return true;
+  }
+  return false;
+}
+
 /**
  * Whether a failure of a Temporal client call is Temporal being away (the server down, unreachable or overloaded):
  * the client's `ServiceError` with such a gRPC status somewhere in its causes (the gRPC and the native connection nest
@@ -15,10 +24,5 @@ const OUTAGE_STATUSES = new Set([
 export function isTemporalOutage(error: unknown): boolean {
   if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
   if (!(error instanceof ServiceError)) return false;
-  let cause: unknown = error;
-  for (let depth = 0; cause instanceof Error && depth < 5; depth++, cause = cause.cause) {
-    const status = (cause as { code?: unknown }).code;
-    if (typeof status === 'number' && OUTAGE_STATUSES.has(status)) return true;
-  }
-  return false;
+  return [...OUTAGE_STATUSES].some((status) => hasGrpcStatus(error, status));
 }

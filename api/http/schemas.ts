@@ -44,7 +44,7 @@ const ERROR_STATUSES = {
   500: { description: 'Unexpected error; nothing is known to have changed' },
   503: {
     description:
-      'Not answered in time or Temporal away: a payment that started and goes on is named in the message (`pay_…`; retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result); "not started" means nothing was charged; a 3-D Secure completion not answered says to send it again',
+      'Not answered in time, or Temporal or PostgreSQL away (what was asked may have taken effect: retry with the same Idempotency-Key): a payment that started and goes on is named in the message (`pay_…`; retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result); "not started" means nothing was charged; a 3-D Secure completion not answered says to send it again',
   },
 } as const satisfies Record<number, SchemaOptions>;
 

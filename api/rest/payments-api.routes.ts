@@ -49,7 +49,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Content-Type must be application/json (UTF-8, uncompressed)',
   429: 'Rate limit of the API key exceeded',
   500: 'Unexpected error; nothing is known to have changed',
-  503: 'Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key',
+  503: 'Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key',
 };
 
 const IdempotencyHeaders = Type.Object({

@@ -64,9 +64,16 @@ export function developmentEncryptionKey(dataDir: string): string {
   return key;
 }
 
-/** The lines `npm start` and `npm run credentials` print. */
-export function describeCredentials(credentials: { operatorToken: string; dataEncryptionKey: string; demo?: TenantProvisioningResult[] }): string[] {
-  const lines = [`Operator token   ${credentials.operatorToken}   (GraphQL operator mutations: Authorization: Bearer <token>)`];
+/**
+ * The lines `npm start` and `npm run credentials` print. A secret given as `undefined` came from the environment and
+ * is named, never printed: whoever set it has it, and a terminal or its log is no place for a production secret.
+ */
+export function describeCredentials(credentials: { operatorToken: string | undefined; dataEncryptionKey: string | undefined; demo?: TenantProvisioningResult[] }): string[] {
+  const lines = [
+    credentials.operatorToken === undefined
+      ? 'Operator token   from OPERATOR_TOKEN (not printed)'
+      : `Operator token   ${credentials.operatorToken}   (GraphQL operator mutations: Authorization: Bearer <token>)`,
+  ];
   if (!credentials.demo) {
     lines.push('Demo tenant      its keys were shown when it was provisioned and not kept; delete DATA_DIR to provision it again');
   }
@@ -78,6 +85,6 @@ export function describeCredentials(credentials: { operatorToken: string; dataEn
     if (tenant.leadKeys?.publishableKey) lines.push(`  Lead keys      ${tenant.leadKeys.publishableKey} / ${tenant.leadKeys.secretKey ?? '(not kept)'}`);
     lines.push(`  E-mail key     ${tenant.emailTenantKey}`);
   }
-  lines.push(`Encryption key   ${credentials.dataEncryptionKey}   (DATA_ENCRYPTION_KEY)`);
+  lines.push(credentials.dataEncryptionKey === undefined ? 'Encryption key   from DATA_ENCRYPTION_KEY (not printed)' : `Encryption key   ${credentials.dataEncryptionKey}   (DATA_ENCRYPTION_KEY)`);
   return lines;
 }

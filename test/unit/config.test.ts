@@ -34,6 +34,17 @@ describe('configuration from the environment', () => {
     });
   });
 
+  it('refuses a URL of another scheme and a host that is no host when it loads, not when it first connects', () => {
+    expect(problemsOf({ DATABASE_URL: 'mysql://x', SANDBOX_PROCESSOR_URL: 'ftp://x', PUBLIC_BASE_URL: 'file:///tmp', HOST: 'not a host', SANDBOX_HOST: 'a/b' })).toEqual([
+      'HOST: must be a host name or an IP address',
+      'PUBLIC_BASE_URL: must be a http:// or https:// URL',
+      'DATABASE_URL: must be a postgres:// or postgresql:// URL',
+      'SANDBOX_PROCESSOR_URL: must be a http:// or https:// URL',
+      'SANDBOX_HOST: must be a host name or an IP address',
+    ]);
+    expect(loadConfig({ HOST: '0.0.0.0', SANDBOX_HOST: '::1', DATABASE_URL: 'postgresql://app@db/payments', SANDBOX_PROCESSOR_URL: 'https://sandbox.example' })).toMatchObject({ host: '0.0.0.0', sandboxHost: '::1' });
+  });
+
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 3000, databaseUrl: undefined });
   });
@@ -42,7 +53,7 @@ describe('configuration from the environment', () => {
     const problems = problemsOf({ LOG_LEVEL: 'loud', DATABASE_URL: 'not a url', TEMPORAL_ADDRESS: 'localhost', OPERATOR_TOKEN: 'short-secret', BODY_LIMIT_BYTES: '5' });
     expect(problems).toEqual([
       'LOG_LEVEL: must be one of: fatal, error, warn, info, debug, trace, silent',
-      'DATABASE_URL: must be a URL',
+      'DATABASE_URL: must be a postgres:// or postgresql:// URL',
       'TEMPORAL_ADDRESS: must be host:port',
       'OPERATOR_TOKEN: must be at least 16 characters',
       'BODY_LIMIT_BYTES: must be >= 1024',

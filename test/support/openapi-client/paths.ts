@@ -1283,7 +1283,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Not answered in time or Temporal away: a payment that started and goes on is named in the message (`pay_…`; retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result); "not started" means nothing was charged; a 3-D Secure completion not answered says to send it again */
+      /** @description Not answered in time, or Temporal or PostgreSQL away (what was asked may have taken effect: retry with the same Idempotency-Key): a payment that started and goes on is named in the message (`pay_…`; retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result); "not started" means nothing was charged; a 3-D Secure completion not answered says to send it again */
       503: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -1376,7 +1376,7 @@ export interface operations {
           "application/json": components["schemas"]["ErrorResponse"];
         };
       };
-      /** @description Not answered in time or Temporal away: a payment that started and goes on is named in the message (`pay_…`; retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result); "not started" means nothing was charged; a 3-D Secure completion not answered says to send it again */
+      /** @description Not answered in time, or Temporal or PostgreSQL away (what was asked may have taken effect: retry with the same Idempotency-Key): a payment that started and goes on is named in the message (`pay_…`; retry with the same Idempotency-Key, or `GET /payments/{id}`, to get its result); "not started" means nothing was charged; a 3-D Secure completion not answered says to send it again */
       503: {
         content: {
           "application/json": components["schemas"]["ErrorResponse"];
@@ -2050,7 +2050,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
+      /** @description Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2208,7 +2208,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
+      /** @description Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2301,7 +2301,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
+      /** @description Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2394,7 +2394,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
+      /** @description Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];

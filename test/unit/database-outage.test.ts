@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { ConnectionException, DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { isDatabaseOutage } from '../../data/database-outage.ts';
+
+const pgError = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+describe('PostgreSQL away, as the APIs tell it (503, never 500)', () => {
+  it('is a connection lost, refused or never made, and a server shutting down or starting', () => {
+    expect(isDatabaseOutage(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isDatabaseOutage(pgError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'))).toBe(true);
+    expect(isDatabaseOutage(new DriverException(pgError('terminating connection due to administrator command', '57P01')))).toBe(true);
+    expect(isDatabaseOutage(pgError('the database system is starting up', '57P03'))).toBe(true);
+    expect(isDatabaseOutage(pgError('could not receive data from client', '08006'))).toBe(true);
+    expect(isDatabaseOutage(new ConnectionException(new Error('gone')))).toBe(true);
+    // Found among the causes, as an ORM or a transaction wraps it.
+    expect(isDatabaseOutage(new Error('commit failed', { cause: pgError('terminating connection due to administrator command', '57P01') }))).toBe(true);
+  });
+
+  it('is not a statement the database refused', () => {
+    expect(isDatabaseOutage(new UniqueConstraintViolationException(pgError('duplicate key value', '23505')))).toBe(false);
+    expect(isDatabaseOutage(pgError('canceling statement due to statement timeout', '57014'))).toBe(false);
+    expect(isDatabaseOutage(new Error('Internal'))).toBe(false);
+    expect(isDatabaseOutage('Connection terminated')).toBe(false);
+  });
+});

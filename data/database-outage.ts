@@ -1,12 +1,13 @@
 import { ConnectionException } from '@mikro-orm/core';
 
 /**
- * SQLSTATEs by which PostgreSQL says it went away or is not taking work now, not that it refused the statement: class
- * 08 (connection exception), and 57P01-57P03 (shut down by an operator, crashed, starting or stopping).
+ * SQLSTATEs by which PostgreSQL says it went away or is not taking work now, not that it refused the statement: the
+ * connection exceptions of class 08 (not 08P01, a protocol violation: a bug), and 57P01-57P03 (shut down by an
+ * operator, crashed, starting or stopping).
  */
-const AWAY_STATES = /^(08...|57P0[123])$/;
-/** What `pg` and Node say of a connection lost or never made. */
-const AWAY_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const AWAY_STATES = /^(0800[0-46]|57P0[123])$/;
+/** What `pg` and Node say of a connection lost or never made (a host name that stopped resolving included). */
+const AWAY_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 const AWAY_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
 
 /**
@@ -16,6 +17,8 @@ const AWAY_MESSAGES = /^(Connection terminated|Client has encountered a connecti
 export function isDatabaseOutage(error: unknown): boolean {
   let cause: unknown = error;
   for (let depth = 0; cause instanceof Error && depth < 5; depth++, cause = cause.cause) {
+    // An HTTP error of the request itself (a client that hung up mid-body is ECONNRESET too): not the database.
+    if (typeof (cause as { statusCode?: unknown }).statusCode === 'number') return false;
     if (cause instanceof ConnectionException) return true;
     const { code, sqlState } = cause as { code?: unknown; sqlState?: unknown };
     for (const value of [code, sqlState]) {

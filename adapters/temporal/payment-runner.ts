@@ -20,10 +20,7 @@ import type { paymentWorkflow } from '../../workflows/payment/payment.workflow.t
 import type { PaymentAnswerBoard } from './payment-answers.ts';
 import type { Logger } from '../../domain/logger.ts';
 import { withinDeadline } from './call-deadline.ts';
-import { hasGrpcStatus } from './outages.ts';
-
-/** gRPC's status for a call refused in the target's current state. */
-const FAILED_PRECONDITION = 9;
+import { isUpdateRefusedForFailingTask } from './outages.ts';
 
 /**
  * A gateway that hosts a worker on the payments' task queue: `client` shares that worker's `NativeConnection`, so
@@ -70,10 +67,10 @@ export function temporalPaymentRunner(options: { client: Client; taskQueue: stri
       return await Promise.race([client.withAbortSignal(signal, () => call(signal)), deadline]);
     } catch (error) {
       if (signal.aborted) throw unavailable();
-      // Temporal gave the update up (FAILED_PRECONDITION, "Workflow Task in failed state") when the workflow task
-      // holding it failed or timed out, its worker stalled: the payment itself goes on, and is answered as one still
-      // being processed. (Update-With-Start throws the gRPC error itself, not the client's `ServiceError`.)
-      if (hasGrpcStatus(error, FAILED_PRECONDITION)) throw unavailable();
+      // Temporal gave the update up when the workflow task holding it failed or timed out, its worker stalled: the
+      // payment itself goes on, and is answered as one still being processed. (Update-With-Start throws the gRPC error
+      // itself, not the client's `ServiceError`.)
+      if (isUpdateRefusedForFailingTask(error)) throw unavailable();
       throw error;
     } finally {
       stopRacing();

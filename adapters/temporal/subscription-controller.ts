@@ -2,6 +2,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTime
 import { DomainError } from '../../domain/errors.ts';
 import type { SentAction, SubscriptionController } from '../../domain/subscriptions/subscription-controller.ts';
 import { withinDeadline } from './call-deadline.ts';
+import { isUpdateRefusedForFailingTask } from './outages.ts';
 import { billingActionUpdate, cancelSubscriptionSignal, pauseSubscriptionSignal, resumeSubscriptionSignal, type BillingAction } from '../../workflows/contract/subscription-messages.ts';
 import { workflowIds } from '../../workflows/contract/workflow-ids.ts';
 
@@ -47,8 +48,9 @@ export function temporalSubscriptionController(options: { client: Client; callTi
         return action === 'cancel' ? await cancel(handle) : await pauseOrResume(handle, action);
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return 'not_running';
-        // No worker took it in time, or Temporal itself said nothing: it may still take effect once one does.
-        if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+        // No worker took it in time (or its task keeps failing on a stalled one), or Temporal itself said nothing: it
+        // may still take effect once a worker does.
+        if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError || isUpdateRefusedForFailingTask(error)) {
           throw new DomainError('unavailable', `Billing did not take the ${action} in time (no worker took it, or Temporal did not answer); it may still take effect. Send it again, with the same Idempotency-Key, to get its outcome`, {
             retryAfterSeconds: 5,
           });

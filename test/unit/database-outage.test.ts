@@ -21,5 +21,8 @@ describe('PostgreSQL away, as the APIs tell it (503, never 500)', () => {
     expect(isDatabaseOutage(pgError('canceling statement due to statement timeout', '57014'))).toBe(false);
     expect(isDatabaseOutage(new Error('Internal'))).toBe(false);
     expect(isDatabaseOutage('Connection terminated')).toBe(false);
+    // A protocol violation is a bug (too many parameters), and a client hanging up mid-body is the request's own error.
+    expect(isDatabaseOutage(pgError('bind message has 70000 parameter formats', '08P01'))).toBe(false);
+    expect(isDatabaseOutage(Object.assign(pgError('aborted', 'ECONNRESET'), { statusCode: 400 }))).toBe(false);
   });
 });

@@ -18,6 +18,7 @@ import { openProductCache } from '../services/catalog/product-cache.ts';
 import { PaymentAnswerBoard } from '../adapters/temporal/payment-answers.ts';
 import { hostWorker } from '../worker/hosted-worker.ts';
 import { trackDeliveryStarts } from '../services/webhooks/delivery-starts-in-flight.ts';
+import { listenFailure } from './listen-failure.ts';
 
 /** The gateway process: `npm run gateway` (production) or a child of `npm start`. */
 const { config, databaseUrl, temporalAddress, dataEncryptionKey } = configOrExit(() => {
@@ -68,7 +69,13 @@ const app = await buildGateway({
   readiness: createReadinessProbes({ orm, temporal: temporal.connection, namespace: config.temporalNamespace, taskQueue: config.temporalTaskQueue }),
   productCache: products.cache,
 });
-await app.listen({ host: config.host, port: config.port });
+try {
+  await app.listen({ host: config.host, port: config.port });
+} catch (error) {
+  // Said in the words of the setting to change, not as a stack trace: `npm start` repeats this line when it gives up.
+  logger.error({ err: error }, listenFailure(error, config.host, config.port));
+  process.exit(1);
+}
 logger.info({ url: gatewayBaseUrl(config) }, 'gateway listening');
 
 /**

@@ -6,14 +6,32 @@ import { ENTITIES } from '../schema/entities/index.ts';
 
 const migrationsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
-export function ormConfig(options: { databaseUrl: string; poolSize?: number; debug?: boolean; asynchronousCommit?: boolean }) {
+/** How long opening a connection, or waiting for one of the pool, may take before the request fails as the database away. */
+export const DATABASE_CONNECT_TIMEOUT_MS = 30_000;
+
+interface OrmOptions {
+  readonly databaseUrl: string;
+  readonly poolSize?: number;
+  /** DATABASE_CONNECT_TIMEOUT_MS unless given (tests of a silent database). */
+  readonly connectTimeoutMs?: number;
+}
+
+export function ormConfig(options: OrmOptions & { debug?: boolean; asynchronousCommit?: boolean }) {
   return defineConfig({
     clientUrl: options.databaseUrl,
     entities: ENTITIES,
     extensions: [Migrator],
     pool: { min: 0, max: options.poolSize ?? 10 },
-    // Passed to every connection of the pool as a startup parameter (the `pg` driver's `options`).
-    ...(options.asynchronousCommit ? { driverOptions: { options: '-c synchronous_commit=off' } } : {}),
+    driverOptions: {
+      // A database that takes no connection (its host dropping packets, a port held by something silent) fails the
+      // request after this long, answered 503, instead of after the system's TCP timeouts (minutes). `pg` applies it
+      // to a wait for a free connection of the pool too: long enough that a burst queued behind a full pool waits.
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
+      // Lets the system notice a peer gone while a connection sits idle between requests.
+      keepAlive: true,
+      // Passed to every connection of the pool as a startup parameter (the `pg` driver's `options`).
+      ...(options.asynchronousCommit ? { options: '-c synchronous_commit=off' } : {}),
+    },
     debug: options.debug ?? false,
     // Entities are plain definitions; no metadata discovery from TypeScript sources is needed.
     migrations: {
@@ -30,7 +48,7 @@ export function ormConfig(options: { databaseUrl: string; poolSize?: number; deb
 }
 
 /** Opens the ORM (it connects lazily; `checkConnection` tells whether PostgreSQL answers). */
-export async function openOrm(options: { databaseUrl: string; poolSize?: number }): Promise<MikroORM> {
+export async function openOrm(options: OrmOptions): Promise<MikroORM> {
   return MikroORM.init(ormConfig(options));
 }
 
@@ -41,7 +59,7 @@ export async function openOrm(options: { databaseUrl: string; poolSize?: number 
  * may lose the last fraction of a second of counts, which only lets a few more requests through; nothing else may
  * be written through this pool (money, leads and keys stay on the synchronous one).
  */
-export async function openCounterOrm(options: { databaseUrl: string; poolSize?: number }): Promise<MikroORM> {
+export async function openCounterOrm(options: OrmOptions): Promise<MikroORM> {
   return MikroORM.init(ormConfig({ ...options, asynchronousCommit: true }));
 }
 

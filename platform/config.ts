@@ -8,6 +8,7 @@ import envSchema from 'env-schema';
 import type { Ajv, ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox';
+import { isIPv6 } from 'node:net';
 
 // ajv-formats ships CommonJS with a default export under ESM interop.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -300,6 +301,16 @@ function validatorWording(error: ErrorObject): string {
   return error.message ?? 'is invalid';
 }
 
+/**
+ * Where the gateway is reached: PUBLIC_BASE_URL, else its listen address, with the loopback address in place of a
+ * listen-on-all address (`0.0.0.0`, `::`) and an IPv6 address in brackets as URLs write it.
+ */
 export function gatewayBaseUrl(config: Config): string {
-  return config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
+  return config.publicBaseUrl ?? `http://${urlHost(config.host)}:${config.port}`;
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (!isIPv6(host)) return host;
+  return `[${/^[0:]+$/.test(host) ? '::1' : host}]`;
 }

@@ -1,20 +1,31 @@
 /**
  * `npm run credentials`: prints the development credentials `npm start` keeps under DATA_DIR (operator
  * token, the demo tenant's keys and secrets, the data-encryption key); `-- --json` prints them as JSON.
- * Development only: in production every secret comes from the environment.
+ * Development only: in production every secret comes from the environment. It only reads: a DATA_DIR no start has
+ * used is told so, never given new secrets (they would not be the ones a running gateway checks). A secret set in the
+ * environment is named, not printed, as `npm start` names it.
  */
 import { loadConfig } from '../platform/config.ts';
 import { configOrExit } from '../platform/config-or-exit.ts';
-import { describeCredentials, developmentEncryptionKey, developmentOperatorToken, isProductionMode, readDevCredentials } from './local-stack/dev-credentials.ts';
+import { describeCredentials, isProductionMode, readDevCredentials, storedEncryptionKey } from './local-stack/dev-credentials.ts';
 
 if (isProductionMode()) {
   process.stderr.write('NODE_ENV=production: there are no development credentials; the secrets are in the environment.\n');
   process.exit(1);
 }
 const config = configOrExit(() => loadConfig());
+const stored = readDevCredentials(config.dataDir);
 const credentials = {
-  operatorToken: config.operatorToken ?? developmentOperatorToken(config.dataDir),
-  dataEncryptionKey: config.dataEncryptionKey?.toString('base64') ?? developmentEncryptionKey(config.dataDir),
-  demo: readDevCredentials(config.dataDir).demo,
+  operatorToken: config.operatorToken ? undefined : stored.operatorToken,
+  dataEncryptionKey: config.dataEncryptionKey ? undefined : storedEncryptionKey(config.dataDir),
+  demo: stored.demo,
 };
+const missing = [
+  !config.operatorToken && !credentials.operatorToken && 'OPERATOR_TOKEN',
+  !config.dataEncryptionKey && !credentials.dataEncryptionKey && 'DATA_ENCRYPTION_KEY',
+].filter(Boolean);
+if (missing.length > 0) {
+  process.stderr.write(`No development credentials under DATA_DIR ${config.dataDir} (${missing.join(', ')} neither kept there nor set): run \`npm start\` with this DATA_DIR first.\n`);
+  process.exit(1);
+}
 process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(credentials, null, 2)}\n` : `${describeCredentials(credentials).join('\n')}\n`);

@@ -95,19 +95,29 @@ async function start(): Promise<void> {
     ...(inbox ? { SMTP_URL: inbox.smtpUrl } : {}),
     ...(servers.temporalUiUrl ? { TEMPORAL_UI_URL: servers.temporalUiUrl } : {}),
   };
+  // Where each process's run began in its log: a process that exits on its own is reported with what it last said.
+  const logFrom = new Map<string, number>();
+  const logged = (name: string, entry: string, stopGraceMs: number) => ({
+    name,
+    stopGraceMs,
+    start: () => {
+      logFrom.set(name, logs.size(name));
+      return spawnEntry(entry, env, logs.stdio(name));
+    },
+  });
   const supervisor = supervise(
     [
-      ...(config.sandboxProcessorUrl
-        ? []
-        : [{ name: 'sandbox', stopGraceMs: 5_000, start: () => spawnEntry('sandbox/main.ts', env, logs.stdio('sandbox')) }]),
-      { name: 'worker', stopGraceMs: 20_000, start: () => spawnEntry('worker/main.ts', env, logs.stdio('worker')) },
-      { name: 'gateway', stopGraceMs: 20_000, start: () => spawnEntry('api/main.ts', env, logs.stdio('gateway')) },
+      ...(config.sandboxProcessorUrl ? [] : [logged('sandbox', 'sandbox/main.ts', 5_000)]),
+      logged('worker', 'worker/main.ts', 20_000),
+      logged('gateway', 'api/main.ts', 20_000),
     ],
     {
       maxCrashes: 5,
       crashWindowMs: 60_000,
       firstRestartDelayMs: 500,
       report: (line) => say(`${line} (logs: ${logs.dir})`),
+      // A process killed by a signal said nothing of it; an earlier error of its run would mislead.
+      explain: (exit) => (exit.signal ? undefined : logs.lastWords(exit.name, logFrom.get(exit.name) ?? 0)),
       giveUp: () => void stopAll(1),
     },
   );

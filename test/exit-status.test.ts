@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
+import { lastWordsOf } from '../scripts/local-stack/log-files.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 
@@ -58,3 +61,42 @@ describe('a process given a bad setting', () => {
     expect(worker.stderr).not.toMatch(/\bat \w+ \(/);
   });
 });
+
+describe('a gateway whose port is taken', () => {
+  it('says so in the words of the setting to change and ends with status 1', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as AddressInfo;
+    try {
+      const gateway = await runEntryWithLogs('api/main.ts', {
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: inject('databaseUrl'),
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        // No worker here: it would poll the suite's task queue for the moment it lives.
+        GATEWAY_WORKER: 'off',
+        TEMPORAL_TASK_QUEUE: `held-port-${randomUUID()}`,
+        DATA_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+      });
+      expect(gateway.status).toBe(1);
+      // What `npm start` repeats when the gateway exits: the setting to change, then the system's own words.
+      expect(lastWordsOf(gateway.stdout)).toBe(
+        `Cannot listen on 127.0.0.1 port ${port}: something else is listening there. Stop it, or set PORT to a free port (listen EADDRINUSE: address already in use 127.0.0.1:${port})`,
+      );
+    } finally {
+      holder.close();
+    }
+  });
+});
+
+/** As `runEntry`, with the process's log (stdout) too. */
+async function runEntryWithLogs(entry: string, env: Record<string, string>): Promise<{ status: number; stdout: string }> {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', entry], { cwd: REPO, timeout: 60_000, env: { PATH: process.env.PATH ?? '', ...env } });
+    return { status: 0, stdout };
+  } catch (error) {
+    const { code, stdout } = error as { code?: unknown; stdout?: string };
+    if (typeof code !== 'number') throw error;
+    return { status: code, stdout: stdout ?? '' };
+  }
+}

@@ -627,3 +627,50 @@ describe('GraphQL customerLeads', () => {
     }
   });
 });
+
+describe('PostgreSQL away', () => {
+  // 57P03, "cannot connect now": what PostgreSQL says while it starts or stops.
+  const away = (table: string, when: string) => refuseRows(app.orm, table, 'insert', when, '57P03');
+
+  it('answers a lead write 503 `unavailable` with Retry-After, in the lead envelope, and the same write then goes through', async () => {
+    const own = await createLeadTenant(app, { origins: [ORIGIN] });
+    const sessionId = newSessionId();
+    const write = () => postLead(base(), { email: 'ann@example.com', session_id: sessionId }, browser(ORIGIN, own.keys.test.publishableKey));
+    const allow = await away('customer_leads', `new.tenant_id = ${own.id}`);
+    let refused: Awaited<ReturnType<typeof write>>;
+    try {
+      refused = await write();
+    } finally {
+      await allow();
+    }
+    expect(refused.status).toBe(503);
+    expect(refused.body).toEqual({ ok: false, error: { code: 'unavailable', message: expect.stringMatching(/^The database could not be reached/), details: [] } });
+    expect(refused.headers.get('retry-after')).toBe('5');
+    // The browser's script may read it (its CORS headers), so the snippet keeps the lead for its next write.
+    expect(refused.headers.get('access-control-allow-origin')).toBe(ORIGIN);
+    expect(await leadRows(sessionId)).toEqual([]);
+    expect((await write()).status).toBe(201);
+  });
+
+  it("answers GraphQL 503 SERVICE_UNAVAILABLE when the key's look-up meets it, never Apollo's context-creation 500", async () => {
+    const own = await createLeadTenant(app);
+    const keyIds = await app.orm.em.fork().execute<{ id: number }[]>(`select id from api_keys where tenant_id = ?`, [own.id]);
+    const allow = await away('rate_limit_windows', `new.subject in (${keyIds.map(({ id }) => `'api-key:${id}'`).join(', ')})`);
+    let response: Response;
+    try {
+      response = await fetch(`${base()}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${own.apiKey}` },
+        body: JSON.stringify({ query: '{ customerLeads { edges { cursor } } }' }),
+      });
+    } finally {
+      await allow();
+    }
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(body.errors[0]).toMatchObject({ message: expect.stringMatching(/^The database could not be reached/), extensions: { code: 'SERVICE_UNAVAILABLE' } });
+    const again = await graphql(base(), own.apiKey, '{ customerLeads { edges { cursor } } }');
+    expect(again).toEqual({ data: { customerLeads: { edges: [] } } });
+  });
+});

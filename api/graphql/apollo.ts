@@ -4,6 +4,7 @@ import { GraphQLError, type GraphQLSchema } from 'graphql';
 import { DomainError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../gateway-deps.ts';
 import { HTTP_STATUS } from '../http/errors.ts';
+import { outageAsUnavailable } from '../http/outages.ts';
 import { resolveCaller, type GraphQLContext } from './context.ts';
 import { formatGraphQLError, GRAPHQL_CODES } from './errors.ts';
 import { createLoaders } from './loaders.ts';
@@ -62,9 +63,11 @@ export async function mountGraphQL(
           const caller = await resolveCaller(services, request.headers.authorization);
           return { em: request.em, services, caller, loaders: createLoaders(request.em), log: request.log, answerBudget: new AnswerBudget() };
         } catch (error) {
-          // Before the request runs, so no plugin sees it: a failed key look-up (the database away) is logged here.
-          if (!(error instanceof DomainError)) request.log.error({ err: error }, 'unexpected error');
-          throw contextError(error);
+          // Before the request runs, so no plugin sees it: the key look-up's failure is logged here. PostgreSQL away is
+          // the 503 it is on REST (logged as a warning), never Apollo's "Context creation failed" 500.
+          const failure = outageAsUnavailable(error, request.log);
+          if (!(failure instanceof DomainError)) request.log.error({ err: error }, 'unexpected error');
+          throw contextError(failure);
         }
       },
     });

@@ -2,6 +2,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { GraphQLContext } from './context.ts';
 import { unexpectedCause } from './errors.ts';
 import { isTemporalOutage } from '../../adapters/temporal/outages.ts';
+import { isDatabaseOutage } from '../../data/database-outage.ts';
 
 /**
  * Logs every error the answer masks as `INTERNAL_SERVER_ERROR`, with the request's logger (its request id, and the
@@ -15,8 +16,9 @@ export function unexpectedErrorsPlugin(): ApolloServerPlugin<GraphQLContext> {
         async didEncounterErrors({ contextValue, errors, operationName }) {
           for (const error of errors) {
             const cause = unexpectedCause(error);
-            // Temporal being away is told to the caller (SERVICE_UNAVAILABLE) and logged as REST logs it.
+            // Temporal or PostgreSQL being away is told to the caller (SERVICE_UNAVAILABLE) and logged as REST logs it.
             if (isTemporalOutage(cause)) contextValue.log.warn({ err: cause, operationName, path: error.path }, 'Temporal unreachable: answered SERVICE_UNAVAILABLE');
+            else if (isDatabaseOutage(cause)) contextValue.log.warn({ err: cause, operationName, path: error.path }, 'PostgreSQL unreachable: answered SERVICE_UNAVAILABLE');
             else if (cause !== undefined) contextValue.log.error({ err: cause, operationName, path: error.path }, 'unexpected error');
           }
         },

@@ -6,8 +6,12 @@ import { HostileTextError } from '../http/hostile-input.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
 import { DuplicateKeyError } from '../http/duplicate-keys.ts';
+import { outageAsUnavailable } from '../http/outages.ts';
 
-/** The six failures of the lead API (DESIGN 4): its own envelope, unlike the rest of the REST API. */
+/**
+ * The six failures of the lead API (DESIGN 4), the router's two and an outage's 503: its own envelope, unlike the rest
+ * of the REST API.
+ */
 export const LEAD_ERROR_STATUS = {
   invalid_json: 400,
   unauthorized: 401,
@@ -15,6 +19,8 @@ export const LEAD_ERROR_STATUS = {
   validation_failed: 422,
   rate_limited: 429,
   internal_error: 500,
+  /** PostgreSQL or Temporal away (an outage, not the request): retry after `Retry-After`, the write may have been kept. */
+  unavailable: 503,
   /** A path under the lead API that names nothing, or a method it does not serve (the router's answers). */
   not_found: 404,
   method_not_allowed: 405,
@@ -41,6 +47,7 @@ const FROM_DOMAIN: Partial<Record<ErrorCode, LeadErrorCode>> = {
   unauthenticated: 'unauthorized',
   forbidden: 'forbidden',
   rate_limited: 'rate_limited',
+  unavailable: 'unavailable',
 };
 
 const invalidJson = (message: string): MappedLeadError => ({ code: 'invalid_json', message, details: [] });
@@ -77,7 +84,8 @@ export function toLeadError(error: unknown, bodyLimitBytes: number): MappedLeadE
 }
 
 export function sendLeadError(request: FastifyRequest, reply: FastifyReply, error: unknown, bodyLimitBytes: number): FastifyReply {
-  const mapped = toLeadError(error, bodyLimitBytes);
+  // PostgreSQL away is a 503 to retry, never an `internal_error`: a lead write may have been kept before it went.
+  const mapped = toLeadError(outageAsUnavailable(error, request.log), bodyLimitBytes);
   if (mapped.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   const body: LeadErrorBody = { ok: false, error: { code: mapped.code, message: mapped.message, details: [...mapped.details] } };

@@ -110,6 +110,7 @@ const LEAD_ERROR_DESCRIPTIONS = {
   422: 'validation_failed: one detail per bad field',
   429: 'rate_limited: see Retry-After',
   500: 'internal_error',
+  503: 'unavailable: the database or the workflow engine is away; retry after Retry-After (a write may have been kept: the same session_id updates it)',
 } as const;
 
 export function leadErrorResponses<S extends keyof typeof LEAD_ERROR_DESCRIPTIONS>(...statuses: S[]) {

@@ -118,7 +118,7 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
         tags: ['customer leads'],
         security: LEAD_WRITE,
         body: LeadWriteBody,
-        response: { 200: LeadWriteAnswer, 201: LeadWriteAnswer, ...leadErrorResponses(400, 401, 403, 422, 429, 500) },
+        response: { 200: LeadWriteAnswer, 201: LeadWriteAnswer, ...leadErrorResponses(400, 401, 403, 422, 429, 500, 503) },
       },
       onRequest: async (request, reply) => {
         const credentials = credentialsOf(request);
@@ -153,7 +153,7 @@ export function leadRoutes(app: FastifyInstance, deps: { rateLimit: RateLimitPol
         tags: ['customer leads'],
         security: LEAD_READ,
         querystring: LeadQuerystring,
-        response: { 200: LeadListAnswer, ...leadErrorResponses(400, 401, 403, 429, 500) },
+        response: { 200: LeadListAnswer, ...leadErrorResponses(400, 401, 403, 429, 500, 503) },
       },
       // Before the query string is looked at, as a write's key before its body: 401 comes first.
       onRequest: async (request) => {

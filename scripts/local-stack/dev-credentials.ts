@@ -53,11 +53,18 @@ export function storeDemoCredentials(dataDir: string, demo: TenantProvisioningRe
   writeDevCredentials(dataDir, { ...readDevCredentials(dataDir), demo });
 }
 
+/** The data-encryption key kept under DATA_DIR by an earlier start, if any (read only: nothing is generated). */
+export function storedEncryptionKey(dataDir: string): string | undefined {
+  const file = path.resolve(dataDir, ENCRYPTION_KEY_FILE);
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+}
+
 /** A data-encryption key kept under DATA_DIR so secrets stored by one run can be read by the next. */
 export function developmentEncryptionKey(dataDir: string): string {
   refuseInProduction('DATA_ENCRYPTION_KEY');
+  const stored = storedEncryptionKey(dataDir);
+  if (stored !== undefined) return stored;
   const file = path.resolve(dataDir, ENCRYPTION_KEY_FILE);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dataDir, { recursive: true });
   const key = randomBytes(32).toString('base64');
   writeFileSync(file, `${key}\n`, { mode: 0o600 });

@@ -15,6 +15,8 @@ export interface SupervisorOptions {
   /** First restart delay; doubled for each further crash within the window. */
   readonly firstRestartDelayMs: number;
   report(line: string): void;
+  /** Why a process exited on its own, in its own words when it said any (its log's last error). */
+  explain?(exit: { readonly name: string; readonly signal: NodeJS.Signals | null }): string | undefined;
   /** Called once when a process keeps crashing; the caller stops everything. */
   giveUp(name: string): void;
 }
@@ -40,7 +42,8 @@ export function supervise(processes: readonly SupervisedProcess[], options: Supe
       if (stopping) return;
       const now = Date.now();
       entry.crashes = [...entry.crashes.filter((at) => now - at < options.crashWindowMs), now];
-      const how = signal ? `signal ${signal}` : `code ${code}`;
+      const why = options.explain?.({ name: entry.spec.name, signal });
+      const how = `${signal ? `signal ${signal}` : `code ${code}`}${why ? `: ${why}` : ''}`;
       if (entry.crashes.length >= options.maxCrashes) {
         options.report(`${entry.spec.name} exited (${how}), ${entry.crashes.length} times within ${options.crashWindowMs / 1000} s: giving up`);
         options.giveUp(entry.spec.name);

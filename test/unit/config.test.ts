@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../platform/config.ts';
+import { ConfigError, gatewayBaseUrl, loadConfig } from '../../platform/config.ts';
 import { hostedWorkerConfig } from '../../worker/hosted-worker.ts';
 import { workerTuningOf } from '../../worker/worker-from-config.ts';
 import { OUTSIDE_CALL_ACTIVITY_TIMEOUT_MS } from '../../workflows/contract/call-timeouts.ts';
@@ -43,6 +43,16 @@ describe('configuration from the environment', () => {
       'SANDBOX_HOST: must be a host name or an IP address',
     ]);
     expect(loadConfig({ HOST: '0.0.0.0', SANDBOX_HOST: '::1', DATABASE_URL: 'postgresql://app@db/payments', SANDBOX_PROCESSOR_URL: 'https://sandbox.example' })).toMatchObject({ host: '0.0.0.0', sandboxHost: '::1' });
+  });
+
+  it("prints the gateway's address as a URL a browser opens, for any listen address", () => {
+    const baseUrl = (HOST: string) => gatewayBaseUrl(loadConfig({ HOST, PORT: '3000' }));
+    expect(baseUrl('0.0.0.0')).toBe('http://127.0.0.1:3000');
+    expect(baseUrl('::')).toBe('http://[::1]:3000');
+    expect(baseUrl('::1')).toBe('http://[::1]:3000');
+    expect(baseUrl('fd00::5')).toBe('http://[fd00::5]:3000');
+    expect(baseUrl('gateway.internal')).toBe('http://gateway.internal:3000');
+    expect(gatewayBaseUrl(loadConfig({ HOST: '::', PUBLIC_BASE_URL: 'https://pay.example' }))).toBe('https://pay.example');
   });
 
   it('treats an empty variable as unset', () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectionException, DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { createServer, type AddressInfo } from 'node:net';
 import { isDatabaseOutage } from '../../data/database-outage.ts';
+import { openOrm } from '../../data/orm.ts';
 
 const pgError = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -24,5 +26,23 @@ describe('PostgreSQL away, as the APIs tell it (503, never 500)', () => {
     // A protocol violation is a bug (too many parameters), and a client hanging up mid-body is the request's own error.
     expect(isDatabaseOutage(pgError('bind message has 70000 parameter formats', '08P01'))).toBe(false);
     expect(isDatabaseOutage(Object.assign(pgError('aborted', 'ECONNRESET'), { statusCode: 400 }))).toBe(false);
+  });
+});
+
+describe('a database that takes no connection', () => {
+  it('fails a statement as the database away after the connect timeout, not after the system gives up on TCP', async () => {
+    // A port that accepts connections and never answers PostgreSQL's start-up: a host dropping packets looks the same.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const orm = await openOrm({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/payments`, poolSize: 1, connectTimeoutMs: 300 });
+    try {
+      const failure = await orm.em.fork().execute('select 1').then(() => undefined, (error: unknown) => error);
+      expect(failure).toBeInstanceOf(Error);
+      expect(isDatabaseOutage(failure)).toBe(true);
+    } finally {
+      await orm.close(true);
+      silent.close();
+    }
   });
 });

@@ -504,7 +504,7 @@ export interface components {
       ok: false;
       error: {
         /** @enum {string} */
-        code: "invalid_json" | "unauthorized" | "forbidden" | "validation_failed" | "rate_limited" | "internal_error" | "not_found" | "method_not_allowed";
+        code: "invalid_json" | "unauthorized" | "forbidden" | "validation_failed" | "rate_limited" | "internal_error" | "unavailable" | "not_found" | "method_not_allowed";
         message: string;
         /** @description One entry per bad field: `name: problem` */
         details: string[];
@@ -1475,6 +1475,12 @@ export interface operations {
           "application/json": components["schemas"]["CustomerLeadError"];
         };
       };
+      /** @description unavailable: the database or the workflow engine is away; retry after Retry-After (a write may have been kept: the same session_id updates it) */
+      503: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
     };
   };
   /** Creates the lead of a checkout session (201) or updates it (200) (spec 4.3) */
@@ -1588,6 +1594,12 @@ export interface operations {
       };
       /** @description internal_error */
       500: {
+        content: {
+          "application/json": components["schemas"]["CustomerLeadError"];
+        };
+      };
+      /** @description unavailable: the database or the workflow engine is away; retry after Retry-After (a write may have been kept: the same session_id updates it) */
+      503: {
         content: {
           "application/json": components["schemas"]["CustomerLeadError"];
         };

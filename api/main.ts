@@ -19,6 +19,7 @@ import { PaymentAnswerBoard } from '../adapters/temporal/payment-answers.ts';
 import { hostWorker } from '../worker/hosted-worker.ts';
 import { trackDeliveryStarts } from '../services/webhooks/delivery-starts-in-flight.ts';
 import { listenFailure } from './listen-failure.ts';
+import { stopWithParent } from '../platform/stop-with-parent.ts';
 
 /** The gateway process: `npm run gateway` (production) or a child of `npm start`. */
 const { config, databaseUrl, temporalAddress, dataEncryptionKey } = configOrExit(() => {
@@ -120,3 +121,4 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     })();
   });
 }
+stopWithParent();

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { loadConfig } from '../platform/config.ts';
 import { configOrExit } from '../platform/config-or-exit.ts';
 import { startSandboxProcessor } from './processor-server.ts';
+import { stopWithParent } from '../platform/stop-with-parent.ts';
 
 const config = configOrExit(() => loadConfig());
 const sandbox = await startSandboxProcessor({
@@ -26,3 +27,4 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     void sandbox.close().then(() => process.exit(0));
   });
 }
+stopWithParent();

@@ -4,9 +4,14 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Runs a TypeScript entry point of the repo with the current Node (24) through tsx. */
+/**
+ * Runs a TypeScript entry point of the repo with the current Node (24) through tsx, with an IPC channel beside its
+ * stdio: the entry points stop when it closes (`platform/stop-with-parent.ts`), so a parent killed outright leaves
+ * no gateway, worker or sandbox behind.
+ */
 export function spawnEntry(entry: string, env: NodeJS.ProcessEnv, stdio: StdioOptions = 'inherit'): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, entry)], { cwd: REPO_ROOT, env, stdio });
+  const streams = typeof stdio === 'string' ? [stdio, stdio, stdio] : stdio.slice(0, 3);
+  return spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, entry)], { cwd: REPO_ROOT, env, stdio: [...streams, 'ipc'] });
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */

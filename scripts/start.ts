@@ -26,6 +26,7 @@ import {
   storeDemoCredentials,
 } from './local-stack/dev-credentials.ts';
 import { openLogFiles } from './local-stack/log-files.ts';
+import { requireFreePort } from './local-stack/free-ports.ts';
 import { supervise } from './local-stack/supervisor.ts';
 import { startDevWebhookReceiver } from './dev-webhook-receiver.ts';
 import { startDevInbox } from './local-stack/dev-inbox.ts';
@@ -62,6 +63,10 @@ async function start(): Promise<void> {
   const operatorToken = config.operatorToken ?? developmentOperatorToken(config.dataDir);
   const logs = openLogFiles(path.resolve(config.dataDir, 'logs'), ['temporal', 'sandbox', 'worker', 'gateway']);
   stops.push(async () => logs.close());
+
+  // Before anything starts: a gateway or sandbox that cannot listen would be restarted until npm start gives up.
+  await requireFreePort(config.host, config.port, 'PORT');
+  if (!config.sandboxProcessorUrl) await requireFreePort(config.sandboxHost, config.sandboxProcessorPort, 'SANDBOX_PROCESSOR_PORT');
 
   say('Starting PostgreSQL and Temporal…');
   const servers = await ensureLocalServers(config, { temporal: true, say, temporalLog: (text) => logs.write('temporal', text) });

@@ -1,10 +1,13 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { lastWordsOf } from '../scripts/local-stack/log-files.ts';
+import { freePort } from './support/free-port.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 
@@ -98,5 +101,67 @@ async function runEntryWithLogs(entry: string, env: Record<string, string>): Pro
     const { code, stdout } = error as { code?: unknown; stdout?: string };
     if (typeof code !== 'number') throw error;
     return { status: code, stdout: stdout ?? '' };
+  }
+}
+
+describe('a process npm start supervises, when the supervisor is killed outright', () => {
+  it('stops on its own instead of holding its port for a next start', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'orphan-'));
+    const port = await freePort();
+    // A stand-in for the supervisor: starts the sandbox as `npm start` does, says its pid once it listens.
+    const supervisor = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '--eval',
+        `const { spawnEntry } = await import('./scripts/child-process.ts');
+         const child = spawnEntry('sandbox/main.ts', process.env, ['ignore', 'pipe', 'inherit']);
+         child.stdout.on('data', (chunk) => { if (String(chunk).includes('listening')) console.log('child ' + child.pid); });`,
+      ],
+      { cwd: REPO, env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, SANDBOX_PROCESSOR_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let childPid: number | undefined;
+    try {
+      childPid = await new Promise<number>((resolve, reject) => {
+        let said = '';
+        supervisor.stdout!.on('data', (chunk: Buffer) => {
+          said += chunk.toString();
+          const found = /child (\d+)/.exec(said);
+          if (found) resolve(Number(found[1]));
+        });
+        supervisor.once('exit', () => reject(new Error(`the stand-in exited first: ${said}`)));
+      });
+      expect(isAlive(childPid)).toBe(true);
+      supervisor.kill('SIGKILL');
+      await until(() => !isAlive(childPid!), 20_000);
+      // Its port is free again.
+      const server = createServer();
+      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+      server.close();
+    } finally {
+      supervisor.kill('SIGKILL');
+      // Should it have stayed, it goes now: it would hold the suite's stderr open.
+      if (childPid !== undefined && isAlive(childPid)) process.kill(childPid, 'SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

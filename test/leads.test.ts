@@ -137,6 +137,8 @@ describe('writing a lead', () => {
     ['an unpaired surrogate in a CFA field', { email: 'a@example.com', session_id: 's1', cfa_device: 'x\ud800' }, 'cfa_device'],
     ['a NUL byte inside the pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: b64({ a: 'x\u0000y' }) }, 'pending_data_b64.a'],
     ['an unpaired surrogate inside the pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: b64({ a: '\ud800' }) }, 'pending_data_b64.a'],
+    // Read as its last by the gateway, maybe as its first by whatever reads the pending data back.
+    ['a field given twice in the pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: Buffer.from('{"plan":{"seats":1,"seats":200}}').toString('base64') }, 'pending_data_b64.plan.seats'],
     ['a NUL byte in a field name of the pending data', { email: 'a@example.com', session_id: 's1', pending_data_b64: b64({ 'a\u0000': 1 }) }, 'a field name in pending_data_b64'],
     [
       'pending data nested 5,000 levels deep',

@@ -105,6 +105,34 @@ describe('provisioning', () => {
     expect(account).toEqual({ max_price: '250.00', reserve_percentage: '0.1000', dynamic_descriptor_prefix_network_b: 'ACME*' });
   });
 
+  it("puts a product and a lead key pair naming no application in the fixture's first application, as the fixture reads", async () => {
+    const unique = randomUUID().slice(0, 8);
+    const tenant = { slug: `apps-${unique}`, name: 'Apps', clientId: `apps-${unique}` };
+    // First provisioned without applications: the tenant gets `default`, its oldest.
+    await run({ tenants: [{ ...tenant, apiKeys: [{ name: 'default' }] }] });
+    const [again] = await run({
+      tenants: [
+        {
+          ...tenant,
+          applications: [{ slug: 'shop', name: 'Shop' }],
+          products: [{ slug: 'p', name: 'P', price: '5.00', currency: 'USD' }],
+          leads: { environment: 'test' },
+        },
+      ],
+    });
+    const applicationsOf = (table: 'products' | 'lead_key_sets') =>
+      app.orm.em.fork().execute<{ slug: string }[]>(`select a.slug from ${table} t join applications a on a.id = t.application_id where t.tenant_id = ?`, [again!.id]);
+    // A payment of the product marks leads written with this pair paid only when both are in the same application.
+    expect(await applicationsOf('products')).toEqual([{ slug: 'shop' }]);
+    expect(await applicationsOf('lead_key_sets')).toEqual([{ slug: 'shop' }]);
+    // A fixture declaring no applications keeps naming the tenant's oldest.
+    const [third] = await run({ tenants: [{ ...tenant, products: [{ slug: 'q', name: 'Q', price: '5.00', currency: 'USD' }] }] });
+    const [q] = await app.orm.em.fork().execute<{ slug: string }[]>(`select a.slug from products p join applications a on a.id = p.application_id where p.id = ?`, [
+      third!.products.find((product) => product.slug === 'q')!.id,
+    ]);
+    expect(q).toEqual({ slug: 'default' });
+  });
+
   it('is idempotent: a second run changes nothing and writes no audit entry', async () => {
     const input = fixture();
     await run(input);

@@ -6,6 +6,7 @@ import { configOrExit } from '../platform/config-or-exit.ts';
 import { connectTemporal, ensureSearchAttributes } from '../adapters/temporal/connection.ts';
 import { workerFromConfig } from './worker-from-config.ts';
 import { ensureRetentionSchedule, ensureUnstartedDeliveriesSchedule, ensureUnstartedRefundsSchedule } from './maintenance-schedules.ts';
+import { stopWithParent } from '../platform/stop-with-parent.ts';
 
 /** The worker process: `npm run worker` (production) or a child of `npm start`. */
 const { config, address, databaseUrl } = configOrExit(() => {
@@ -41,6 +42,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     worker.shutdown();
   });
 }
+stopWithParent();
 await worker.run();
 await close();
 await orm.close();

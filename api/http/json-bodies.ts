@@ -1,6 +1,7 @@
 import { errorCodes, type FastifyInstance } from 'fastify';
 import { bodyMayBeLeftOutOn } from './no-parameters.ts';
-import { DuplicateKeyError, firstDuplicateKey } from './duplicate-keys.ts';
+import { DuplicateKeyError } from './duplicate-keys.ts';
+import { firstDuplicateKey } from '../../domain/validation/duplicate-keys.ts';
 import { ReservedKeyError } from './reserved-keys.ts';
 import { InexactNumberError, parseExactWholeNumbers } from './whole-numbers.ts';
 

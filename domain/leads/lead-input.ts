@@ -4,6 +4,7 @@ import { LeadValidationError } from './lead-errors.ts';
 import { findHostileValue, HOSTILE_VALUE_PROBLEM } from '../validation/hostile-text.ts';
 import { nestingDepth } from '../validation/nesting-depth.ts';
 import { fitsCharacters } from '../validation/characters.ts';
+import { DUPLICATE_KEY_PROBLEM, firstDuplicateKey } from '../validation/duplicate-keys.ts';
 
 /** Fields only the gateway writes (spec 2.4 rule 2): a client sending one is told so, by name. */
 const GATEWAY_FIELDS = new Set([
@@ -88,8 +89,10 @@ function pendingDataOf(value: unknown, problems: Problems): Record<string, unkno
     return undefined;
   }
   let parsed: unknown;
+  let text: string;
   try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    parsed = JSON.parse(text);
   } catch {
     problems.push(`${name}: must be base64 of valid JSON`);
     return undefined;
@@ -98,7 +101,24 @@ function pendingDataOf(value: unknown, problems: Problems): Record<string, unkno
     problems.push(`${name}: must be base64 of a JSON object`);
     return undefined;
   }
+  // As a body's own fields: a field given twice would be read as its last here and maybe as its first by the
+  // checkout that reads the pending data back.
+  const duplicate = duplicateKeyOf(text);
+  if (duplicate !== undefined) {
+    problems.push(`${name}.${duplicate}: ${DUPLICATE_KEY_PROBLEM}`);
+    return undefined;
+  }
   return storableJson(parsed, name, problems) ? (parsed as Record<string, unknown>) : undefined;
+}
+
+/** The first field given twice in the decoded pending data; a text nested too deep to walk is left to the depth limit. */
+function duplicateKeyOf(text: string): string | undefined {
+  try {
+    return firstDuplicateKey(text);
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
 }
 
 /**

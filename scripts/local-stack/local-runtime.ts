@@ -1,6 +1,7 @@
 import net from 'node:net';
 import path from 'node:path';
 import type { Config } from '../../platform/config.ts';
+import { openOrm } from '../../data/orm.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import { startTemporalDevServer } from './temporal-dev-server.ts';
 import { ensureTemporalCli } from './temporal-cli.ts';
@@ -26,6 +27,27 @@ export function portIsOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
+/** How long a PostgreSQL found on the embedded port has to answer before it is taken for something else. */
+const REUSE_CHECK_TIMEOUT_MS = 5_000;
+
+/**
+ * Something listens on the embedded PostgreSQL's port: the one an earlier `npm start` left running is reused, anything
+ * else (another program, another PostgreSQL) is named rather than waited on.
+ */
+async function requireOwnPostgres(url: string, port: number): Promise<void> {
+  const orm = await openOrm({ databaseUrl: url, poolSize: 1, connectTimeoutMs: REUSE_CHECK_TIMEOUT_MS });
+  const reason = await orm
+    .connect()
+    .then(() => orm.checkConnection())
+    .then((check) => (check.ok ? undefined : check.reason), (error: Error) => error.message)
+    .finally(() => orm.close(true));
+  if (reason !== undefined) {
+    throw new Error(
+      `Port ${port} (EMBEDDED_POSTGRES_PORT) is taken by something that is not this project's PostgreSQL (${reason}). Stop it, or set EMBEDDED_POSTGRES_PORT to a free port, or DATABASE_URL to a PostgreSQL of your own`,
+    );
+  }
+}
+
 /**
  * Uses DATABASE_URL / TEMPORAL_ADDRESS when set; otherwise runs embedded PostgreSQL and the Temporal
  * dev server with their data under DATA_DIR, or reuses the ones a running `npm start` already has.
@@ -44,8 +66,10 @@ export async function ensureLocalServers(
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     const embeddedUrl = `postgres://postgres:postgres@127.0.0.1:${config.embeddedPostgresPort}/payments`;
-    if (await portIsOpen(config.embeddedPostgresPort)) databaseUrl = embeddedUrl;
-    else {
+    if (await portIsOpen(config.embeddedPostgresPort)) {
+      await requireOwnPostgres(embeddedUrl, config.embeddedPostgresPort);
+      databaseUrl = embeddedUrl;
+    } else {
       const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
       stops.push(pg.stop);
       databaseUrl = pg.url;

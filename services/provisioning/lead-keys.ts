@@ -27,8 +27,8 @@ function environmentOf(leads: LeadsFixture): LeadEnvironment {
 }
 
 /** One application's lead key pair: generated once unless the fixture gives them; given keys replace stored ones. */
-export async function provisionLeadKeys({ em, tenant, audit }: TenantScope, leads: LeadsFixture): Promise<ProvisionedLeadKeys> {
-  const application = await applicationOf(em, tenant, leads.application);
+export async function provisionLeadKeys({ em, tenant, audit, defaultApplication }: TenantScope, leads: LeadsFixture): Promise<ProvisionedLeadKeys> {
+  const application = await applicationOf(em, tenant, leads.application ?? defaultApplication);
   const environment = environmentOf(leads);
   const target = { application: application.slug, environment };
   const leadKeys = await em.findOne(LeadKeySet, { application, environment });

@@ -9,10 +9,10 @@ import { applicationOf } from './tenant.ts';
 type ProductFixture = NonNullable<TenantFixture['products']>[number];
 
 /** Products matched by slug, with the defaults a fixture may leave out (all networks, velocity limits). */
-export async function provisionProducts({ em, tenant, audit }: TenantScope, fixtures: readonly ProductFixture[]): Promise<{ slug: string; id: number; change: ChangeKind }[]> {
+export async function provisionProducts({ em, tenant, audit, defaultApplication }: TenantScope, fixtures: readonly ProductFixture[]): Promise<{ slug: string; id: number; change: ChangeKind }[]> {
   const results: { slug: string; id: number; change: ChangeKind }[] = [];
   for (const fixture of fixtures) {
-    const values = { ...productValues(fixture), application: await applicationOf(em, tenant, fixture.application) };
+    const values = { ...productValues(fixture), application: await applicationOf(em, tenant, fixture.application ?? defaultApplication) };
     let product = await em.findOne(Product, { tenant, slug: fixture.slug });
     let change: ChangeKind;
     if (!product) {

@@ -87,7 +87,7 @@ function takenElsewhere(error: UniqueConstraintViolationException): DomainError 
 async function provisionTenant(deps: ProvisioningDeps, fixture: TenantFixture): Promise<TenantProvisioningResult> {
   const { em } = deps;
   const { tenant, change, values } = await upsertTenant(em, fixture);
-  const scope: TenantScope = { em, tenant, audit: auditFor(em, tenant, deps.actor) };
+  const scope: TenantScope = { em, tenant, audit: auditFor(em, tenant, deps.actor), defaultApplication: fixture.applications?.[0]?.slug };
   if (change !== 'unchanged') scope.audit(`tenant.${change}`, 'Tenant', tenant.id, values);
 
   const result: TenantProvisioningResult = {

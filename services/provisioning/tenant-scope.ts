@@ -9,6 +9,11 @@ export interface TenantScope {
   readonly em: EntityManager;
   readonly tenant: Tenant;
   readonly audit: Audit;
+  /**
+   * The application a product or lead key pair naming none belongs to: the fixture's first application when it
+   * declares any (as the fixture reads), else none here and the tenant's oldest (`applicationOf`).
+   */
+  readonly defaultApplication?: string;
 }
 
 export function auditFor(em: EntityManager, tenant: Tenant, actor: string): Audit {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { firstDuplicateKey } from '../../api/http/duplicate-keys.ts';
+import { firstDuplicateKey } from '../../domain/validation/duplicate-keys.ts';
 
 describe('a field given twice in one object of a JSON body', () => {
   it.each([

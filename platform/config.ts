@@ -38,8 +38,12 @@ const urlOf = (schemes: readonly string[], description: string) =>
 /** A host name, IPv4 or IPv6 address to listen on. */
 const host = (fallback: string, description: string) =>
   [Type.String({ pattern: '^(?:[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)*|[0-9A-Fa-f:.]+)$', default: fallback, description }), { expected: 'must be a host name or an IP address' }] as const;
-/** An IPv4 or IPv6 address, with an optional CIDR prefix length. */
-const ADDRESS_OR_RANGE = String.raw`(?:\d{1,3}(?:\.\d{1,3}){3}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)(?:/\d{1,3})?`;
+const IPV4_OCTET = String.raw`(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`;
+/**
+ * An IPv4 address with an optional prefix length of at most 32, or an IPv6 address with one of at most 128: a range
+ * the proxy matcher cannot read (`/99`) is refused when the configuration loads, not when the gateway starts.
+ */
+const ADDRESS_OR_RANGE = String.raw`(?:${IPV4_OCTET}(?:\.${IPV4_OCTET}){3}(?:/(?:3[0-2]|[12]?\d))?|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*(?:/(?:12[0-8]|1[01]\d|[1-9]?\d))?)`;
 
 /** An http(s) origin as written: scheme, host name or address and optional port; no user, wildcard or path. */
 const ORIGIN = String.raw`https?://(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?`;

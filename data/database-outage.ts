@@ -8,7 +8,8 @@ import { ConnectionException } from '@mikro-orm/core';
 const AWAY_STATES = /^(0800[0-46]|57P0[123])$/;
 /** What `pg` and Node say of a connection lost or never made (a host name that stopped resolving included). */
 const AWAY_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
-const AWAY_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+/** …and its messages without a code (`timeout expired`: a connection not opened within the connect timeout). */
+const AWAY_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|timeout expired$)/;
 
 /**
  * Whether a failure is PostgreSQL being away (down, restarting, the connection cut), found in the error or its causes:

@@ -1,13 +1,34 @@
 import { MikroORM, defineConfig } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { ENTITIES } from '../schema/entities/index.ts';
 
 const migrationsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
-/** How long opening a connection, or waiting for one of the pool, may take before the request fails as the database away. */
+/** How long opening a connection to PostgreSQL may take before the request fails as the database away. */
 export const DATABASE_CONNECT_TIMEOUT_MS = 30_000;
+
+/** `pg`'s client class, as far as this module uses it (the package ships no types). */
+type PgClientClass = new (config?: Record<string, unknown>) => object;
+const { Client: PgClient } = createRequire(import.meta.url)('pg') as { Client: PgClientClass };
+
+/**
+ * A `pg` client that gives up opening its connection after `timeoutMs`. Given to the pool as its client class rather
+ * than as the pool's own `connectionTimeoutMillis`, which would also limit the wait for a free connection of a full
+ * pool: a burst queued behind a busy pool waits as before and is never told the database is away.
+ */
+function clientConnectingWithin(timeoutMs: number): PgClientClass {
+  return class ConnectingWithin extends PgClient {
+    constructor(config: Record<string, unknown> = {}) {
+      // A copy with every property: the pool keeps the password non-enumerable (out of logs), which a spread drops.
+      const own = Object.defineProperties({}, Object.getOwnPropertyDescriptors(config)) as Record<string, unknown>;
+      own.connectionTimeoutMillis = timeoutMs;
+      super(own);
+    }
+  };
+}
 
 interface OrmOptions {
   readonly databaseUrl: string;
@@ -24,11 +45,8 @@ export function ormConfig(options: OrmOptions & { debug?: boolean; asynchronousC
     pool: { min: 0, max: options.poolSize ?? 10 },
     driverOptions: {
       // A database that takes no connection (its host dropping packets, a port held by something silent) fails the
-      // request after this long, answered 503, instead of after the system's TCP timeouts (minutes). `pg` applies it
-      // to a wait for a free connection of the pool too: long enough that a burst queued behind a full pool waits.
-      connectionTimeoutMillis: options.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS,
-      // Lets the system notice a peer gone while a connection sits idle between requests.
-      keepAlive: true,
+      // request after this long, answered 503, instead of after the system's TCP timeouts (minutes).
+      Client: clientConnectingWithin(options.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS),
       // Passed to every connection of the pool as a startup parameter (the `pg` driver's `options`).
       ...(options.asynchronousCommit ? { options: '-c synchronous_commit=off' } : {}),
     },

@@ -8,7 +8,7 @@ import envSchema from 'env-schema';
 import type { Ajv, ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Type, type Static, type TOptional, type TSchema } from '@sinclair/typebox';
-import { isIPv6 } from 'node:net';
+import { isIP, isIPv6 } from 'node:net';
 
 // ajv-formats ships CommonJS with a default export under ESM interop.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -45,6 +45,19 @@ const IPV4_OCTET = String.raw`(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`;
  */
 const ADDRESS_OR_RANGE = String.raw`(?:${IPV4_OCTET}(?:\.${IPV4_OCTET}){3}(?:/(?:3[0-2]|[12]?\d))?|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*(?:/(?:12[0-8]|1[01]\d|[1-9]?\d))?)`;
 
+const TRUSTED_PROXIES_EXPECTED = 'must be IP addresses or CIDR ranges, comma-separated';
+
+/** A proxy address or range as written, once an address parser takes it too (the pattern lets `1:::2` through). */
+function proxyRange(entry: string): string {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  const longest = family === 4 ? 32 : 128;
+  if (family === 0 || rest.length > 0 || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= longest))) {
+    throw new ConfigError([`TRUSTED_PROXIES: ${TRUSTED_PROXIES_EXPECTED}`]);
+  }
+  return entry;
+}
+
 /** An http(s) origin as written: scheme, host name or address and optional port; no user, wildcard or path. */
 const ORIGIN = String.raw`https?://(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?`;
 /** An origin as browsers send it (lower case, no default port); as written when it does not parse. */
@@ -69,7 +82,7 @@ export const SETTINGS = {
           'Addresses or CIDR ranges of the load balancers and proxies in front of the gateway, comma-separated (`10.0.0.0/8,127.0.0.1`). A request from one of them is taken to come from the address its `X-Forwarded-For` names (the last one not itself trusted): what per-address limits count (browser lead writes). Unset: the connection\'s own address, and `X-Forwarded-For` is ignored (anyone can send it).',
       }),
     ),
-    { decode: (value: string) => value.split(',').map((entry) => entry.trim()), expected: 'must be IP addresses or CIDR ranges, comma-separated' },
+    { decode: (value: string) => value.split(',').map((entry) => proxyRange(entry.trim())), expected: TRUSTED_PROXIES_EXPECTED },
   ),
   graphqlAllowedOrigins: setting(
     'GRAPHQL_ALLOWED_ORIGINS',

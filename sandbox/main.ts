@@ -21,7 +21,9 @@ console.log(`sandbox processor listening on ${sandbox.url}`);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
+  // `on`, not `once`: a second signal (the terminal's and the supervisor's, or its channel closing) must not kill it
+  // mid-close, before its ledger is written.
+  process.on(signal, () => {
     if (stopping) return;
     stopping = true;
     void sandbox.close().then(() => process.exit(0));

@@ -10,7 +10,8 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
  * no gateway, worker or sandbox behind.
  */
 export function spawnEntry(entry: string, env: NodeJS.ProcessEnv, stdio: StdioOptions = 'inherit'): ChildProcess {
-  const streams = typeof stdio === 'string' ? [stdio, stdio, stdio] : stdio.slice(0, 3);
+  if (Array.isArray(stdio) && stdio.length > 3) throw new Error('spawnEntry takes stdin, stdout and stderr only: the fourth is its IPC channel');
+  const streams = [0, 1, 2].map((fd) => (typeof stdio === 'string' ? stdio : (stdio[fd] ?? 'pipe')));
   return spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, entry)], { cwd: REPO_ROOT, env, stdio: [...streams, 'ipc'] });
 }
 

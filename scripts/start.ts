@@ -61,12 +61,12 @@ async function start(): Promise<void> {
   // First, so production mode without its secrets in the environment fails before anything starts.
   const encryptionKey = config.dataEncryptionKey?.toString('base64') ?? developmentEncryptionKey(config.dataDir);
   const operatorToken = config.operatorToken ?? developmentOperatorToken(config.dataDir);
-  const logs = openLogFiles(path.resolve(config.dataDir, 'logs'), ['temporal', 'sandbox', 'worker', 'gateway']);
-  stops.push(async () => logs.close());
-
-  // Before anything starts: a gateway or sandbox that cannot listen would be restarted until npm start gives up.
+  // Before anything starts (the logs of the run being looked into are not rotated away): a gateway or sandbox that
+  // cannot listen would be restarted until npm start gives up.
   await requireFreePort(config.host, config.port, 'PORT');
   if (!config.sandboxProcessorUrl) await requireFreePort(config.sandboxHost, config.sandboxProcessorPort, 'SANDBOX_PROCESSOR_PORT');
+  const logs = openLogFiles(path.resolve(config.dataDir, 'logs'), ['temporal', 'sandbox', 'worker', 'gateway']);
+  stops.push(async () => logs.close());
 
   say('Starting PostgreSQL and Temporal…');
   const servers = await ensureLocalServers(config, { temporal: true, say, temporalLog: (text) => logs.write('temporal', text) });

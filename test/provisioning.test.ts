@@ -125,12 +125,32 @@ describe('provisioning', () => {
     // A payment of the product marks leads written with this pair paid only when both are in the same application.
     expect(await applicationsOf('products')).toEqual([{ slug: 'shop' }]);
     expect(await applicationsOf('lead_key_sets')).toEqual([{ slug: 'shop' }]);
-    // A fixture declaring no applications keeps naming the tenant's oldest.
+    // A fixture declaring no applications keeps naming the tenant's oldest for a new product.
     const [third] = await run({ tenants: [{ ...tenant, products: [{ slug: 'q', name: 'Q', price: '5.00', currency: 'USD' }] }] });
     const [q] = await app.orm.em.fork().execute<{ slug: string }[]>(`select a.slug from products p join applications a on a.id = p.application_id where p.id = ?`, [
       third!.products.find((product) => product.slug === 'q')!.id,
     ]);
     expect(q).toEqual({ slug: 'default' });
+  });
+
+  it('never moves an existing product or lead key pair naming no application to another one', async () => {
+    const unique = randomUUID().slice(0, 8);
+    const tenant = { slug: `keep-${unique}`, name: 'Keep', clientId: `keep-${unique}` };
+    const product = { slug: 'p', name: 'P', price: '5.00', currency: 'USD' };
+    const keys = { publishableKey: `pk_test_${randomBytes(24).toString('base64url')}`, secretKey: `sk_test_${randomBytes(32).toString('base64url')}` };
+    // A live storefront: its product and the keys it writes leads with, in `default`.
+    const [first] = await run({ tenants: [{ ...tenant, products: [product], leads: keys }] });
+    // The same fixture with an application added: nothing moves, the given keys are the stored ones.
+    const [again] = await run({ tenants: [{ ...tenant, applications: [{ slug: 'shop', name: 'Shop' }], products: [product], leads: keys }] });
+    expect(again!.leadKeys).toMatchObject({ change: 'unchanged', application: 'default' });
+    expect(again!.products).toEqual([{ slug: 'p', id: first!.products[0]!.id, change: 'unchanged' }]);
+    const [row] = await app.orm.em.fork().execute<{ slug: string }[]>(`select a.slug from products p join applications a on a.id = p.application_id where p.id = ?`, [first!.products[0]!.id]);
+    expect(row).toEqual({ slug: 'default' });
+    // Generated keys stay too: no second pair is made for `shop`.
+    const [generated] = await run({ tenants: [{ ...tenant, slug: `${tenant.slug}-g`, clientId: `${tenant.clientId}-g`, leads: { environment: 'test' } }] });
+    const [rerun] = await run({ tenants: [{ ...tenant, slug: `${tenant.slug}-g`, clientId: `${tenant.clientId}-g`, applications: [{ slug: 'shop', name: 'Shop' }], leads: { environment: 'test' } }] });
+    expect(rerun!.leadKeys).toEqual({ change: 'unchanged', application: 'default', environment: 'test' });
+    expect(generated!.leadKeys!.application).toBe('default');
   });
 
   it('is idempotent: a second run changes nothing and writes no audit entry', async () => {

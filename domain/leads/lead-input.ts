@@ -101,14 +101,16 @@ function pendingDataOf(value: unknown, problems: Problems): Record<string, unkno
     problems.push(`${name}: must be base64 of a JSON object`);
     return undefined;
   }
+  if (!storableJson(parsed, name, problems)) return undefined;
   // As a body's own fields: a field given twice would be read as its last here and maybe as its first by the
-  // checkout that reads the pending data back.
+  // checkout that reads the pending data back. Looked for once the names are known storable (no NUL or card number
+  // is echoed in the path that names it).
   const duplicate = duplicateKeyOf(text);
   if (duplicate !== undefined) {
     problems.push(`${name}.${duplicate}: ${DUPLICATE_KEY_PROBLEM}`);
     return undefined;
   }
-  return storableJson(parsed, name, problems) ? (parsed as Record<string, unknown>) : undefined;
+  return parsed as Record<string, unknown>;
 }
 
 /** The first field given twice in the decoded pending data; a text nested too deep to walk is left to the depth limit. */

@@ -18,15 +18,18 @@ export interface LogFiles {
 
 /** How much of a log's end is read for its last words: a stack trace and a few lines around it. */
 const TAIL_BYTES = 16 * 1024;
+/** How many of a log's last lines may tell why the process exited (a stack trace and the lines around it). */
+const LAST_LINES = 40;
 /** pino's level of an error log line. */
 const PINO_ERROR_LEVEL = 50;
 
 /**
- * The last failure a log tells: a JSON log line at error level or above (its message, and its error's when that
- * says more), else the first line of the last thrown error Node printed (`Error: …`), else nothing.
+ * The last failure the end of a log tells: a JSON log line at error level or above (its message, and its error's when
+ * that says more), else the first line of the last thrown error Node printed (`Error: …`), else nothing.
  */
 export function lastWordsOf(text: string): string | undefined {
-  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean);
+  // Only the end: an error logged long before (a request's) is not why the process exited.
+  const lines = text.split('\n').map((line) => line.trim()).filter(Boolean).slice(-LAST_LINES);
   for (let index = lines.length - 1; index >= 0; index--) {
     const line = lines[index]!;
     if (line.startsWith('{')) {

@@ -1,7 +1,7 @@
 import { generateSecret, hashSecret } from '../../domain/crypto/secret-box.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { leadKeyPrefix, parseLeadKey, type LeadEnvironment } from '../../domain/leads/lead-keys.ts';
-import { LeadKeySet } from '../../schema/entities/index.ts';
+import { LeadKeySet, type Application } from '../../schema/entities/index.ts';
 import { assignChanges, type ChangeKind } from './changes.ts';
 import type { TenantFixture } from './fixture.schema.ts';
 import type { TenantScope } from './tenant-scope.ts';
@@ -27,9 +27,10 @@ function environmentOf(leads: LeadsFixture): LeadEnvironment {
 }
 
 /** One application's lead key pair: generated once unless the fixture gives them; given keys replace stored ones. */
-export async function provisionLeadKeys({ em, tenant, audit, defaultApplication }: TenantScope, leads: LeadsFixture): Promise<ProvisionedLeadKeys> {
-  const application = await applicationOf(em, tenant, leads.application ?? defaultApplication);
+export async function provisionLeadKeys(scope: TenantScope, leads: LeadsFixture): Promise<ProvisionedLeadKeys> {
+  const { em, tenant, audit } = scope;
   const environment = environmentOf(leads);
+  const application = await applicationOfPair(scope, leads.application, environment);
   const target = { application: application.slug, environment };
   const leadKeys = await em.findOne(LeadKeySet, { application, environment });
   const { publishableKey, secretKey } = leads;
@@ -47,4 +48,18 @@ export async function provisionLeadKeys({ em, tenant, audit, defaultApplication 
   const change = assignChanges(leadKeys, values);
   if (change !== 'unchanged') audit('lead_keys.replaced', 'LeadKeySet', application.id, target);
   return { change, ...target };
+}
+
+/**
+ * The application of the pair: the named one; naming none, the one whose pair of this environment the tenant already
+ * has (the fixture's first application, else its oldest, as an earlier run put it: a re-run never moves the keys a
+ * live storefront writes with), else the fixture's first application for a new pair.
+ */
+async function applicationOfPair({ em, tenant, defaultApplication }: TenantScope, named: string | undefined, environment: LeadEnvironment): Promise<Application> {
+  if (named) return applicationOf(em, tenant, named);
+  const first = await applicationOf(em, tenant, defaultApplication);
+  if (await em.findOne(LeadKeySet, { application: first, environment })) return first;
+  const oldest = await applicationOf(em, tenant, undefined);
+  if (await em.findOne(LeadKeySet, { application: oldest, environment })) return oldest;
+  return first;
 }

@@ -12,8 +12,11 @@ type ProductFixture = NonNullable<TenantFixture['products']>[number];
 export async function provisionProducts({ em, tenant, audit, defaultApplication }: TenantScope, fixtures: readonly ProductFixture[]): Promise<{ slug: string; id: number; change: ChangeKind }[]> {
   const results: { slug: string; id: number; change: ChangeKind }[] = [];
   for (const fixture of fixtures) {
-    const values = { ...productValues(fixture), application: await applicationOf(em, tenant, fixture.application ?? defaultApplication) };
-    let product = await em.findOne(Product, { tenant, slug: fixture.slug });
+    let product = await em.findOne(Product, { tenant, slug: fixture.slug }, { populate: ['application'] });
+    // Naming no application, a product stays where it is (a re-run never moves what leads it pays); a new one goes to
+    // the fixture's first application.
+    const application = fixture.application || !product ? await applicationOf(em, tenant, fixture.application ?? defaultApplication) : product.application;
+    const values = { ...productValues(fixture), application };
     let change: ChangeKind;
     if (!product) {
       product = em.create(Product, { tenant, slug: fixture.slug, ...values });

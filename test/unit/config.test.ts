@@ -57,7 +57,7 @@ describe('configuration from the environment', () => {
 
   it('takes proxies as addresses and ranges a matcher can read, refusing a prefix longer than the address', () => {
     expect(loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1,::1/128,fd00::/64' }).trustedProxies).toEqual(['10.0.0.0/8', '127.0.0.1', '::1/128', 'fd00::/64']);
-    for (const written of ['10.0.0.0/99', '10.0.0.0/33', '999.1.1.1', 'fd00::/129', '10.0.0.0/8,']) {
+    for (const written of ['10.0.0.0/99', '10.0.0.0/33', '999.1.1.1', 'fd00::/129', '10.0.0.0/8,', '1:::2', ':::::', '::ffff:999.1.1.1']) {
       expect(problemsOf({ TRUSTED_PROXIES: written }), written).toEqual(['TRUSTED_PROXIES: must be IP addresses or CIDR ranges, comma-separated']);
     }
   });

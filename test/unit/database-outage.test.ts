@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { ConnectionException, DriverException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { createServer, type AddressInfo } from 'node:net';
 import { isDatabaseOutage } from '../../data/database-outage.ts';
@@ -43,6 +43,20 @@ describe('a database that takes no connection', () => {
     } finally {
       await orm.close(true);
       silent.close();
+    }
+  });
+
+  it('leaves a wait for a free connection of a busy pool alone: only opening a connection is timed', async () => {
+    const orm = await openOrm({ databaseUrl: inject('databaseUrl'), poolSize: 1, connectTimeoutMs: 300 });
+    try {
+      await orm.em.fork().execute('select 1'); // the pool's one connection, open
+      // It is busy for a second; the next statement waits for it, past the connect timeout.
+      const busy = orm.em.fork().execute('select pg_sleep(1)');
+      const waiting = orm.em.fork().execute<{ n: number }[]>('select 1 as n');
+      await busy;
+      expect(await waiting).toEqual([{ n: 1 }]);
+    } finally {
+      await orm.close(true);
     }
   });
 });

@@ -7,25 +7,22 @@
  */
 import { loadConfig } from '../platform/config.ts';
 import { configOrExit } from '../platform/config-or-exit.ts';
-import { describeCredentials, isProductionMode, readDevCredentials, storedEncryptionKey } from './local-stack/dev-credentials.ts';
+import { describeCredentials, readDevCredentials, storedEncryptionKey } from './local-stack/dev-credentials.ts';
 
-if (isProductionMode()) {
+const config = configOrExit(() => loadConfig());
+if (config.nodeEnv === 'production') {
   process.stderr.write('NODE_ENV=production: there are no development credentials; the secrets are in the environment.\n');
   process.exit(1);
 }
-const config = configOrExit(() => loadConfig());
 const stored = readDevCredentials(config.dataDir);
-const credentials = {
-  operatorToken: config.operatorToken ? undefined : stored.operatorToken,
-  dataEncryptionKey: config.dataEncryptionKey ? undefined : storedEncryptionKey(config.dataDir),
-  demo: stored.demo,
-};
-const missing = [
-  !config.operatorToken && !credentials.operatorToken && 'OPERATOR_TOKEN',
-  !config.dataEncryptionKey && !credentials.dataEncryptionKey && 'DATA_ENCRYPTION_KEY',
-].filter(Boolean);
-if (missing.length > 0) {
-  process.stderr.write(`No development credentials under DATA_DIR ${config.dataDir} (${missing.join(', ')} neither kept there nor set): run \`npm start\` with this DATA_DIR first.\n`);
+const storedKey = storedEncryptionKey(config.dataDir);
+if (!stored.operatorToken && !stored.demo && storedKey === undefined) {
+  process.stderr.write(`No development credentials under DATA_DIR ${config.dataDir}: run \`npm start\` with this DATA_DIR first.\n`);
   process.exit(1);
 }
+const credentials = {
+  operatorToken: config.operatorToken ? undefined : stored.operatorToken,
+  dataEncryptionKey: config.dataEncryptionKey ? undefined : storedKey,
+  demo: stored.demo,
+};
 process.stdout.write(process.argv.includes('--json') ? `${JSON.stringify(credentials, null, 2)}\n` : `${describeCredentials(credentials).join('\n')}\n`);

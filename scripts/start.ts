@@ -27,6 +27,7 @@ import {
 } from './local-stack/dev-credentials.ts';
 import { openLogFiles } from './local-stack/log-files.ts';
 import { requireFreePort } from './local-stack/free-ports.ts';
+import { claimDataDir } from './local-stack/leftovers.ts';
 import { supervise } from './local-stack/supervisor.ts';
 import { startDevWebhookReceiver } from './dev-webhook-receiver.ts';
 import { startDevInbox } from './local-stack/dev-inbox.ts';
@@ -65,11 +66,15 @@ async function start(): Promise<void> {
   // cannot listen would be restarted until npm start gives up.
   await requireFreePort(config.host, config.port, 'PORT');
   if (!config.sandboxProcessorUrl) await requireFreePort(config.sandboxHost, config.sandboxProcessorPort, 'SANDBOX_PROCESSOR_PORT');
+  // One start per DATA_DIR: it owns the servers there, and takes over those an earlier start killed outright left.
+  const releaseDataDir = claimDataDir(config.dataDir, 'scripts/start.ts');
+  stops.push(async () => releaseDataDir());
   const logs = openLogFiles(path.resolve(config.dataDir, 'logs'), ['temporal', 'sandbox', 'worker', 'gateway']);
   stops.push(async () => logs.close());
 
-  say('Starting PostgreSQL and Temporal…');
-  const servers = await ensureLocalServers(config, { temporal: true, say, temporalLog: (text) => logs.write('temporal', text) });
+  const local = [!config.databaseUrl && 'PostgreSQL', !config.temporalAddress && 'Temporal'].filter(Boolean);
+  if (local.length > 0) say(`Starting ${local.join(' and ')}…`);
+  const servers = await ensureLocalServers(config, { temporal: true, say, temporalLog: (text) => logs.write('temporal', text), adoptLeftovers: true });
   stops.push(servers.stop);
   if (stopping) return;
 

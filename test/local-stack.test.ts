@@ -52,6 +52,15 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
 
 const base = () => `http://127.0.0.1:${ports.gateway}`;
 
+/** Running, not a zombie (an exited process PID 1 has not reaped). */
+function isRunning(pid: number): boolean {
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+}
+
 /** Processes started (directly or not) by `root`, by /proc, whose command line contains `needle`. */
 function descendants(root: number, needle: string): number[] {
   const parents = new Map<number, number>();
@@ -77,13 +86,22 @@ function descendants(root: number, needle: string): number[] {
   });
 }
 
-beforeAll(async () => {
-  ports = { gateway: await freePort(), sandbox: await freePort(), temporal: await freePort(), temporalUi: await freePort(), postgres: await freePort(), webhooks: await freePort(), inboxSmtp: await freePort(), inboxWeb: await freePort() };
+/** Runs `npm start`'s script and waits for its banner. */
+async function startStack(): Promise<void> {
+  output = '';
   stack = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts/start.ts')], { cwd: REPO, env: stackEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   stack.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   stack.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   exited = new Promise((resolve) => stack.once('exit', (code) => resolve(code)));
   await until('the start banner', async () => output.includes('Press Ctrl-C to stop'), 240_000);
+}
+
+/** PostgreSQL and Temporal of a start killed outright, which the next start took over. */
+let takenOver: number[] = [];
+
+beforeAll(async () => {
+  ports = { gateway: await freePort(), sandbox: await freePort(), temporal: await freePort(), temporalUi: await freePort(), postgres: await freePort(), webhooks: await freePort(), inboxSmtp: await freePort(), inboxWeb: await freePort() };
+  await startStack();
 
   const credentials = JSON.parse(
     (await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(REPO, 'scripts/credentials.ts'), '--json'], { cwd: REPO, env: stackEnv() })).stdout,
@@ -189,9 +207,30 @@ describe('npm start', () => {
     }
   });
 
+  it('killed outright, leaves no gateway, worker or sandbox; the next start takes over its PostgreSQL and Temporal', async () => {
+    // The copy that supervises everything (the launcher in the terminal's group starts it).
+    const supervisor = Number(readFileSync(path.join(dataDir, 'npm-start.pid'), 'utf8'));
+    const entryPoints = ['api/main.ts', 'worker/main.ts', 'sandbox/main.ts'].flatMap((entry) => descendants(supervisor, entry));
+    const servers = [...descendants(supervisor, 'bin/postgres'), ...descendants(supervisor, 'start-dev')];
+    expect(entryPoints).toHaveLength(3);
+    expect(servers).toHaveLength(2);
+    process.kill(supervisor, 'SIGKILL');
+    await exited;
+    await until('its entry points gone', async () => entryPoints.every((pid) => !isRunning(pid)), 30_000);
+    expect(await portIsOpen(ports.gateway)).toBe(false);
+    // Not its entry points: they stay, and nothing else stops them.
+    expect(servers.every(isRunning)).toBe(true);
+
+    await startStack();
+    takenOver = servers;
+    const { status, body } = await submit('4242424242424242', 'local-stack-3');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ info: 'Success', chargeSuccess: true });
+  });
+
   it('stops every process once on SIGTERM and frees every port', async () => {
-    const processes = descendants(stack.pid!, '');
-    expect(processes.length).toBeGreaterThanOrEqual(5); // its own copy, PostgreSQL, Temporal, sandbox, worker, gateway
+    const processes = [...descendants(stack.pid!, ''), ...takenOver];
+    expect(processes.length).toBeGreaterThanOrEqual(6); // its own copy, PostgreSQL, Temporal, sandbox, worker, gateway
     stack.kill('SIGTERM');
     expect(await exited).toBe(0);
     for (const [name, port] of Object.entries(ports)) expect({ name, open: await portIsOpen(port) }).toEqual({ name, open: false });

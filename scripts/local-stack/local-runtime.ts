@@ -1,10 +1,10 @@
 import net from 'node:net';
 import path from 'node:path';
 import type { Config } from '../../platform/config.ts';
-import { openOrm } from '../../data/orm.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import { startTemporalDevServer } from './temporal-dev-server.ts';
 import { ensureTemporalCli } from './temporal-cli.ts';
+import { forgetTemporalServer, recordTemporalServer, runningPostgres, runningTemporal, stopLeftover } from './leftovers.ts';
 
 // scripts/provision.ts imports it from here.
 
@@ -27,30 +27,9 @@ export function portIsOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** How long a PostgreSQL found on the embedded port has to answer before it is taken for something else. */
-const REUSE_CHECK_TIMEOUT_MS = 5_000;
-
-/**
- * Something listens on the embedded PostgreSQL's port: the one an earlier `npm start` left running is reused, anything
- * else (another program, another PostgreSQL) is named rather than waited on.
- */
-async function requireOwnPostgres(url: string, port: number): Promise<void> {
-  const orm = await openOrm({ databaseUrl: url, poolSize: 1, connectTimeoutMs: REUSE_CHECK_TIMEOUT_MS });
-  const reason = await orm
-    .connect()
-    .then(() => orm.checkConnection())
-    .then((check) => (check.ok ? undefined : check.reason), (error: Error) => error.message)
-    .finally(() => orm.close(true));
-  if (reason !== undefined) {
-    throw new Error(
-      `Port ${port} (EMBEDDED_POSTGRES_PORT) is taken by something that is not this project's PostgreSQL (${reason}). Stop it, or set EMBEDDED_POSTGRES_PORT to a free port, or DATABASE_URL to a PostgreSQL of your own`,
-    );
-  }
-}
-
 /**
  * Uses DATABASE_URL / TEMPORAL_ADDRESS when set; otherwise runs embedded PostgreSQL and the Temporal
- * dev server with their data under DATA_DIR, or reuses the ones a running `npm start` already has.
+ * dev server with their data under DATA_DIR, or uses the ones of this DATA_DIR already running (`leftovers.ts`).
  */
 export async function ensureLocalServers(
   config: Config,
@@ -60,15 +39,27 @@ export async function ensureLocalServers(
     say?: (line: string) => void;
     /** The Temporal dev server's own output. */
     temporalLog?: (line: string) => void;
+    /**
+     * Servers of this DATA_DIR left running by an earlier start killed outright are stopped with these (`npm start`,
+     * which holds DATA_DIR); otherwise they are used and left running (`npm run provision` beside a running start).
+     */
+    adoptLeftovers?: boolean;
   },
 ): Promise<LocalServers> {
   const stops: (() => Promise<void>)[] = [];
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    const embeddedUrl = `postgres://postgres:postgres@127.0.0.1:${config.embeddedPostgresPort}/payments`;
-    if (await portIsOpen(config.embeddedPostgresPort)) {
-      await requireOwnPostgres(embeddedUrl, config.embeddedPostgresPort);
-      databaseUrl = embeddedUrl;
+    const port = config.embeddedPostgresPort;
+    if (await portIsOpen(port)) {
+      // Only this DATA_DIR's own: another's database would be read with this DATA_DIR's encryption key.
+      const leftover = runningPostgres(path.resolve(config.dataDir, 'postgres'), port);
+      if (leftover === undefined) {
+        throw new Error(
+          `Port ${port} (EMBEDDED_POSTGRES_PORT) is taken by something other than the PostgreSQL of DATA_DIR ${config.dataDir} (another program, or an npm start with another DATA_DIR). Stop it, or set EMBEDDED_POSTGRES_PORT to a free port, or DATABASE_URL to a PostgreSQL of your own`,
+        );
+      }
+      if (options.adoptLeftovers) stops.push(() => stopLeftover(leftover, 'SIGINT'));
+      databaseUrl = `postgres://postgres:postgres@127.0.0.1:${port}/payments`;
     } else {
       const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
       stops.push(pg.stop);
@@ -80,21 +71,39 @@ export async function ensureLocalServers(
   if (options.temporal && !config.temporalAddress) {
     temporalAddress = `127.0.0.1:${config.temporalDevPort}`;
     temporalUiUrl = `http://127.0.0.1:${config.temporalUiPort}`;
-    if (!(await portIsOpen(config.temporalDevPort))) {
-      try {
+    const temporalDir = path.resolve(config.dataDir, 'temporal');
+    try {
+      if (await portIsOpen(config.temporalDevPort)) {
+        const leftover = runningTemporal(temporalDir);
+        if (leftover === undefined) {
+          throw new Error(
+            `Port ${config.temporalDevPort} (TEMPORAL_DEV_PORT) is taken by something other than the Temporal dev server of DATA_DIR ${config.dataDir} (another program, or an npm start with another DATA_DIR). Stop it, or set TEMPORAL_DEV_PORT to a free port, or TEMPORAL_ADDRESS to a Temporal server of your own`,
+          );
+        }
+        if (options.adoptLeftovers) {
+          stops.unshift(async () => {
+            await stopLeftover(leftover, 'SIGTERM');
+            forgetTemporalServer(temporalDir);
+          });
+        }
+      } else {
         const temporal = await startTemporalDevServer({
           cliPath: ensureTemporalCli({ explicitPath: config.temporalCliPath, log: options.say }),
-          dataDir: path.resolve(config.dataDir, 'temporal'),
+          dataDir: temporalDir,
           port: config.temporalDevPort,
           uiPort: config.temporalUiPort,
           namespace: config.temporalNamespace,
           log: options.temporalLog,
         });
-        stops.unshift(temporal.stop);
-      } catch (error) {
-        for (const stop of stops) await stop(); // the PostgreSQL started above
-        throw error;
+        recordTemporalServer(temporalDir, temporal.pid);
+        stops.unshift(async () => {
+          await temporal.stop();
+          forgetTemporalServer(temporalDir);
+        });
       }
+    } catch (error) {
+      for (const stop of stops) await stop(); // the PostgreSQL started above
+      throw error;
     }
   }
   return {

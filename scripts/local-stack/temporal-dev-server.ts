@@ -8,6 +8,8 @@ import { stopChild } from '../child-process.ts';
 
 export interface TemporalDevServerHandle {
   readonly address: string;
+  /** The server's process (a later start finds it by it: `leftovers.ts`). */
+  readonly pid: number;
   readonly uiUrl: string;
   stop(): Promise<void>;
 }
@@ -88,6 +90,7 @@ async function startOnce(options: DevServerOptions): Promise<TemporalDevServerHa
   output = undefined;
   return {
     address,
+    pid: child.pid!,
     uiUrl: `http://127.0.0.1:${options.uiPort}`,
     stop: () => stopChild(child),
   };

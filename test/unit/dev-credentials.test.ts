@@ -36,6 +36,15 @@ describe('npm run credentials', () => {
       expect(answer.stderr).toContain(`No development credentials under DATA_DIR ${dataDir}`);
       expect(answer.stdout).toBe('');
       expect(readdirSync(dataDir)).toEqual([]);
+      // Secrets in the environment do not make it one: there is still nothing to print.
+      const withSecrets = run({ DATA_DIR: dataDir, OPERATOR_TOKEN: 'environment-operator-token', DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+      expect(withSecrets.status).toBe(1);
+      expect(withSecrets.stderr).toContain(`No development credentials under DATA_DIR ${dataDir}`);
+      // A bad setting is told as every entry point tells it, without a stack trace.
+      const badKey = run({ DATA_DIR: dataDir, DATA_ENCRYPTION_KEY: 'not-base64' });
+      expect(badKey.status).toBe(1);
+      expect(badKey.stderr).toMatch(/^Invalid configuration:\n {2}DATA_ENCRYPTION_KEY: /);
+      expect(badKey.stderr).not.toMatch(/\bat \w+ \(/);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

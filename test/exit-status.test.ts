@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { lastWordsOf } from '../scripts/local-stack/log-files.ts';
+import { isRunning } from '../scripts/local-stack/leftovers.ts';
 import { freePort } from './support/free-port.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..');
@@ -38,15 +39,15 @@ describe('a process that runs embedded PostgreSQL keeps its own exit status', ()
   });
 });
 
-/** Runs an entry point with the given environment; resolves with its exit status and what it wrote to stderr. */
-async function runEntry(entry: string, env: Record<string, string>): Promise<{ status: number; stderr: string }> {
+/** Runs an entry point with the given environment; resolves with its exit status and what it wrote (its log on stdout). */
+async function runEntry(entry: string, env: Record<string, string>): Promise<{ status: number; stdout: string; stderr: string }> {
   try {
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', entry], { cwd: REPO, timeout: 60_000, env: { PATH: process.env.PATH ?? '', ...env } });
-    return { status: 0, stderr: '' };
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', entry], { cwd: REPO, timeout: 60_000, env: { PATH: process.env.PATH ?? '', ...env } });
+    return { status: 0, stdout, stderr };
   } catch (error) {
-    const { code, stderr } = error as { code?: unknown; stderr?: string };
+    const { code, stdout, stderr } = error as { code?: unknown; stdout?: string; stderr?: string };
     if (typeof code !== 'number') throw error;
-    return { status: code, stderr: stderr ?? '' };
+    return { status: code, stdout: stdout ?? '', stderr: stderr ?? '' };
   }
 }
 
@@ -71,7 +72,7 @@ describe('a gateway whose port is taken', () => {
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const { port } = holder.address() as AddressInfo;
     try {
-      const gateway = await runEntryWithLogs('api/main.ts', {
+      const gateway = await runEntry('api/main.ts', {
         HOST: '127.0.0.1',
         PORT: String(port),
         DATABASE_URL: inject('databaseUrl'),
@@ -91,18 +92,6 @@ describe('a gateway whose port is taken', () => {
     }
   });
 });
-
-/** As `runEntry`, with the process's log (stdout) too. */
-async function runEntryWithLogs(entry: string, env: Record<string, string>): Promise<{ status: number; stdout: string }> {
-  try {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', entry], { cwd: REPO, timeout: 60_000, env: { PATH: process.env.PATH ?? '', ...env } });
-    return { status: 0, stdout };
-  } catch (error) {
-    const { code, stdout } = error as { code?: unknown; stdout?: string };
-    if (typeof code !== 'number') throw error;
-    return { status: code, stdout: stdout ?? '' };
-  }
-}
 
 describe('a process npm start supervises, when the supervisor is killed outright', () => {
   it('stops on its own instead of holding its port for a next start', async () => {
@@ -133,9 +122,9 @@ describe('a process npm start supervises, when the supervisor is killed outright
         });
         supervisor.once('exit', () => reject(new Error(`the stand-in exited first: ${said}`)));
       });
-      expect(isAlive(childPid)).toBe(true);
+      expect(isRunning(childPid)).toBe(true);
       supervisor.kill('SIGKILL');
-      await until(() => !isAlive(childPid!), 20_000);
+      await until(() => !isRunning(childPid!), 20_000);
       // Its port is free again.
       const server = createServer();
       await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
@@ -143,26 +132,11 @@ describe('a process npm start supervises, when the supervisor is killed outright
     } finally {
       supervisor.kill('SIGKILL');
       // Should it have stayed, it goes now: it would hold the suite's stderr open.
-      if (childPid !== undefined && isAlive(childPid)) process.kill(childPid, 'SIGKILL');
+      if (childPid !== undefined && isRunning(childPid)) process.kill(childPid, 'SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
-
-/** Running: a process that exited but was not reaped yet (a zombie, where PID 1 reaps nothing) counts as gone. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openOrm } from '../data/orm.ts';
 import { portIsOpen } from '../scripts/local-stack/local-runtime.ts';
+import { isRunning } from '../scripts/local-stack/leftovers.ts';
 import { freePort } from './support/free-port.ts';
 
 /**
@@ -51,15 +52,6 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
 }
 
 const base = () => `http://127.0.0.1:${ports.gateway}`;
-
-/** Running, not a zombie (an exited process PID 1 has not reaped). */
-function isRunning(pid: number): boolean {
-  try {
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-  } catch {
-    return false;
-  }
-}
 
 /** Processes started (directly or not) by `root`, by /proc, whose command line contains `needle`. */
 function descendants(root: number, needle: string): number[] {

@@ -139,9 +139,10 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
   let narrow: TestApp;
   let narrowTenant: PaymentTenant;
   beforeAll(async () => {
-    // One payment's first step at a time; a caller waits eight seconds at most (room for a payment on a busy machine:
-    // with four, the second submit below had three seconds for its whole payment and sometimes ran out under CI load).
-    narrow = await startTestApp({ GATEWAY_PAYMENTS_AT_ONCE: '1', SUBMIT_ANSWER_TIMEOUT_MS: '8000' }, { hostWorker: true });
+    // One payment's first step at a time; a caller waits twelve seconds at most (room for a payment on a busy machine:
+    // with four, the second submit below had three seconds for its whole payment and sometimes ran out under CI load,
+    // and with eight, six seconds once the whole suite ran beside it).
+    narrow = await startTestApp({ GATEWAY_PAYMENTS_AT_ONCE: '1', SUBMIT_ANSWER_TIMEOUT_MS: '12000' }, { hostWorker: true });
     narrowTenant = await createPaymentTenant(narrow);
   });
   afterAll(() => narrow?.close());
@@ -181,8 +182,8 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
     try {
       const answered: string[] = [];
       void line.first.then(() => answered.push('first'));
-      // Six seconds into the first one's wait: its place frees at its caller's 503, with six of this one's eight left.
-      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      // Ten seconds into the first one's wait: its place frees at its caller's 503, with ten of this one's twelve left.
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
       const second = await post(narrow, `/api/${narrowTenant.productId}`, narrowTenant.apiKey, submitBody('4242424242424242'));
       answered.push('second');
       expect((await line.first).status).toBe(503);
@@ -191,13 +192,13 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
     } finally {
       await line.release();
     }
-  }, 40_000);
+  }, 60_000);
 
   it('a submit whose turn comes with less than half its answer time left is not started: its 503 comes then, nothing is charged', async () => {
     const line = await holdTheLine();
     try {
       const email = `too-late-${crypto.randomUUID()}@example.com`;
-      // Half a second into the first one's wait: its place frees with about half a second of this one's eight left.
+      // Half a second into the first one's wait: its place frees with about half a second of this one's twelve left.
       await new Promise((resolve) => setTimeout(resolve, 500));
       const second = await post(narrow, `/api/${narrowTenant.productId}`, narrowTenant.apiKey, submitBody('4242424242424242', { email }));
       expect((await line.first).status).toBe(503);
@@ -210,5 +211,5 @@ describe('payments in line (GATEWAY_PAYMENTS_AT_ONCE)', () => {
     } finally {
       await line.release();
     }
-  }, 40_000);
+  }, 60_000);
 });

@@ -17,7 +17,7 @@ export function runsAs(pid: number, marker: string): boolean {
 }
 
 /** Running: one that exited but was not reaped yet (a zombie, where PID 1 reaps nothing) has stopped. */
-function isRunning(pid: number): boolean {
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch {

@@ -66,6 +66,13 @@ async function start(): Promise<void> {
   // cannot listen would be restarted until npm start gives up.
   await requireFreePort(config.host, config.port, 'PORT');
   if (!config.sandboxProcessorUrl) await requireFreePort(config.sandboxHost, config.sandboxProcessorPort, 'SANDBOX_PROCESSOR_PORT');
+  // The webhook receiver and the mail inbox run in this process: a port of theirs taken would stop it only after
+  // PostgreSQL and Temporal started, in the system's words.
+  await requireFreePort('127.0.0.1', config.devWebhookReceiverPort, 'DEV_WEBHOOK_RECEIVER_PORT');
+  if (!config.smtpUrl) {
+    await requireFreePort('127.0.0.1', config.devInboxSmtpPort, 'DEV_INBOX_SMTP_PORT');
+    await requireFreePort('127.0.0.1', config.devInboxWebPort, 'DEV_INBOX_WEB_PORT');
+  }
   // One start per DATA_DIR: it owns the servers there, and takes over those an earlier start killed outright left.
   const releaseDataDir = claimDataDir(config.dataDir, 'scripts/start.ts');
   stops.push(async () => releaseDataDir());

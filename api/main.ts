@@ -6,7 +6,7 @@ import { temporalPaymentRunner } from '../adapters/temporal/payment-runner.ts';
 import { temporalRefundRunner } from '../adapters/temporal/refund-runner.ts';
 import { temporalSubscriptionController } from '../adapters/temporal/subscription-controller.ts';
 import { createLogger } from '../platform/logger.ts';
-import { openCounterOrm, openOrm } from '../data/orm.ts';
+import { openConnectedOrm, openCounterOrm } from '../data/orm.ts';
 import { createReadinessProbes } from './readiness-probes.ts';
 import { connectTemporal } from '../adapters/temporal/connection.ts';
 import { temporalDeliveryStarter } from '../adapters/temporal/webhook-delivery-starter.ts';
@@ -20,6 +20,7 @@ import { hostWorker } from '../worker/hosted-worker.ts';
 import { trackDeliveryStarts } from '../services/webhooks/delivery-starts-in-flight.ts';
 import { listenFailure } from './listen-failure.ts';
 import { stopWithParent } from '../platform/stop-with-parent.ts';
+import { databaseAddress, reachOrExit } from '../platform/unreachable-server.ts';
 
 /** The gateway process: `npm run gateway` (production) or a child of `npm start`. */
 const { config, databaseUrl, temporalAddress, dataEncryptionKey } = configOrExit(() => {
@@ -32,9 +33,12 @@ const { config, databaseUrl, temporalAddress, dataEncryptionKey } = configOrExit
   };
 });
 const logger = createLogger({ level: config.logLevel, name: 'gateway' });
-const orm = await openOrm({ databaseUrl, poolSize: config.databasePoolSize });
+const postgres = { name: 'PostgreSQL', setting: 'DATABASE_URL', address: databaseAddress(databaseUrl) };
+const orm = await reachOrExit(logger, postgres, () => openConnectedOrm({ databaseUrl, poolSize: config.databasePoolSize }));
 const counterOrm = await openCounterOrm({ databaseUrl, poolSize: config.databaseCounterPoolSize });
-const temporal = await connectTemporal({ address: temporalAddress, namespace: config.temporalNamespace });
+const temporal = await reachOrExit(logger, { name: 'Temporal', setting: 'TEMPORAL_ADDRESS', address: temporalAddress }, () =>
+  connectTemporal({ address: temporalAddress, namespace: config.temporalNamespace }),
+);
 const products = await openProductCache({ orm, logger });
 const answers = new PaymentAnswerBoard();
 // Starts a request does not wait for (a lead's webhook) are waited for by the stop, before Temporal closes.

@@ -13,6 +13,7 @@ import { sendError } from './http/errors.ts';
 import { readJsonBodies } from './http/json-bodies.ts';
 import { refuseEncodedBodies } from './http/content-encoding.ts';
 import { refuseHostileText } from './http/hostile-input.ts';
+import { refuseRequestsWhileClosing } from './http/closing.ts';
 import { trackRequestsInFlight, type RequestsInFlight } from './http/requests-in-flight.ts';
 import { maskCardNumbersInErrorAnswers } from './http/card-numbers-in-answers.ts';
 import { answerFrameworkErrors, answerUnknownRoutes, MAX_PATH_PARAMETER_LENGTH } from './http/method-not-allowed.ts';
@@ -71,9 +72,12 @@ export async function buildGateway(deps: GatewayDeps, options: { schema?: GraphQ
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     frameworkErrors: answerFrameworkErrors({ shapes: UNKNOWN_ROUTE_SHAPES }),
     clientErrorHandler: answerClientError,
+    // Answered by `refuseRequestsWhileClosing`, in each API's own shape and with `Retry-After`.
+    return503OnClosing: false,
   });
 
   app.decorate('requestsInFlight', trackRequestsInFlight(app));
+  refuseRequestsWhileClosing(app);
   maskCardNumbersInErrorAnswers(app);
   useSchemaCompilers(app);
   const answerUnknownRoute = answerUnknownRoutes(app, { shapes: UNKNOWN_ROUTE_SHAPES });

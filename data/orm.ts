@@ -71,6 +71,21 @@ export async function openOrm(options: OrmOptions): Promise<MikroORM> {
 }
 
 /**
+ * Opens the pool and proves PostgreSQL answers (a refused port, an unknown host, a wrong password or database),
+ * throwing the driver's reason: the pool connects lazily, and the process would otherwise fail at its first query.
+ */
+export async function openConnectedOrm(options: OrmOptions): Promise<MikroORM> {
+  const orm = await openOrm(options);
+  try {
+    await orm.em.getConnection().execute('select 1');
+    return orm;
+  } catch (error) {
+    await orm.close(true);
+    throw error;
+  }
+}
+
+/**
  * A second, small pool for rate-limit counters: its sessions commit without waiting for the WAL flush
  * (`synchronous_commit = off`). Every request of a key updates the same window row, and an update holds that row
  * until its commit returns; a synchronous commit would make the key's requests pass one fsync at a time. A crash

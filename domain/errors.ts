@@ -19,7 +19,12 @@ export class DomainError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details: { field?: string; retryAfterSeconds?: number } = {},
+    readonly details: {
+      field?: string;
+      retryAfterSeconds?: number;
+      /** An `unavailable` refusal that took nothing of its request (not started, not kept): sending it again is safe. */
+      nothingTaken?: boolean;
+    } = {},
   ) {
     super(message);
     this.name = 'DomainError';

@@ -93,6 +93,41 @@ describe('a gateway whose port is taken', () => {
   });
 });
 
+describe('a process whose servers do not answer', () => {
+  const key = Buffer.alloc(32, 1).toString('base64');
+  // No worker in the gateway: it would poll the suite's task queue for the moment it lives.
+  const settings = { HOST: '127.0.0.1', GATEWAY_WORKER: 'off', TEMPORAL_TASK_QUEUE: `unreachable-${randomUUID()}`, DATA_ENCRYPTION_KEY: key };
+
+  it.each(['api/main.ts', 'worker/main.ts'])('%s names DATABASE_URL, without its password, and ends with status 1', async (entry) => {
+    const closedPort = await freePort();
+    const started = await runEntry(entry, {
+      ...settings,
+      PORT: String(await freePort()),
+      DATABASE_URL: `postgres://payments:hunter2secret@127.0.0.1:${closedPort}/payments`,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+    });
+    expect(started.status).toBe(1);
+    expect(lastWordsOf(started.stdout)).toBe(
+      `Cannot reach PostgreSQL at 127.0.0.1:${closedPort}/payments (DATABASE_URL): connect ECONNREFUSED 127.0.0.1:${closedPort}. Start it, or set DATABASE_URL to where it runs`,
+    );
+    expect(started.stdout + started.stderr).not.toContain('hunter2secret');
+  });
+
+  it.each(['api/main.ts', 'worker/main.ts'])('%s names TEMPORAL_ADDRESS and ends with status 1', async (entry) => {
+    const closedPort = await freePort();
+    const started = await runEntry(entry, {
+      ...settings,
+      PORT: String(await freePort()),
+      DATABASE_URL: inject('databaseUrl'),
+      TEMPORAL_ADDRESS: `127.0.0.1:${closedPort}`,
+    });
+    expect(started.status).toBe(1);
+    expect(lastWordsOf(started.stdout)).toMatch(
+      new RegExp(`^Cannot reach Temporal at 127\\.0\\.0\\.1:${closedPort} \\(TEMPORAL_ADDRESS\\): .+\\. Start it, or set TEMPORAL_ADDRESS to where it runs$`),
+    );
+  });
+});
+
 describe('a process npm start supervises, when the supervisor is killed outright', () => {
   it('stops on its own instead of holding its port for a next start', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'orphan-'));

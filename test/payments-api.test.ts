@@ -11,6 +11,7 @@ import { startProcessorFront } from './support/processor-front.ts';
 import { createTestTenant } from './support/tenants.ts';
 import { startWebhookReceiver } from './support/webhook-receiver.ts';
 import { historyText } from './support/workflow-history.ts';
+import { refuseRows } from './support/refusals.ts';
 
 let app: TestApp;
 let tenant: MerchantTenant;
@@ -609,5 +610,26 @@ describe('a held authorization that ends canceled', () => {
       await refusing.close();
       await front.close();
     }
+  });
+});
+
+describe('PostgreSQL away', () => {
+  it('answers a read 503 `service_unavailable` (nothing taken) and a payment 503 `still_processing` (it may have been taken)', async () => {
+    const own = await createPaymentsApiTenant(app);
+    const keyIds = await app.orm.em.fork().execute<{ id: number }[]>(`select id from api_keys where tenant_id = ?`, [own.id]);
+    // 57P03, "cannot connect now", where the key's admission writes its rate-limit window.
+    const allow = await refuseRows(app.orm, 'rate_limit_windows', 'insert', `new.subject in (${keyIds.map(({ id }) => `'api-key:${id}'`).join(', ')})`, '57P03');
+    let read: Awaited<ReturnType<typeof get>>;
+    let payment: Awaited<ReturnType<typeof pay>>;
+    try {
+      read = await get('/payments', own);
+      payment = await pay(paymentBody('4242424242424242'), { 'idempotency-key': randomUUID() }, own);
+    } finally {
+      await allow();
+    }
+    expect(read).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'service_unavailable', message: expect.stringMatching(/^The database could not be reached/) } } });
+    expectDocumented('/payments', 'get', 503, read.body);
+    expect(payment).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'still_processing' } } });
+    expect((await get('/payments', own)).status).toBe(200);
   });
 });

@@ -1,12 +1,13 @@
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { openOrm } from '../data/orm.ts';
+import { openConnectedOrm } from '../data/orm.ts';
 import { requireSetting } from '../platform/require-setting.ts';
 import { configOrExit } from '../platform/config-or-exit.ts';
 import { connectTemporal, ensureSearchAttributes } from '../adapters/temporal/connection.ts';
 import { workerFromConfig } from './worker-from-config.ts';
 import { ensureRetentionSchedule, ensureUnstartedDeliveriesSchedule, ensureUnstartedRefundsSchedule } from './maintenance-schedules.ts';
 import { stopWithParent } from '../platform/stop-with-parent.ts';
+import { databaseAddress, reachOrExit } from '../platform/unreachable-server.ts';
 
 /** The worker process: `npm run worker` (production) or a child of `npm start`. */
 const { config, address, databaseUrl } = configOrExit(() => {
@@ -16,9 +17,13 @@ const { config, address, databaseUrl } = configOrExit(() => {
   return { config, address: requireSetting(config.temporalAddress, 'TEMPORAL_ADDRESS'), databaseUrl: requireSetting(config.databaseUrl, 'DATABASE_URL') };
 });
 const logger = createLogger({ level: config.logLevel, name: 'worker' });
-const orm = await openOrm({ databaseUrl, poolSize: config.databasePoolSize });
+const orm = await reachOrExit(logger, { name: 'PostgreSQL', setting: 'DATABASE_URL', address: databaseAddress(databaseUrl) }, () =>
+  openConnectedOrm({ databaseUrl, poolSize: config.databasePoolSize }),
+);
 
-const admin = await connectTemporal({ address, namespace: config.temporalNamespace });
+const admin = await reachOrExit(logger, { name: 'Temporal', setting: 'TEMPORAL_ADDRESS', address }, () =>
+  connectTemporal({ address, namespace: config.temporalNamespace }),
+);
 await ensureSearchAttributes(admin.connection, config.temporalNamespace);
 await ensureRetentionSchedule(admin.client, { taskQueue: config.temporalTaskQueue });
 await ensureUnstartedRefundsSchedule(admin.client, {

@@ -4,7 +4,7 @@ import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import { outageAsUnavailable } from '../http/outages.ts';
 
 /** GraphQL codes of the refusals Fastify makes before Apollo sees a request, by HTTP status. */
-const TRANSPORT_CODES: Record<number, string> = { 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED' };
+const TRANSPORT_CODES: Record<number, string> = { 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'RATE_LIMITED', 503: 'SERVICE_UNAVAILABLE' };
 
 /**
  * A request to `/graphql` refused before Apollo runs (a body that is not JSON, too large, of another media type)

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { PaymentApiError, type PaymentApiErrorType } from '../../domain/payments-api/errors.ts';
-import { PaymentStillProcessingError } from '../../domain/payments/payment-runner.ts';
+import { PaymentNotRecordedYetError, PaymentStillProcessingError } from '../../domain/payments/payment-runner.ts';
 import { describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
@@ -18,7 +18,10 @@ export const PaymentApiErrorResponse = Type.Object(
       type: Type.Union(['invalid_request_error', 'card_error', 'idempotency_error', 'authentication_error', 'rate_limit_error', 'api_error'].map((t) => Type.Literal(t)), {
         description: 'What kind of failure: the request (`invalid_request_error`), the card (`card_error`), a reused key (`idempotency_error`), the key (`authentication_error`), the rate limit, or the gateway (`api_error`)',
       }),
-      code: Type.String({ description: 'Machine-readable reason, e.g. `parameter_invalid`, `resource_missing`, `invalid_number`, `credit_exceeds_original_amount`' }),
+      code: Type.String({
+        description:
+          'Machine-readable reason, e.g. `parameter_invalid`, `resource_missing`, `invalid_number`, `credit_exceeds_original_amount`; a 503 is `still_processing` when the request may still take effect (retry with the same Idempotency-Key, or read the payment) and `service_unavailable` when nothing of it was taken (send it again)',
+      }),
       message: Type.String({ description: 'For people; names the parameter at fault' }),
       param: Type.Optional(Type.String({ description: 'The parameter at fault, dotted for nested ones (`card.number`)' })),
       status_id: Type.Optional(Type.Integer({ description: 'Transaction status code (spec 7.5) when the refusal has one: 0 before processing, 4313 for a refund over the captured amount' })),
@@ -56,7 +59,7 @@ const FROM_DOMAIN = {
   gone: { type: 'invalid_request_error', code: 'resource_gone', status: 410 },
   payload_too_large: { type: 'invalid_request_error', code: 'body_too_large', status: 413 },
   rate_limited: { type: 'rate_limit_error', code: 'rate_limited', status: 429 },
-  unavailable: { type: 'api_error', code: 'still_processing', status: 503 },
+  unavailable: { type: 'api_error', code: 'still_processing', status: 503 }, // or `service_unavailable`: unavailableCode
 } as const satisfies Record<ErrorCode, { type: PaymentApiErrorType; code: string; status: number }>;
 
 interface Mapped {
@@ -71,7 +74,18 @@ const invalid = (code: string, message: string, param?: string, status = 400): M
   body: { error: { type: 'invalid_request_error', code, message, ...(param ? { param } : {}) } },
 });
 
-export function toPaymentApiError(error: unknown): Mapped {
+/**
+ * A 503's code says whether its request may still take effect: `still_processing` (a payment or action under way, or
+ * Temporal or PostgreSQL away while a change was asked: get the outcome with the same Idempotency-Key or by reading
+ * it), or `service_unavailable` (nothing was taken: the gateway busy or stopping, a refund not started, a read that
+ * met an outage; sending it again is safe). A read of a payment started and not recorded yet is `still_processing`.
+ */
+function unavailableCode(error: DomainError, request: { readOnly: boolean }): 'still_processing' | 'service_unavailable' {
+  if (error instanceof PaymentNotRecordedYetError) return 'still_processing';
+  return error.details.nothingTaken || request.readOnly ? 'service_unavailable' : 'still_processing';
+}
+
+export function toPaymentApiError(error: unknown, request: { readOnly: boolean } = { readOnly: false }): Mapped {
   if (error instanceof PaymentApiError) {
     const { param, statusId } = error.extra;
     return {
@@ -83,7 +97,12 @@ export function toPaymentApiError(error: unknown): Mapped {
     const mapped = FROM_DOMAIN[error.code];
     const param = error.details.field;
     // A conflicting Idempotency-Key is a reuse with another request unless the first is still running.
-    const code = error.code === 'conflict' && /different request/.test(error.message) ? 'idempotency_key_reused' : mapped.code;
+    const code =
+      error.code === 'conflict' && /different request/.test(error.message)
+        ? 'idempotency_key_reused'
+        : error.code === 'unavailable'
+          ? unavailableCode(error, request)
+          : mapped.code;
     return {
       status: mapped.status,
       body: { error: { type: mapped.type, code, message: error.message, ...(param ? { param } : {}), ...(error instanceof PaymentStillProcessingError ? { payment_id: error.paymentId } : {}) } },
@@ -116,7 +135,7 @@ export function toPaymentApiError(error: unknown): Mapped {
 }
 
 export function sendPaymentApiError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const mapped = toPaymentApiError(outageAsUnavailable(error, request.log));
+  const mapped = toPaymentApiError(outageAsUnavailable(error, request.log), { readOnly: request.method === 'GET' || request.method === 'HEAD' });
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   return reply.status(mapped.status).send(mapped.body);

@@ -49,8 +49,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Content-Type must be application/json (UTF-8, uncompressed)',
   429: 'Rate limit of the API key exceeded',
   500: 'Unexpected error; nothing is known to have changed',
-  503: 'Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key',
+  503: 'Still processing (`still_processing`: Temporal or PostgreSQL away, or the answer not in time): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key. Or nothing was taken (`service_unavailable`: the gateway busy or stopping, a refund that could not be started): send it again',
 };
+
+/** A read's 503: it takes nothing, so it is never `still_processing` (but for a payment started and not recorded yet). */
+const readUnavailable = () =>
+  ref(PaymentApiErrorResponse, { description: 'The database could not be reached, or the gateway is stopping (`service_unavailable`, `Retry-After`): ask again' });
 
 const IdempotencyHeaders = Type.Object({
   'Idempotency-Key': idempotencyKeyHeader('Makes the POST safe to retry: the same key and body answer the first result and never charge (or refund) twice'),
@@ -124,7 +128,8 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
           200: ref(Payment),
           ...errors(400, 401, 404, 429, 500),
           503: ref(PaymentApiErrorResponse, {
-            description: 'The payment has started and is not recorded yet (`still_processing`, `Retry-After`): ask again; or Temporal, which runs it, could not be reached',
+            description:
+              'The payment has started and is not recorded yet (`still_processing`, `Retry-After`): ask again; or the database could not be reached, or the gateway is stopping (`service_unavailable`)',
           }),
         },
       },
@@ -141,7 +146,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         tags: ['payments'],
         security: API_KEY_REQUIRED,
         querystring: PaymentListQuery,
-        response: { 200: ref(PaymentList), ...errors(400, 401, 404, 429, 500) },
+        response: { 200: ref(PaymentList), ...errors(400, 401, 404, 429, 500), 503: readUnavailable() },
       },
       async handler(request) {
         const principal = callerOf(request);
@@ -252,6 +257,7 @@ export function paymentsApiRoutes(app: FastifyInstance, deps: PaymentsApiRouteDe
         response: {
           200: Type.Object({ object: Type.Literal('list'), url: Type.String({ description: 'The path of this list' }), has_more: Type.Boolean(), data: Type.Array(ref(Refund)) }),
           ...errors(400, 401, 404, 429, 500),
+          503: readUnavailable(),
         },
       },
       async handler(request) {

@@ -87,7 +87,7 @@ const errors = {
   500: ref(PaymentApiErrorResponse, { description: 'Unexpected error' }),
   503: ref(PaymentApiErrorResponse, {
     description:
-      'Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key',
+      'Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key. A read that met an outage, or a request that came while the gateway stops, is `service_unavailable`: nothing was taken; send it again',
   }),
 };
 /** An action's Idempotency-Key used with another request, or while its first request runs. */

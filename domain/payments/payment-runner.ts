@@ -48,7 +48,7 @@ export interface PaymentRunner extends ThreeDSecureRunner {
  */
 export class PaymentNotStartedError extends DomainError {
   constructor() {
-    super('unavailable', 'The gateway is busy; the payment was not started');
+    super('unavailable', 'The gateway is busy; the payment was not started', { nothingTaken: true });
     this.name = 'PaymentNotStartedError';
   }
 }

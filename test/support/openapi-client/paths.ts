@@ -345,7 +345,7 @@ export interface components {
       error: {
         /** @description What kind of failure: the request (`invalid_request_error`), the card (`card_error`), a reused key (`idempotency_error`), the key (`authentication_error`), the rate limit, or the gateway (`api_error`) */
         type: "invalid_request_error" | "card_error" | "idempotency_error" | "authentication_error" | "rate_limit_error" | "api_error";
-        /** @description Machine-readable reason, e.g. `parameter_invalid`, `resource_missing`, `invalid_number`, `credit_exceeds_original_amount` */
+        /** @description Machine-readable reason, e.g. `parameter_invalid`, `resource_missing`, `invalid_number`, `credit_exceeds_original_amount`; a 503 is `still_processing` when the request may still take effect (retry with the same Idempotency-Key, or read the payment) and `service_unavailable` when nothing of it was taken (send it again) */
         code: string;
         /** @description For people; names the parameter at fault */
         message: string;
@@ -1929,6 +1929,12 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
+      /** @description The database could not be reached, or the gateway is stopping (`service_unavailable`, `Retry-After`): ask again */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
     };
   };
   /**
@@ -2062,7 +2068,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
+      /** @description Still processing (`still_processing`: Temporal or PostgreSQL away, or the answer not in time): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key. Or nothing was taken (`service_unavailable`: the gateway busy or stopping, a refund that could not be started): send it again */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2118,7 +2124,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description The payment has started and is not recorded yet (`still_processing`, `Retry-After`): ask again; or Temporal, which runs it, could not be reached */
+      /** @description The payment has started and is not recorded yet (`still_processing`, `Retry-After`): ask again; or the database could not be reached, or the gateway is stopping (`service_unavailable`) */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2220,7 +2226,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
+      /** @description Still processing (`still_processing`: Temporal or PostgreSQL away, or the answer not in time): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key. Or nothing was taken (`service_unavailable`: the gateway busy or stopping, a refund that could not be started): send it again */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2313,7 +2319,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
+      /** @description Still processing (`still_processing`: Temporal or PostgreSQL away, or the answer not in time): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key. Or nothing was taken (`service_unavailable`: the gateway busy or stopping, a refund that could not be started): send it again */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2406,7 +2412,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Still processing (or a refund could not be started now, or Temporal or PostgreSQL away): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key */
+      /** @description Still processing (`still_processing`: Temporal or PostgreSQL away, or the answer not in time): retry with the same Idempotency-Key to get the result; a payment that goes on is named in `payment_id`, and `GET /payments/{payment_id}` gives its outcome without a key. Or nothing was taken (`service_unavailable`: the gateway busy or stopping, a refund that could not be started): send it again */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2474,6 +2480,12 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
+      /** @description The database could not be reached, or the gateway is stopping (`service_unavailable`, `Retry-After`): ask again */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PaymentApiError"];
+        };
+      };
     };
   };
   /** A subscription of the key’s tenant */
@@ -2524,7 +2536,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key */
+      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key. A read that met an outage, or a request that came while the gateway stops, is `service_unavailable`: nothing was taken; send it again */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2608,7 +2620,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key */
+      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key. A read that met an outage, or a request that came while the gateway stops, is `service_unavailable`: nothing was taken; send it again */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2692,7 +2704,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key */
+      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key. A read that met an outage, or a request that came while the gateway stops, is `service_unavailable`: nothing was taken; send it again */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];
@@ -2776,7 +2788,7 @@ export interface operations {
           "application/json": components["schemas"]["PaymentApiError"];
         };
       };
-      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key */
+      /** @description Temporal, which bills the subscription, could not be reached, or billing did not take a pause or resume in time (no worker ran it): `still_processing`, and it may still take effect; retry with the same Idempotency-Key. A read that met an outage, or a request that came while the gateway stops, is `service_unavailable`: nothing was taken; send it again */
       503: {
         content: {
           "application/json": components["schemas"]["PaymentApiError"];

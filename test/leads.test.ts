@@ -119,6 +119,9 @@ describe('writing a lead', () => {
     ['an empty session_id', { email: 'a@example.com', session_id: '' }, 'session_id'],
     ['a session_id over 255 characters', { email: 'a@example.com', session_id: 's'.repeat(256) }, 'session_id'],
     ['no e-mail', { session_id: 's1' }, 'email'],
+    // Spaces alone name no customer and no session.
+    ['an e-mail of spaces alone', { email: ' \u00a0 ', session_id: 's1' }, 'email'],
+    ['a session_id of spaces alone', { email: 'a@example.com', session_id: '   ' }, 'session_id'],
     ['pending data that is not base64', { email: 'a@example.com', session_id: 's1', pending_data_b64: 'not base64!' }, 'pending_data_b64'],
     ['pending data that is base64 of broken JSON', { email: 'a@example.com', session_id: 's1', pending_data_b64: Buffer.from('{"a":').toString('base64') }, 'pending_data_b64'],
     ['scans that are not an array', { email: 'a@example.com', session_id: 's1', scans: { page: '/' } }, 'scans'],

@@ -84,7 +84,7 @@ export const LeadQuerystring = Type.Object(
     email: Type.Optional(Type.String({ maxLength: LEAD_LIMITS.email })),
     session_id: Type.Optional(Type.String({ maxLength: LEAD_LIMITS.sessionId })),
     transaction_id: Type.Optional(Type.String({ maxLength: 100 })),
-    subscription_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    subscription_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: 'A subscription id (a positive 32-bit integer)' })),
     status: Type.Optional(stringEnum(LEAD_STATUSES)),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LEAD_PAGE_SIZE.max, description: `Default ${LEAD_PAGE_SIZE.default}` })),
   },

@@ -48,6 +48,8 @@ function requiredString(body: Record<string, unknown>, name: string, max: number
   }
   if (typeof value !== 'string') problems.push(`${name}: must be a string`);
   else if (value.length < 1 || !fitsCharacters(value, max)) problems.push(`${name}: must be 1 to ${max} characters`);
+  // Spaces alone name no customer and no session: a lead nobody could find again by it.
+  else if (value.trim() === '') problems.push(`${name}: must not be blank`);
   return typeof value === 'string' ? value : '';
 }
 

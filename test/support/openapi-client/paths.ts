@@ -1428,6 +1428,7 @@ export interface operations {
         email?: string;
         session_id?: string;
         transaction_id?: string;
+        /** @description A subscription id (a positive 32-bit integer) */
         subscription_id?: number;
         status?: "lead" | "paid";
         /** @description Default 50 */

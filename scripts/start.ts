@@ -81,7 +81,19 @@ async function start(): Promise<void> {
 
   const local = [!config.databaseUrl && 'PostgreSQL', !config.temporalAddress && 'Temporal'].filter(Boolean);
   if (local.length > 0) say(`Starting ${local.join(' and ')}…`);
-  const servers = await ensureLocalServers(config, { temporal: true, say, temporalLog: (text) => logs.write('temporal', text), adoptLeftovers: true });
+  const servers = await ensureLocalServers(config, {
+    temporal: true,
+    say,
+    temporalLog: (text) => logs.write('temporal', text),
+    adoptLeftovers: true,
+    watch: {
+      report: (line) => say(`${line} (logs: ${logs.dir})`),
+      giveUp: (reason) => {
+        say(`npm start stops: ${reason}; run it again (logs: ${logs.dir})`);
+        void stopAll(1);
+      },
+    },
+  });
   stops.push(servers.stop);
   if (stopping) return;
 

@@ -199,6 +199,24 @@ describe('npm start', () => {
     }
   });
 
+  it('starts its Temporal dev server again when it is killed; payments go on on the same history', async () => {
+    const [temporal] = descendants(stack.pid!, 'start-dev');
+    expect(temporal).toBeDefined();
+    process.kill(temporal!, 'SIGKILL');
+    await until('the Temporal dev server started again', async () => output.includes('Temporal dev server running again'));
+    expect(output).toMatch(/Temporal dev server exited \(signal SIGKILL\); starting it again/);
+    expect(descendants(stack.pid!, 'start-dev')).not.toContain(temporal);
+
+    // The gateway's client and the worker reconnect by themselves.
+    const { status, body } = await until('an approved payment', async () => {
+      // Another card than the other tests': the demo allows three submits of a card in ten minutes.
+      const answer = await submit('5555555555554444', 'local-stack-temporal');
+      return answer.status === 200 ? answer : undefined;
+    });
+    expect(body).toMatchObject({ info: 'Success', chargeSuccess: true });
+    expect(await authorizations(body.submitOrderId)).toBe(1);
+  });
+
   it('killed outright, leaves no gateway, worker or sandbox; the next start takes over its PostgreSQL and Temporal', async () => {
     // The copy that supervises everything (the launcher in the terminal's group starts it).
     const supervisor = Number(readFileSync(path.join(dataDir, 'npm-start.pid'), 'utf8'));

@@ -1,6 +1,8 @@
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { ServerExit } from './keep-running.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -44,6 +46,8 @@ function letUnprivilegedUserTraverse(target: string): void {
 
 export interface EmbeddedPostgresHandle {
   readonly url: string;
+  /** Resolves when the server's process ends, stopped or not. */
+  readonly exited: Promise<ServerExit>;
   stop(): Promise<void>;
 }
 
@@ -72,8 +76,21 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
   if (fresh) await server.initialise();
   await server.start();
   if (fresh) await server.createDatabase(database);
+  // The package keeps the server's process to itself; its stop waits for an exit that, once the process is gone
+  // (killed), never comes again, so a server already gone is not stopped.
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  let gone = child === undefined;
+  const exited = new Promise<ServerExit>((resolve) =>
+    child?.once('exit', (code, signal) => {
+      gone = true;
+      resolve({ code, signal });
+    }),
+  );
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${options.port}/${database}`,
-    stop: () => server.stop(),
+    exited,
+    stop: async () => {
+      if (!gone) await server.stop();
+    },
   };
 }

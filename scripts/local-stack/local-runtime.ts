@@ -4,6 +4,7 @@ import type { Config } from '../../platform/config.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import { startTemporalDevServer } from './temporal-dev-server.ts';
 import { ensureTemporalCli } from './temporal-cli.ts';
+import { keepRunning, type RunningServer } from './keep-running.ts';
 import { forgetTemporalServer, recordTemporalServer, runningPostgres, runningTemporal, stopLeftover } from './leftovers.ts';
 
 // scripts/provision.ts imports it from here.
@@ -44,8 +45,16 @@ export async function ensureLocalServers(
      * which holds DATA_DIR); otherwise they are used and left running (`npm run provision` beside a running start).
      */
     adoptLeftovers?: boolean;
+    /**
+     * For a start that runs for long (`npm start`): the servers started here are watched; the Temporal dev server is
+     * started again when its process ends on its own, and PostgreSQL's end (a server killed outright leaves backends
+     * that a new one cannot start beside) or a Temporal dev server that keeps ending is `giveUp`.
+     */
+    watch?: { report(line: string): void; giveUp(reason: string): void };
   },
 ): Promise<LocalServers> {
+  const watched = <T extends RunningServer>(server: T, name: string, restart?: () => Promise<T>, restarted?: (next: T) => void) =>
+    options.watch ? keepRunning(server, { name, restart, restarted, maxRestarts: 3, windowMs: 60_000, ...options.watch }) : server;
   const stops: (() => Promise<void>)[] = [];
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
@@ -62,7 +71,8 @@ export async function ensureLocalServers(
       databaseUrl = `postgres://postgres:postgres@127.0.0.1:${port}/payments`;
     } else {
       const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
-      stops.push(pg.stop);
+      const running = watched(pg, 'embedded PostgreSQL');
+      stops.push(() => running.stop());
       databaseUrl = pg.url;
     }
   }
@@ -87,17 +97,21 @@ export async function ensureLocalServers(
           });
         }
       } else {
-        const temporal = await startTemporalDevServer({
-          cliPath: ensureTemporalCli({ explicitPath: config.temporalCliPath, log: options.say }),
-          dataDir: temporalDir,
-          port: config.temporalDevPort,
-          uiPort: config.temporalUiPort,
-          namespace: config.temporalNamespace,
-          log: options.temporalLog,
-        });
-        recordTemporalServer(temporalDir, temporal.pid);
+        const startTemporal = () =>
+          startTemporalDevServer({
+            cliPath: ensureTemporalCli({ explicitPath: config.temporalCliPath, log: options.say }),
+            dataDir: temporalDir,
+            port: config.temporalDevPort,
+            uiPort: config.temporalUiPort,
+            namespace: config.temporalNamespace,
+            log: options.temporalLog,
+          });
+        const record = (server: { pid: number }) => recordTemporalServer(temporalDir, server.pid);
+        const temporal = await startTemporal();
+        record(temporal);
+        const running = watched(temporal, 'Temporal dev server', startTemporal, record);
         stops.unshift(async () => {
-          await temporal.stop();
+          await running.stop();
           forgetTemporalServer(temporalDir);
         });
       }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/contract/search-attributes.ts';
 import { stopChild } from '../child-process.ts';
+import type { ServerExit } from './keep-running.ts';
 
 
 export interface TemporalDevServerHandle {
@@ -11,8 +12,11 @@ export interface TemporalDevServerHandle {
   /** The server's process (a later start finds it by it: `leftovers.ts`). */
   readonly pid: number;
   readonly uiUrl: string;
+  /** Resolves when the server's process ends, stopped or not (`npm start` starts it again when not). */
+  readonly exited: Promise<ServerExit>;
   stop(): Promise<void>;
 }
+
 
 /**
  * Dynamic config the product needs: Update-With-Start (early return of the submit result)
@@ -76,6 +80,7 @@ async function startOnce(options: DevServerOptions): Promise<TemporalDevServerHa
     ...ALL_SEARCH_ATTRIBUTES.flatMap((key) => ['--search-attribute', `${key.name}=${searchAttributeTypeName(key.type)}`]),
   ];
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<ServerExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   // Output is kept only until the server answers, to explain a failed start.
   let output: string[] | undefined = [];
   const collect = (chunk: Buffer) => {
@@ -92,6 +97,7 @@ async function startOnce(options: DevServerOptions): Promise<TemporalDevServerHa
     address,
     pid: child.pid!,
     uiUrl: `http://127.0.0.1:${options.uiPort}`,
+    exited,
     stop: () => stopChild(child),
   };
 }

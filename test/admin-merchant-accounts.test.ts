@@ -554,6 +554,9 @@ describe('GraphQL merchant accounts', () => {
     const brand = await graphql(acme, `{ merchantAccounts(brandId: 7, gateway: "sandbox") { mid } }`);
     expect(brand.data.merchantAccounts.map((a: any) => a.mid).sort()).toEqual([`ACME-1-${midSuffix}`, `ACME-2-${midSuffix}`].sort());
     expect((await graphql(acme, `{ merchantAccounts(gateway: "elsewhere") { mid } }`)).data.merchantAccounts).toEqual([]);
+    // A filter no account could ever match is a mistake said, not an empty list.
+    expect((await graphql(acme, `{ merchantAccounts(currency: "xyz") { mid } }`)).errors[0]).toMatchObject({ message: expect.stringContaining('currency must be an ISO 4217'), extensions: { code: 'BAD_USER_INPUT' } });
+    expect((await graphql(acme, `{ merchantAccounts(brandId: -1) { mid } }`)).errors[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
     const rest = await accountOf(acme, 'ACME-1-');
     const gql = all.data.merchantAccounts.find((a: any) => a.id === rest.id);
     expect(gql).toMatchObject({ title: rest.title, rowVersion: rest.rowVersion, reservePercentage: rest.reservePercentage });
@@ -590,7 +593,7 @@ describe('GraphQL merchant accounts', () => {
       graphql(acme, `mutation($id: Int!, $input: JSONObject!, $who: String!) { updateMerchantAccount(id: $id, input: $input, userEmail: $who) { rowVersion } }`, { id: account.id, input: { rowVersion }, who: userEmail });
     expect((await withActor('A@B.co', account.rowVersion + 1)).data.updateMerchantAccount).toEqual({ rowVersion: account.rowVersion + 2 });
     // Kept as sent, so taken only as kept: no line breaks around it, nothing IDNA would drop from its domain.
-    for (const refused of ['not an address', '<img/src/onerror=alert(1)>@x.co', 'a..b@x.co', '\na@x.co\n', 'a@x\u200b.co']) {
+    for (const refused of ['not an address', '<img/src/onerror=alert(1)>@x.co', 'a..b@x.co', '\na@x.co\n', 'a@x\u200b.co', `${'a'.repeat(65)}@x.co`]) {
       expect((await withActor(refused, account.rowVersion + 2)).errors[0]).toMatchObject({ message: expect.stringContaining('userEmail must be an e-mail address'), extensions: { code: 'BAD_USER_INPUT' } });
     }
   });

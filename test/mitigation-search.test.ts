@@ -216,6 +216,7 @@ describe('records and pages', () => {
     const original = visible[2]!;
     const { body } = await search({ transactionIds: [original.id] });
     expect(Object.keys(body).sort()).toEqual(['count', 'message', 'moreResults', 'pageNumber', 'success', 'transactions']);
+    expect(body).toMatchObject({ count: 1, message: '1 transaction' });
     expect(body.transactions).toEqual([
       {
         gateway: 'sandbox',
@@ -486,6 +487,7 @@ describe('GraphQL mitigationTransactions', () => {
     }
     expect((await graphql(QUERY, { first: 201 })).errors[0].extensions.code).toBe('BAD_USER_INPUT');
     expect((await graphql(QUERY, { currency: 'dollars' })).errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect((await graphql(QUERY, { emails: [] })).errors[0]).toMatchObject({ message: expect.stringContaining('emails must hold at least one value'), extensions: { code: 'BAD_USER_INPUT' } });
     const fromOther = await graphql(`{ mitigationTransactions(first: 200) { edges { node { transactionId } } } }`, {}, other);
     expect(fromOther.data.mitigationTransactions.edges.map((e: any) => e.node.transactionId).sort()).toEqual(foreign.map((t) => t.id).sort());
   });

@@ -78,7 +78,7 @@ export function mitigationRoutes(app: TypedApp): void {
         page: { offset: (page.pageNumber - 1) * page.limit, limit: page.limit },
       });
       const transactions = result.records.map(({ cursor: _cursor, productId: _product, merchantAccountId: _account, ...record }) => record);
-      return { success: true as const, message: `${transactions.length} transactions`, count: transactions.length, pageNumber: page.pageNumber, moreResults: result.moreResults, transactions };
+      return { success: true as const, message: `${transactions.length} ${transactions.length === 1 ? 'transaction' : 'transactions'}`, count: transactions.length, pageNumber: page.pageNumber, moreResults: result.moreResults, transactions };
     },
   });
 }

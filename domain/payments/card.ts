@@ -108,6 +108,8 @@ export function binCountry(bin: string): string | undefined {
 const ATOM = "[\\p{L}\\p{M}\\p{N}!#$%&'*+\\-/=?^_`{|}~]+";
 const LABEL = '[\\p{L}\\p{M}\\p{N}](?:[\\p{L}\\p{M}\\p{N}-]*[\\p{L}\\p{M}\\p{N}])?';
 const TOP_LABEL = '[\\p{L}\\p{M}\\p{N}][\\p{L}\\p{M}\\p{N}-]*[\\p{L}\\p{M}\\p{N}]';
+const LONGEST_LOCAL_PART_OCTETS = 64;
+const UTF8 = new TextEncoder();
 const EMAIL = new RegExp(`^${ATOM}(?:\\.${ATOM})*@(?:${LABEL}\\.)+${TOP_LABEL}$`, 'u');
 /**
  * An e-mail as payments keep and compare it (customers, velocity, blocklists, subscriptions): trimmed and lower-cased
@@ -128,6 +130,8 @@ export function normalizeEmail(email: string): string {
  */
 export function isValidEmail(email: string | undefined): email is string {
   if (typeof email !== 'string' || email.length > 320 || !EMAIL.test(email) || email !== email.normalize('NFC')) return false;
+  // A mailbox name of more than 64 octets (RFC 5321, and RFC 6531 for UTF-8 ones) is one no mail server delivers to.
+  if (UTF8.encode(email.slice(0, email.lastIndexOf('@'))).length > LONGEST_LOCAL_PART_OCTETS) return false;
   const domain = email.slice(email.lastIndexOf('@') + 1);
   const ascii = domainToASCII(domain);
   return ascii !== '' && domainToUnicode(ascii) === domain;

@@ -2,6 +2,7 @@ import { ArgsType, Field, Float, Int, ObjectType } from 'type-graphql';
 import { Matches, Max, MaxLength, Min, ValidateBy } from 'class-validator';
 import { DateTimeResolver, JSONObjectResolver } from 'graphql-scalars';
 import { isActorEmail } from '../../domain/auth/api-key.ts';
+import { isChargeableCurrency } from '../../domain/currencies.ts';
 
 @ObjectType('GatewayCredentials', { description: 'Masked: `****` plus the last 4 characters (`****` alone under 12 characters)' })
 export class GatewayCredentialsType {
@@ -108,6 +109,7 @@ export class MerchantAccountsArgs {
   live?: boolean;
 
   @Field(() => Int, { nullable: true, description: 'Only accounts of this brand id' })
+  @Min(1)
   brandId?: number;
 
   @Field(() => String, { nullable: true, description: 'Only accounts at this gateway (its name, e.g. sandbox)' })
@@ -115,7 +117,11 @@ export class MerchantAccountsArgs {
   gateway?: string;
 
   @Field(() => String, { nullable: true, description: 'Only accounts configured for this currency (ISO 4217, any case)' })
-  @Matches(/^[A-Za-z]{3}$/)
+  // A code no card is charged in matches no account: refused, as REST and the mitigation filters refuse it.
+  @ValidateBy({
+    name: 'chargeableCurrency',
+    validator: { validate: (value) => typeof value === 'string' && isChargeableCurrency(value.toUpperCase()), defaultMessage: () => 'currency must be an ISO 4217 currency code a card is charged in (USD, EUR, JPY, KWD…)' },
+  })
   currency?: string;
 }
 

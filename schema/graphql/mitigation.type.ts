@@ -89,6 +89,8 @@ export class MitigationTransactionConnectionType {
 }
 
 const MAX_VALUES = MITIGATION_LIMITS.maxValuesPerFilter;
+/** class-validator's own words are "must contain at least 1 elements". */
+const AT_LEAST_ONE = { message: '$property must hold at least one value' };
 
 /** The filters of POST /api/mitigation/transactions (spec 4.10), with a cursor instead of page numbers. */
 @ArgsType()
@@ -106,26 +108,26 @@ export class MitigationTransactionsArgs {
   @MaxLength(200)
   after?: string;
 
-  @Field(() => [String], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @MaxLength(320, { each: true }) emails?: string[];
-  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) orderIds?: number[];
-  @Field(() => [String], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @IsUUID('all', { each: true }) transactionIds?: string[];
-  @Field(() => [String], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @MaxLength(100, { each: true }) gatewayTransactionIds?: string[];
+  @Field(() => [String], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @MaxLength(320, { each: true }) emails?: string[];
+  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) orderIds?: number[];
+  @Field(() => [String], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @IsUUID('all', { each: true }) transactionIds?: string[];
+  @Field(() => [String], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @MaxLength(100, { each: true }) gatewayTransactionIds?: string[];
   @Field(() => String, { nullable: true, description: 'First 6 digits of the card' }) @Matches(/^\d{6}$/) bin?: string;
   @Field(() => String, { nullable: true }) @Matches(/^\d{4}$/) last4?: string;
   @Field(() => String, { nullable: true }) @MaxLength(100) firstName?: string;
   @Field(() => String, { nullable: true }) @MaxLength(100) lastName?: string;
-  @Field(() => [String], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @MaxLength(20, { each: true }) authCodes?: string[];
+  @Field(() => [String], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @MaxLength(20, { each: true }) authCodes?: string[];
   @Field(() => String, { nullable: true }) @Matches(/^[A-Za-z]{3}$/) currency?: string;
   @Field(() => String, { nullable: true, description: 'YYYY-MM-DD, UTC, inclusive' }) @Matches(/^\d{4}-\d{2}-\d{2}$/) dateFrom?: string;
   @Field(() => String, { nullable: true, description: 'YYYY-MM-DD, UTC, inclusive' }) @Matches(/^\d{4}-\d{2}-\d{2}$/) dateTo?: string;
   @Field(() => String, { nullable: true }) @MaxLength(255) descriptorContains?: string;
   @Field(() => Boolean, { nullable: true }) sandbox?: boolean;
-  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) applicationIds?: number[];
-  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) productIds?: number[];
-  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) campaignIds?: number[];
-  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) merchantAccountIds?: number[];
-  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) companyIds?: number[];
-  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) subscriptionIds?: number[];
-  @Field(() => [Float], { nullable: true }) @ArrayMinSize(1) @ArrayMaxSize(MAX_VALUES) @Min(0, { each: true }) amounts?: number[];
+  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) applicationIds?: number[];
+  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) productIds?: number[];
+  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) campaignIds?: number[];
+  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) merchantAccountIds?: number[];
+  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) companyIds?: number[];
+  @Field(() => [Int], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @Min(1, { each: true }) subscriptionIds?: number[];
+  @Field(() => [Float], { nullable: true }) @ArrayMinSize(1, AT_LEAST_ONE) @ArrayMaxSize(MAX_VALUES) @Min(0, { each: true }) amounts?: number[];
   @Field(() => Boolean, { nullable: true }) includeUpdated?: boolean;
 }

@@ -195,6 +195,11 @@ describe('e-mail', () => {
     ['a.@x.co', false],
     ['a@x_y.co', false],
     ['a@x!.co', false],
+    // A mailbox name is at most 64 octets: UTF-8 ones counted in bytes.
+    [`${'a'.repeat(64)}@example.com`, true],
+    [`${'a'.repeat(65)}@example.com`, false],
+    [`${'é'.repeat(32)}@example.com`, true],
+    [`${'é'.repeat(33)}@example.com`, false],
   ])('%j valid: %s', (email, expected) => {
     expect(isValidEmail(email)).toBe(expected);
   });
@@ -207,9 +212,11 @@ describe('e-mail', () => {
   });
 
   it('allows 320 characters and no more', () => {
-    const domain = '@example.com';
-    expect(isValidEmail('a'.repeat(320 - domain.length) + domain)).toBe(true);
-    expect(isValidEmail('a'.repeat(321 - domain.length) + domain)).toBe(false);
+    // The longest mailbox name, then labels of a domain filling the rest.
+    const local = `${'a'.repeat(64)}@`;
+    const labels = (length: number) => `${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(63)}.${'e'.repeat(length - 196)}.com`;
+    expect(isValidEmail(local + labels(320 - local.length))).toBe(true);
+    expect(isValidEmail(local + labels(321 - local.length))).toBe(false);
     expect(isValidEmail(undefined)).toBe(false);
   });
 });

@@ -240,6 +240,11 @@ describe('POST /payments', () => {
     expect(brokenKey.status).toBe(400);
     expect(brokenKey.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid' });
 
+    // Nesting thousands of levels deep is valid JSON too: told as too deep, not as malformed.
+    const deep = await pay(`{"amount":1999,"currency":"USD","metadata":{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}}`);
+    expect(deep).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error', code: 'parameter_invalid', message: expect.stringContaining('nests objects or arrays too deeply') } } });
+    expectDocumented('/payments', 'post', 400, deep.body);
+
     // A reserved key is valid JSON: named, not called malformed.
     const reserved = await pay('{"amount":1999,"currency":"USD","__proto__":{"x":1}}');
     expect(reserved.status).toBe(400);

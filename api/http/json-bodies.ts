@@ -38,11 +38,20 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
       try {
         done(null, parseExactWholeNumbers(withoutByteOrderMark(text)));
       } catch (refusal) {
-        // A body too deep for the second reading is refused as Fastify refuses what it cannot read.
-        done(refusal instanceof InexactNumberError ? refusal : new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+        // A body too deep for the second reading (its reviver recurses) is valid JSON: told so, not "not valid JSON".
+        done(refusal instanceof InexactNumberError ? refusal : new BodyTooDeepError(), undefined);
       }
     });
   });
+}
+
+/** A body nesting objects or arrays deeper than it can be read (thousands of levels); no field of this API nests so. */
+export class BodyTooDeepError extends Error {
+  readonly statusCode = 400;
+  constructor() {
+    super('The body nests objects or arrays too deeply to be read (no field of this API nests more than a few levels)');
+    this.name = 'BodyTooDeepError';
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { unsupportedMediaMessage } from '../http/content-encoding.ts';
 import { isReservedKeyRefusal, RESERVED_KEY_FIELD, RESERVED_KEY_PROBLEM } from '../http/reserved-keys.ts';
 import { DuplicateKeyError } from '../http/duplicate-keys.ts';
 import { InexactNumberError } from '../http/whole-numbers.ts';
+import { BodyTooDeepError } from '../http/json-bodies.ts';
 import { outageAsUnavailable } from '../http/outages.ts';
 
 /** The one error body of the generic `/payments` API (Stripe's shape). */
@@ -118,6 +119,7 @@ export function toPaymentApiError(error: unknown, request: { readOnly: boolean }
   }
   if (isReservedKeyRefusal(error)) return invalid('parameter_invalid', `${RESERVED_KEY_FIELD}: ${RESERVED_KEY_PROBLEM}`, RESERVED_KEY_FIELD);
   if (error instanceof InexactNumberError) return invalid('parameter_invalid', error.message, error.path);
+  if (error instanceof BodyTooDeepError) return invalid('parameter_invalid', error.message);
   if (error instanceof DuplicateKeyError) return invalid('parameter_invalid', error.message, error.path);
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

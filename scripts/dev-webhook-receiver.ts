@@ -2,6 +2,22 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
+/** Where the receiver `npm start` runs listens (`DEV_WEBHOOK_RECEIVER_PORT`). */
+export const devReceiverUrl = (port: number) => `http://127.0.0.1:${port}/webhooks`;
+
+/** The receiver's address `fixtures/demo.json` names: the one of the default port. */
+const FIXTURE_RECEIVER_URL = devReceiverUrl(4000);
+
+/**
+ * Points the endpoints a fixture gives the local receiver's default address at the receiver this environment's
+ * `npm start` runs (`DEV_WEBHOOK_RECEIVER_PORT`), as `npm start` does when it provisions the demo: provisioning
+ * `fixtures/demo.json` again beside a start on other ports would otherwise send the demo's events to port 4000,
+ * where nothing, or another developer's receiver, listens. Any other address is the fixture's own and kept.
+ */
+export function pointAtDevReceiver(fixture: { tenants: readonly { webhookEndpoints?: { url: string }[] }[] }, receiverUrl: string): void {
+  for (const tenant of fixture.tenants) for (const endpoint of tenant.webhookEndpoints ?? []) if (endpoint.url === FIXTURE_RECEIVER_URL) endpoint.url = receiverUrl;
+}
+
 export interface DevWebhookReceiver {
   readonly url: string;
   close(): Promise<void>;

@@ -10,6 +10,7 @@ import { createSecretBox } from '../domain/crypto/secret-box.ts';
 import { createCardFingerprinter } from '../domain/crypto/card-vault.ts';
 import { developmentEncryptionKey } from './local-stack/dev-credentials.ts';
 import { ensureLocalServers } from './local-stack/local-runtime.ts';
+import { devReceiverUrl, pointAtDevReceiver } from './dev-webhook-receiver.ts';
 import { migrate, openOrm } from '../data/orm.ts';
 import { DomainError } from '../domain/errors.ts';
 import { parseFixture } from '../services/provisioning/parse-fixture.ts';
@@ -36,7 +37,9 @@ const key = config.dataEncryptionKey ?? Buffer.from(developmentEncryptionKey(con
 const orm = await openOrm({ databaseUrl: servers.databaseUrl });
 try {
   await migrate(orm);
-  const results = await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), fingerprintCard: createCardFingerprinter(key), actor: 'operator:cli' }, parseFixture(raw));
+  const fixture = parseFixture(raw);
+  pointAtDevReceiver(fixture, devReceiverUrl(config.devWebhookReceiverPort));
+  const results = await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), fingerprintCard: createCardFingerprinter(key), actor: 'operator:cli' }, fixture);
   process.stdout.write(`${JSON.stringify({ tenants: results }, null, 2)}\n`);
 } catch (error) {
   process.stderr.write(`${error instanceof DomainError ? error.message : (error as Error).stack}\n`);

@@ -29,7 +29,7 @@ import { openLogFiles } from './local-stack/log-files.ts';
 import { requireFreePort } from './local-stack/free-ports.ts';
 import { claimDataDir } from './local-stack/leftovers.ts';
 import { supervise } from './local-stack/supervisor.ts';
-import { startDevWebhookReceiver } from './dev-webhook-receiver.ts';
+import { devReceiverUrl, startDevWebhookReceiver } from './dev-webhook-receiver.ts';
 import { startDevInbox } from './local-stack/dev-inbox.ts';
 
 const launcher = await continueInOwnProcessGroup();
@@ -59,10 +59,7 @@ startup.catch((error: Error) => {
 });
 
 async function start(): Promise<void> {
-  // First, so production mode without its secrets in the environment fails before anything starts.
-  const encryptionKey = config.dataEncryptionKey?.toString('base64') ?? developmentEncryptionKey(config.dataDir);
-  const operatorToken = config.operatorToken ?? developmentOperatorToken(config.dataDir);
-  // Before anything starts (the logs of the run being looked into are not rotated away): a gateway or sandbox that
+  // Before anything starts or is written (the logs of the run being looked into are not rotated away): a gateway or sandbox that
   // cannot listen would be restarted until npm start gives up.
   await requireFreePort(config.host, config.port, 'PORT');
   if (!config.sandboxProcessorUrl) await requireFreePort(config.sandboxHost, config.sandboxProcessorPort, 'SANDBOX_PROCESSOR_PORT');
@@ -76,6 +73,10 @@ async function start(): Promise<void> {
   // One start per DATA_DIR: it owns the servers there, and takes over those an earlier start killed outright left.
   const releaseDataDir = claimDataDir(config.dataDir, 'scripts/start.ts');
   stops.push(async () => releaseDataDir());
+  // Before any server starts, so production mode without its secrets in the environment fails first; after the ports
+  // and the claim, so a start refused for them writes no secrets into a DATA_DIR it never used.
+  const encryptionKey = config.dataEncryptionKey?.toString('base64') ?? developmentEncryptionKey(config.dataDir);
+  const operatorToken = config.operatorToken ?? developmentOperatorToken(config.dataDir);
   const logs = openLogFiles(path.resolve(config.dataDir, 'logs'), ['temporal', 'sandbox', 'worker', 'gateway']);
   stops.push(async () => logs.close());
 
@@ -97,7 +98,7 @@ async function start(): Promise<void> {
   stops.push(servers.stop);
   if (stopping) return;
 
-  const receiverUrl = `http://127.0.0.1:${config.devWebhookReceiverPort}/webhooks`;
+  const receiverUrl = devReceiverUrl(config.devWebhookReceiverPort);
 
   const provisioned = await migrateAndProvisionDemo(servers.databaseUrl, encryptionKey, receiverUrl);
   if (provisioned && !production) storeDemoCredentials(config.dataDir, provisioned);

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
@@ -89,6 +89,25 @@ describe('a gateway whose port is taken', () => {
       );
     } finally {
       holder.close();
+    }
+  });
+});
+
+describe('npm start whose port is taken', () => {
+  it('is refused naming the setting, and writes nothing into a DATA_DIR it never used', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as AddressInfo;
+    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'refused-start-')), 'data');
+    try {
+      const started = await runEntry('scripts/start.ts', { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir });
+      expect(started.status).toBe(1);
+      expect(started.stdout).toContain(`PORT ${port} is in use on 127.0.0.1`);
+      // No secrets a later start would take for this DATA_DIR's own.
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      holder.close();
+      rmSync(path.dirname(dataDir), { recursive: true, force: true });
     }
   });
 });

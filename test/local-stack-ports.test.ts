@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -42,6 +42,26 @@ describe('npm start, where its ports are taken', () => {
         `Port ${port} (EMBEDDED_POSTGRES_PORT) is taken by something other than the PostgreSQL of DATA_DIR ${dataDir}`,
       );
     } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('names the port the PostgreSQL of DATA_DIR runs on when EMBEDDED_POSTGRES_PORT names another, instead of starting a second one on its data', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'ports-'));
+    const databaseDir = path.join(dataDir, 'postgres');
+    // A stand-in for that server: a live process whose command line names its data directory, in its postmaster.pid.
+    const postmaster = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', '-D', databaseDir], { stdio: 'ignore' });
+    try {
+      mkdirSync(databaseDir);
+      writeFileSync(path.join(databaseDir, 'postmaster.pid'), `${postmaster.pid}\n${databaseDir}\n1700000000\n54391\n`);
+      const free = await holdPort();
+      free.server.close();
+      const config = loadConfig({ DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(free.port) });
+      await expect(ensureLocalServers(config, { temporal: false })).rejects.toThrow(
+        `The PostgreSQL of DATA_DIR ${dataDir} runs on port 54391, not on EMBEDDED_POSTGRES_PORT (${free.port}): set EMBEDDED_POSTGRES_PORT=54391 to use it`,
+      );
+    } finally {
+      postmaster.kill('SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

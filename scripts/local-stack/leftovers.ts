@@ -57,6 +57,15 @@ export function runningPostgres(databaseDir: string, port: number): number | und
   return Number(lines[3]) === port && runsAs(pid, databaseDir) ? pid : undefined;
 }
 
+/** The port of the postmaster running on `databaseDir`, whatever port that is, or undefined when none runs. */
+export function postgresPortOf(databaseDir: string): number | undefined {
+  const file = path.join(databaseDir, 'postmaster.pid');
+  const pid = pidIn(file);
+  if (pid === undefined || !runsAs(pid, databaseDir)) return undefined;
+  const port = Number(readFileSync(file, 'utf8').split('\n')[3]);
+  return Number.isSafeInteger(port) && port > 0 ? port : undefined;
+}
+
 const TEMPORAL_PID_FILE = 'server.pid';
 
 /** Records the Temporal dev server this stack started, so a later start can find it. */

@@ -5,7 +5,7 @@ import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import { startTemporalDevServer } from './temporal-dev-server.ts';
 import { ensureTemporalCli } from './temporal-cli.ts';
 import { keepRunning, type RunningServer } from './keep-running.ts';
-import { forgetTemporalServer, recordTemporalServer, runningPostgres, runningTemporal, stopLeftover } from './leftovers.ts';
+import { forgetTemporalServer, postgresPortOf, recordTemporalServer, runningPostgres, runningTemporal, stopLeftover } from './leftovers.ts';
 
 // scripts/provision.ts imports it from here.
 
@@ -70,6 +70,13 @@ export async function ensureLocalServers(
       if (options.adoptLeftovers) stops.push(() => stopLeftover(leftover, 'SIGINT'));
       databaseUrl = `postgres://postgres:postgres@127.0.0.1:${port}/payments`;
     } else {
+      // A second server on the same data would not start (and say nothing of why): the running one is named instead.
+      const runningOn = postgresPortOf(path.resolve(config.dataDir, 'postgres'));
+      if (runningOn !== undefined) {
+        throw new Error(
+          `The PostgreSQL of DATA_DIR ${config.dataDir} runs on port ${runningOn}, not on EMBEDDED_POSTGRES_PORT (${port}): set EMBEDDED_POSTGRES_PORT=${runningOn} to use it`,
+        );
+      }
       const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
       const running = watched(pg, 'embedded PostgreSQL');
       stops.push(() => running.stop());

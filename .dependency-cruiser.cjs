@@ -83,7 +83,7 @@ module.exports = {
       from: { path: '^workflows/' },
       to: {
         dependencyTypes: ['core', 'npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-bundled', 'npm-no-pkg', 'npm-unknown'],
-        pathNot: ['^node_modules/@temporalio/(workflow|common)/'],
+        pathNot: ['(^|/)node_modules/@temporalio/(workflow|common)/'],
       },
     },
     {
@@ -91,7 +91,7 @@ module.exports = {
       severity: 'error',
       comment: 'the core is pure: no ORM, no Temporal, no HTTP (server, client or socket)',
       from: { path: '^domain/' },
-      to: { path: ['^node_modules/(@mikro-orm|@temporalio|fastify|@fastify|@apollo|pg|kysely|nodemailer|undici|node-fetch|axios|got)/', '^(node:)?(http|https|http2|net|tls|dgram)$'] },
+      to: { path: ['(^|/)node_modules/(@mikro-orm|@temporalio|fastify|@fastify|@apollo|pg|kysely|nodemailer|undici|node-fetch|axios|got)/', '^(node:)?(http|https|http2|net|tls|dgram)$'] },
     },
     {
       name: 'nothing-imports-test-scripts-or-bench',

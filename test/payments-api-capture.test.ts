@@ -280,6 +280,29 @@ describe('authorization only (capture: false)', () => {
     expect((await post(`/payments/${pending.body.id}/void`)).body).toMatchObject({ status: 'canceled' });
   });
 
+  it('answers completions racing voids of an authenticated challenge one way: each told it was voided, or each its result', async () => {
+    // A tenant of its own: its twenty-odd requests would spend the shared tenant's rate limit.
+    const own = await createPaymentsApiTenant(app);
+    const ownPost = (path: string) => call(app, 'POST', path, own.apiKey);
+    const pending = await call(app, 'POST', '/payments', own.apiKey, paymentBody('4000000000003220', { three_d_secure: { enabled: true } }));
+    const redirect = await fetch(pending.body.next_action.redirect_url, { redirect: 'manual' });
+    const answered = await fetch(redirect.headers.get('location')!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'outcome=authenticate' });
+    expect(answered.ok).toBe(true);
+    const completion = { threeDSecureId: pending.body.next_action.three_d_secure_id, serviceSession: pending.body.id };
+    const complete = () => call(app, 'POST', `/api/${own.products['payments-api']}/3ds`, own.apiKey, completion);
+
+    // The checkout's completion and its cancel button, each pressed again and again, at once.
+    const [, completions] = await Promise.all([
+      Promise.all(Array.from({ length: 8 }, () => ownPost(`/payments/${pending.body.id}/void`))),
+      Promise.all(Array.from({ length: 8 }, complete)),
+    ]);
+    const final = (await call(app, 'GET', `/payments/${pending.body.id}`, own.apiKey)).body;
+    expect(['canceled', 'succeeded']).toContain(final.status);
+    // Whichever won, every completion (and one sent after) says the same, and never that the session expired.
+    const told = [...completions, await complete()].map((answer) => (answer.status === 200 ? [200, answer.body.info, answer.body.statusId] : [answer.status, answer.body.message]));
+    expect(told).toEqual(Array(9).fill(final.status === 'canceled' ? [410, 'This 3-D Secure payment was voided'] : [200, 'Success', 2636]));
+  });
+
   it('refuses to capture or void a payment charged at once, and an unknown one', async () => {
     const charged = await pay(paymentBody('4242424242424242'));
     expect(charged.body).toMatchObject({ status: 'succeeded' });

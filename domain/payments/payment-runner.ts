@@ -4,9 +4,10 @@ import type { SubmitResult } from './submit-result.ts';
 
 /**
  * Why a payment refuses a 3-D Secure completion without changing anything (the failure type of its update):
- * no such challenge, expired, the cardholder has not finished the challenge, the processor did not answer.
+ * no such challenge, expired, voided while it waited, the cardholder has not finished the challenge, the processor
+ * did not answer. (A payment of an older worker says `expired` for a voided one too.)
  */
-export const THREE_D_SECURE_REFUSALS = ['unknown', 'expired', 'challenge_pending', 'processor_unavailable'] as const;
+export const THREE_D_SECURE_REFUSALS = ['unknown', 'expired', 'voided', 'challenge_pending', 'processor_unavailable'] as const;
 export type ThreeDSecureRefusal = (typeof THREE_D_SECURE_REFUSALS)[number];
 
 /**

@@ -43,14 +43,18 @@ export async function completeThreeDSecure(
   const completion = await deps.runner.completeThreeDSecure({ workflowId: order.workflowId, threeDSecureId: input.body.threeDSecureId });
   switch (completion.kind) {
     case 'completed':
-      // Voided while it waited: gone, as an expired one. (One completed, held and voided after answers its result.)
-      if (completion.result.statusId === StatusId.VOIDED && order.state === 'voided') throw voidedSession();
+      // Voided while it waited (its final result says so, whether or not the order read above had been settled yet):
+      // gone, as an expired one. One completed, held and voided after answers its result, the authorization's.
+      if (completion.result.statusId === StatusId.VOIDED) throw voidedSession();
       return completion.result;
     case 'challenge_pending':
       throw new DomainError('conflict', 'The cardholder had not completed the 3-D Secure challenge when the processor was last asked (at most once a second); send the completion again');
     case 'processor_unavailable':
       throw new DomainError('unavailable', 'The processor did not answer the 3-D Secure completion; send it again');
+    case 'voided':
+      throw voidedSession();
     case 'expired':
+      // A payment of an older worker says expired for a voided one too.
       throw order.state === 'voided' ? voidedSession() : expiredSession();
     case 'unknown':
       throw unknownSession();

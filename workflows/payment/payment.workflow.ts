@@ -201,6 +201,11 @@ function refusal(kind: ThreeDSecureRefusal, message: string): ApplicationFailure
   return ApplicationFailure.nonRetryable(message, kind);
 }
 
+/** Why a challenge's wait is over, for a completion that comes after: voided (`POST /payments/{id}/void`) or expired. */
+function waitOver(challenge: Challenge): ApplicationFailure {
+  return challenge.voided ? refusal('voided', 'This 3-D Secure payment was voided') : refusal('expired', 'This 3-D Secure session has expired');
+}
+
 /** A challenge the payment waits on, and where its completion stands. */
 interface Challenge {
   readonly threeDSecureId: string;
@@ -307,7 +312,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
     validator: ({ threeDSecureId }) => {
       if (!challenge || challenge.threeDSecureId !== threeDSecureId) throw refusal('unknown', 'Unknown threeDSecureId');
       // The wait is over, but a processor call under way still decides: a completion sent meanwhile waits for it.
-      if (challenge.expiring && !challenge.completed && !challenge.asking) throw refusal('expired', 'This 3-D Secure session has expired');
+      if (challenge.expiring && !challenge.completed && !challenge.asking) throw waitOver(challenge);
       if (finalResult !== undefined) throw ApplicationFailure.nonRetryable('The payment has its final result; read it with the answers query', THREE_D_SECURE_FINISHED);
       const askedLately = challenge.lastAskedAt !== undefined && Date.now() - challenge.lastAskedAt < completionAskIntervalMs;
       if (!challenge.completed && !challenge.asking && askedLately) throw refusal('challenge_pending', 'The cardholder has not completed the 3-D Secure challenge yet');
@@ -758,7 +763,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   async function completeChallenge(waiting: Challenge): Promise<SubmitResult> {
     if (!waiting.completed && !finalResult) {
       if (!waiting.asking) {
-        if (waiting.expiring) throw refusal('expired', 'This 3-D Secure session has expired');
+        if (waiting.expiring) throw waitOver(waiting);
         waiting.asking = askProcessor(waiting).finally(() => (waiting.asking = undefined));
       }
       if (!(await waiting.asking)) throw refusal('challenge_pending', 'The cardholder has not completed the 3-D Secure challenge yet');

@@ -125,11 +125,17 @@ const { inquireAttempt, voidAuthorization, holdApprovedAuthorization, recordAuth
 });
 
 /**
- * The least time between two processor asks of a challenge's completion; a longer challenge spaces them by its timeout
- * in seconds as milliseconds (so a challenge is asked at most about a thousand times). Within it a completion is
- * answered "not completed yet" (409) at once, without an event in the payment's history: the caller asks again.
+ * The least time between two processor asks of a challenge's completion. Within it a completion is answered "not
+ * completed yet" (409) at once, without an event in the payment's history: the caller asks again.
  */
 const MIN_COMPLETION_ASK_INTERVAL_MS = 1_000;
+/** Processor asks a challenge may take at most: about half of Temporal's 2,000 updates per workflow run. */
+const MAX_COMPLETION_ASKS = 1_000;
+
+/** The time between two asks of a challenge's completion: a second, or the challenge's time limit over a thousand. */
+function completionAskIntervalMs(threeDSecureTimeoutSeconds: number): number {
+  return Math.max(MIN_COMPLETION_ASK_INTERVAL_MS, (threeDSecureTimeoutSeconds * 1_000) / MAX_COMPLETION_ASKS);
+}
 
 /** How many times an authorization the processor never saw is sent again (same reference, so never twice). */
 const MAX_RESENDS = 2;
@@ -305,8 +311,8 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   });
   setHandler(paymentAnswersQuery, () => ({ first: answer, final: finalResult }));
   // A checkout page may poll the completion while the cardholder is still at the challenge: the processor is asked at
-  // most once per interval (about a thousand times per challenge, half of Temporal's 2,000 updates per run).
-  const completionAskIntervalMs = Math.max(MIN_COMPLETION_ASK_INTERVAL_MS, input.settings.threeDSecureTimeoutSeconds);
+  // most once per interval.
+  const askIntervalMs = completionAskIntervalMs(input.settings.threeDSecureTimeoutSeconds);
   setHandler(completeThreeDSecureUpdate, () => completeChallenge(challenge!), {
     // A refusal here changes nothing and is not even written to the history.
     validator: ({ threeDSecureId }) => {
@@ -314,7 +320,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
       // The wait is over, but a processor call under way still decides: a completion sent meanwhile waits for it.
       if (challenge.expiring && !challenge.completed && !challenge.asking) throw waitOver(challenge);
       if (finalResult !== undefined) throw ApplicationFailure.nonRetryable('The payment has its final result; read it with the answers query', THREE_D_SECURE_FINISHED);
-      const askedLately = challenge.lastAskedAt !== undefined && Date.now() - challenge.lastAskedAt < completionAskIntervalMs;
+      const askedLately = challenge.lastAskedAt !== undefined && Date.now() - challenge.lastAskedAt < askIntervalMs;
       if (!challenge.completed && !challenge.asking && askedLately) throw refusal('challenge_pending', 'The cardholder has not completed the 3-D Secure challenge yet');
     },
   });

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.ts';
 
 /**
@@ -57,9 +57,10 @@ function secondAnswer(raw: string): { status: number; headers: Record<string, st
 it('answers a request arriving while it closes 503 with Retry-After, in the shape of the API it was sent to', async () => {
   const [rest, paymentsApi, graphql] = await Promise.all([connectionMidRequest(), connectionMidRequest(), connectionMidRequest()]);
   // Each first request is under way (its body half read) when the stop begins, so the stop waits for it.
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await vi.waitFor(() => expect(app.gateway.requestsInFlight.count).toBe(3));
   closed = app.gateway.close();
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The server stops listening once the stop's first steps (its routes closed, `preClose`) have run.
+  await vi.waitFor(() => expect(app.gateway.server.listening).toBe(false));
 
   const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`;
   const graphqlPost = `POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${GRAPHQL_BODY.length}\r\n\r\n${GRAPHQL_BODY}`;

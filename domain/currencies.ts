@@ -26,3 +26,5 @@ export function isChargeableCurrency(code: string): boolean {
 
 /** What a refusal says of a code that is none of them. */
 export const CURRENCY_PROBLEM = 'must be an ISO 4217 currency code a card is charged in, upper case (USD, EUR, JPY, KWD…)';
+/** A search filter's currency, which any letter case names. */
+export const CURRENCY_FILTER_PROBLEM = 'must be an ISO 4217 currency code a card is charged in, in any letter case (USD, eur, JPY, KWD…)';

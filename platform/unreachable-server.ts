@@ -22,8 +22,19 @@ export function databaseAddress(databaseUrl: string): string {
 
 /** Why a process cannot start without `server`, in the words of the setting to change. */
 export function unreachableServer(server: NeededServer, cause: unknown): string {
-  const reason = cause instanceof Error ? cause.message : String(cause);
-  return `Cannot reach ${server.name} at ${server.address} (${server.setting}): ${reason}. Start it, or set ${server.setting} to where it runs`;
+  return `Cannot reach ${server.name} at ${server.address} (${server.setting}): ${reasonOf(cause)}. Start it, or set ${server.setting} to where it runs`;
+}
+
+/**
+ * A failure in a few words. `localhost` tried at each of its addresses (::1, then 127.0.0.1) fails with an
+ * AggregateError whose own message is empty: its errors' messages say it.
+ */
+function reasonOf(cause: unknown): string {
+  if (!(cause instanceof Error)) return String(cause);
+  if (cause.message) return cause.message;
+  if (cause instanceof AggregateError && cause.errors.length > 0) return cause.errors.map(reasonOf).join('; ');
+  const code = (cause as { code?: unknown }).code;
+  return typeof code === 'string' ? code : cause.name;
 }
 
 /**

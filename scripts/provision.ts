@@ -38,7 +38,8 @@ const orm = await openOrm({ databaseUrl: servers.databaseUrl });
 try {
   await migrate(orm);
   const fixture = parseFixture(raw);
-  pointAtDevReceiver(fixture, devReceiverUrl(config.devWebhookReceiverPort));
+  // Beside the local stack only: a fixture sent to a database of one's own keeps the addresses it names.
+  if (!config.databaseUrl) pointAtDevReceiver(fixture, devReceiverUrl(config.devWebhookReceiverPort));
   const results = await provision({ em: orm.em.fork(), secretBox: createSecretBox(key), fingerprintCard: createCardFingerprinter(key), actor: 'operator:cli' }, fixture);
   process.stdout.write(`${JSON.stringify({ tenants: results }, null, 2)}\n`);
 } catch (error) {

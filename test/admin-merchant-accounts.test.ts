@@ -555,7 +555,7 @@ describe('GraphQL merchant accounts', () => {
     expect(brand.data.merchantAccounts.map((a: any) => a.mid).sort()).toEqual([`ACME-1-${midSuffix}`, `ACME-2-${midSuffix}`].sort());
     expect((await graphql(acme, `{ merchantAccounts(gateway: "elsewhere") { mid } }`)).data.merchantAccounts).toEqual([]);
     // A filter no account could ever match is a mistake said, not an empty list.
-    expect((await graphql(acme, `{ merchantAccounts(currency: "xyz") { mid } }`)).errors[0]).toMatchObject({ message: expect.stringContaining('currency must be an ISO 4217'), extensions: { code: 'BAD_USER_INPUT' } });
+    expect((await graphql(acme, `{ merchantAccounts(currency: "xyz") { mid } }`)).errors[0]).toMatchObject({ message: expect.stringContaining('currency must be an ISO 4217 currency code a card is charged in'), extensions: { code: 'BAD_USER_INPUT' } });
     expect((await graphql(acme, `{ merchantAccounts(brandId: -1) { mid } }`)).errors[0]).toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
     const rest = await accountOf(acme, 'ACME-1-');
     const gql = all.data.merchantAccounts.find((a: any) => a.id === rest.id);

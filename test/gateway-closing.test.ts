@@ -57,10 +57,10 @@ function secondAnswer(raw: string): { status: number; headers: Record<string, st
 it('answers a request arriving while it closes 503 with Retry-After, in the shape of the API it was sent to', async () => {
   const [rest, paymentsApi, graphql] = await Promise.all([connectionMidRequest(), connectionMidRequest(), connectionMidRequest()]);
   // Each first request is under way (its body half read) when the stop begins, so the stop waits for it.
-  await vi.waitFor(() => expect(app.gateway.requestsInFlight.count).toBe(3));
+  await vi.waitFor(() => expect(app.gateway.requestsInFlight.count).toBe(3), { timeout: 10_000 });
   closed = app.gateway.close();
   // The server stops listening once the stop's first steps (its routes closed, `preClose`) have run.
-  await vi.waitFor(() => expect(app.gateway.server.listening).toBe(false));
+  await vi.waitFor(() => expect(app.gateway.server.listening).toBe(false), { timeout: 10_000 });
 
   const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`;
   const graphqlPost = `POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${GRAPHQL_BODY.length}\r\n\r\n${GRAPHQL_BODY}`;

@@ -55,7 +55,7 @@ describe('npm start, where its ports are taken', () => {
       mkdirSync(databaseDir);
       writeFileSync(path.join(databaseDir, 'postmaster.pid'), `${postmaster.pid}\n${databaseDir}\n1700000000\n54391\n`);
       const free = await holdPort();
-      free.server.close();
+      await new Promise((resolve) => free.server.close(resolve));
       const config = loadConfig({ DATA_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(free.port) });
       await expect(ensureLocalServers(config, { temporal: false })).rejects.toThrow(
         `The PostgreSQL of DATA_DIR ${dataDir} runs on port 54391, not on EMBEDDED_POSTGRES_PORT (${free.port}): set EMBEDDED_POSTGRES_PORT=54391 to use it`,

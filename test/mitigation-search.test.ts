@@ -487,6 +487,9 @@ describe('GraphQL mitigationTransactions', () => {
     }
     expect((await graphql(QUERY, { first: 201 })).errors[0].extensions.code).toBe('BAD_USER_INPUT');
     expect((await graphql(QUERY, { currency: 'dollars' })).errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    // Three letters no card is charged in match nothing: said, in REST as in GraphQL.
+    expect((await graphql(QUERY, { currency: 'xyz' })).errors[0]).toMatchObject({ message: expect.stringContaining('currency must be an ISO 4217 currency code'), extensions: { code: 'BAD_USER_INPUT' } });
+    expect(await search({ currency: 'xyz' })).toMatchObject({ status: 400, body: { success: false, message: expect.stringContaining('currency must be an ISO 4217 currency code') } });
     expect((await graphql(QUERY, { emails: [] })).errors[0]).toMatchObject({ message: expect.stringContaining('emails must hold at least one value'), extensions: { code: 'BAD_USER_INPUT' } });
     const fromOther = await graphql(`{ mitigationTransactions(first: 200) { edges { node { transactionId } } } }`, {}, other);
     expect(fromOther.data.mitigationTransactions.edges.map((e: any) => e.node.transactionId).sort()).toEqual(foreign.map((t) => t.id).sort());

@@ -619,7 +619,9 @@ describe('a held authorization that ends canceled', () => {
 });
 
 describe('PostgreSQL away', () => {
-  it('answers a read 503 `service_unavailable` (nothing taken) and a payment 503 `still_processing` (it may have been taken)', async () => {
+  // The payment's answer is the one of any change asked while the database is away: the gateway cannot tell how far
+  // the request got (here, not past its key), so the caller is told to get the outcome with its key.
+  it('answers a read 503 `service_unavailable` (it changed nothing) and a payment 503 `still_processing` (get its outcome with the key)', async () => {
     const own = await createPaymentsApiTenant(app);
     const keyIds = await app.orm.em.fork().execute<{ id: number }[]>(`select id from api_keys where tenant_id = ?`, [own.id]);
     // 57P03, "cannot connect now", where the key's admission writes its rate-limit window.
@@ -632,9 +634,9 @@ describe('PostgreSQL away', () => {
     } finally {
       await allow();
     }
-    expect(read).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'service_unavailable', message: expect.stringMatching(/^The database could not be reached/) } } });
+    expect(read).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'service_unavailable', message: 'The database could not be reached; nothing was changed. Ask again shortly' } } });
     expectDocumented('/payments', 'get', 503, read.body);
-    expect(payment).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'still_processing' } } });
+    expect(payment).toMatchObject({ status: 503, body: { error: { type: 'api_error', code: 'still_processing', message: expect.stringContaining('with the same idempotency key') } } });
     expect((await get('/payments', own)).status).toBe(200);
   });
 });

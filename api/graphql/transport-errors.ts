@@ -12,7 +12,7 @@ const TRANSPORT_CODES: Record<number, string> = { 413: 'PAYLOAD_TOO_LARGE', 415:
  * `errors[0].extensions.code`, never the REST body. Malformed requests are `BAD_REQUEST`, as Apollo labels its own.
  */
 export function sendGraphQLTransportError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const mapped = toHttpError(outageAsUnavailable(error, request.log));
+  const mapped = toHttpError(outageAsUnavailable(error, request.log, request.method));
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   const code = mapped.unexpected ? 'INTERNAL_SERVER_ERROR' : (TRANSPORT_CODES[mapped.status] ?? 'BAD_REQUEST');

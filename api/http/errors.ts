@@ -55,7 +55,7 @@ export function toHttpError(error: unknown): { status: number; message: string; 
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const mapped = toHttpError(outageAsUnavailable(error, request.log));
+  const mapped = toHttpError(outageAsUnavailable(error, request.log, request.method));
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   const body: ErrorBody = { success: false, message: mapped.message };

@@ -35,12 +35,14 @@ export function readJsonBodies(scope: FastifyInstance, options: { inexactWholeNu
       if (refusal) return done(refusal, undefined);
       // Read again with the reviver, which Fastify's parser takes none of (without the one byte order mark it skipped).
       if (!options.inexactWholeNumbers) return done(null, parsed);
+      let exact: unknown;
       try {
-        done(null, parseExactWholeNumbers(withoutByteOrderMark(text)));
+        exact = parseExactWholeNumbers(withoutByteOrderMark(text));
       } catch (refusal) {
         // A body too deep for the second reading (its reviver recurses) is valid JSON: told so, not "not valid JSON".
-        done(refusal instanceof InexactNumberError ? refusal : new BodyTooDeepError(), undefined);
+        return done(refusal instanceof InexactNumberError ? refusal : new BodyTooDeepError(), undefined);
       }
+      done(null, exact);
     });
   });
 }

@@ -103,7 +103,7 @@ export function toEmailError(error: unknown, bodyLimitBytes: number): MappedEmai
 }
 
 export function sendEmailError(request: FastifyRequest, reply: FastifyReply, error: unknown, bodyLimitBytes: number): FastifyReply {
-  const mapped = toEmailError(outageAsUnavailable(error, request.log), bodyLimitBytes);
+  const mapped = toEmailError(outageAsUnavailable(error, request.log, request.method), bodyLimitBytes);
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   return reply.status(mapped.status).send(mapped.body);

@@ -85,7 +85,7 @@ export function toLeadError(error: unknown, bodyLimitBytes: number): MappedLeadE
 
 export function sendLeadError(request: FastifyRequest, reply: FastifyReply, error: unknown, bodyLimitBytes: number): FastifyReply {
   // PostgreSQL away is a 503 to retry, never an `internal_error`: a lead write may have been kept before it went.
-  const mapped = toLeadError(outageAsUnavailable(error, request.log), bodyLimitBytes);
+  const mapped = toLeadError(outageAsUnavailable(error, request.log, request.method), bodyLimitBytes);
   if (mapped.code === 'internal_error') request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   const body: LeadErrorBody = { ok: false, error: { code: mapped.code, message: mapped.message, details: [...mapped.details] } };

@@ -12,8 +12,8 @@ import { LEAD_ERROR_STATUS, type LeadErrorCode } from './lead-errors.ts';
 
 export const LeadWriteBody = Type.Object(
   {
-    email: Type.String({ minLength: 1, maxLength: LEAD_LIMITS.email }),
-    session_id: Type.String({ minLength: 1, maxLength: LEAD_LIMITS.sessionId, description: 'The checkout session; pass it as `partnerSession` at submit' }),
+    email: Type.String({ minLength: 1, maxLength: LEAD_LIMITS.email, description: 'As the customer typed it; not white space alone' }),
+    session_id: Type.String({ minLength: 1, maxLength: LEAD_LIMITS.sessionId, description: 'The checkout session; pass it as `partnerSession` at submit. Not white space alone' }),
     first_name: Type.Optional(Type.String({ maxLength: LEAD_LIMITS.name })),
     last_name: Type.Optional(Type.String({ maxLength: LEAD_LIMITS.name })),
     phone: Type.Optional(Type.String({ maxLength: LEAD_LIMITS.phone })),

@@ -137,7 +137,7 @@ export function toPaymentApiError(error: unknown, request: { readOnly: boolean }
 }
 
 export function sendPaymentApiError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const mapped = toPaymentApiError(outageAsUnavailable(error, request.log), { readOnly: request.method === 'GET' || request.method === 'HEAD' });
+  const mapped = toPaymentApiError(outageAsUnavailable(error, request.log, request.method), { readOnly: request.method === 'GET' || request.method === 'HEAD' });
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   return reply.status(mapped.status).send(mapped.body);

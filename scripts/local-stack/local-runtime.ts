@@ -72,10 +72,13 @@ export async function ensureLocalServers(
     } else {
       // A second server on the same data would not start (and say nothing of why): the running one is named instead.
       const runningOn = postgresPortOf(path.resolve(config.dataDir, 'postgres'));
-      if (runningOn !== undefined) {
+      if (runningOn !== undefined && runningOn !== port) {
         throw new Error(
           `The PostgreSQL of DATA_DIR ${config.dataDir} runs on port ${runningOn}, not on EMBEDDED_POSTGRES_PORT (${port}): set EMBEDDED_POSTGRES_PORT=${runningOn} to use it`,
         );
+      }
+      if (runningOn !== undefined) {
+        throw new Error(`The PostgreSQL of DATA_DIR ${config.dataDir} runs but does not answer on 127.0.0.1:${port} yet (starting, or stopping): try again in a moment`);
       }
       const pg = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort });
       const running = watched(pg, 'embedded PostgreSQL');

@@ -5,6 +5,7 @@ import { renderConfigurationDoc } from '../../platform/config-doc.ts';
 import { PostgreSqlPlatform } from '@mikro-orm/postgresql';
 import { createLogger, censorCardNumbers } from '../../platform/logger.ts';
 import { CapturedLogs } from '../support/harness.ts';
+import { databaseAddress, unreachableServer } from '../../platform/unreachable-server.ts';
 
 describe('configuration', () => {
   it('reports every bad variable by name', () => {
@@ -87,5 +88,23 @@ describe('log redaction', () => {
 
   it('leaves ordinary numbers alone', () => {
     expect(censorCardNumbers('order 12345 for 29.99')).toBe('order 12345 for 29.99');
+  });
+});
+
+describe('a server a process cannot reach at start', () => {
+  const postgres = { name: 'PostgreSQL', setting: 'DATABASE_URL', address: databaseAddress('postgres://app:s3cret@db.internal:6432/payments') };
+
+  it('is named by its setting and address, never its password', () => {
+    expect(postgres.address).toBe('db.internal:6432/payments');
+    expect(unreachableServer(postgres, new Error('connect ECONNREFUSED 10.0.0.5:6432'))).toBe(
+      'Cannot reach PostgreSQL at db.internal:6432/payments (DATABASE_URL): connect ECONNREFUSED 10.0.0.5:6432. Start it, or set DATABASE_URL to where it runs',
+    );
+  });
+
+  it("says why in the words of each address tried when the error's own message is empty (localhost: ::1, then 127.0.0.1)", () => {
+    const refused = (address: string) => Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });
+    const both = Object.assign(new AggregateError([refused('::1:5432'), refused('127.0.0.1:5432')], ''), { code: 'ECONNREFUSED' });
+    expect(unreachableServer(postgres, both)).toContain('(DATABASE_URL): connect ECONNREFUSED ::1:5432; connect ECONNREFUSED 127.0.0.1:5432. Start it');
+    expect(unreachableServer(postgres, Object.assign(new Error(''), { code: 'ETIMEDOUT' }))).toContain('(DATABASE_URL): ETIMEDOUT. Start it');
   });
 });

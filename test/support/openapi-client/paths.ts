@@ -1503,8 +1503,9 @@ export interface operations {
          * }
          */
         "application/json": {
+          /** @description As the customer typed it; not white space alone */
           email: string;
-          /** @description The checkout session; pass it as `partnerSession` at submit */
+          /** @description The checkout session; pass it as `partnerSession` at submit. Not white space alone */
           session_id: string;
           first_name?: string;
           last_name?: string;

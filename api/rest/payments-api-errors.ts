@@ -2,7 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { DomainError, type ErrorCode } from '../../domain/errors.ts';
 import { PaymentApiError, type PaymentApiErrorType } from '../../domain/payments-api/errors.ts';
-import { PaymentNotRecordedYetError, PaymentStillProcessingError } from '../../domain/payments/payment-runner.ts';
+import { PaymentStillProcessingError } from '../../domain/payments/payment-runner.ts';
 import { describeSchemaErrors } from '../../domain/validation/json-schema.ts';
 import type { UnknownRouteShape } from '../http/method-not-allowed.ts';
 import { unsupportedMediaMessage } from '../http/content-encoding.ts';
@@ -78,15 +78,15 @@ const invalid = (code: string, message: string, param?: string, status = 400): M
 /**
  * A 503's code says whether its request may still take effect: `still_processing` (a payment or action under way, or
  * Temporal or PostgreSQL away while a change was asked: get the outcome with the same Idempotency-Key or by reading
- * it), or `service_unavailable` (nothing was taken: the gateway busy or stopping, a refund not started, a read that
- * met an outage; sending it again is safe). A read of a payment started and not recorded yet is `still_processing`.
+ * it), or `service_unavailable` when the refusal took nothing (`nothingTaken`: the gateway busy or stopping, a refund
+ * not started, a read that met an outage, as `outageAsUnavailable` marks it; sending it again is safe). A read of a
+ * payment started and not recorded yet (`PaymentNotRecordedYetError`) is `still_processing`: that payment goes on.
  */
-function unavailableCode(error: DomainError, request: { readOnly: boolean }): 'still_processing' | 'service_unavailable' {
-  if (error instanceof PaymentNotRecordedYetError) return 'still_processing';
-  return error.details.nothingTaken || request.readOnly ? 'service_unavailable' : 'still_processing';
+function unavailableCode(error: DomainError): 'still_processing' | 'service_unavailable' {
+  return error.details.nothingTaken ? 'service_unavailable' : 'still_processing';
 }
 
-export function toPaymentApiError(error: unknown, request: { readOnly: boolean } = { readOnly: false }): Mapped {
+export function toPaymentApiError(error: unknown): Mapped {
   if (error instanceof PaymentApiError) {
     const { param, statusId } = error.extra;
     return {
@@ -102,7 +102,7 @@ export function toPaymentApiError(error: unknown, request: { readOnly: boolean }
       error.code === 'conflict' && /different request/.test(error.message)
         ? 'idempotency_key_reused'
         : error.code === 'unavailable'
-          ? unavailableCode(error, request)
+          ? unavailableCode(error)
           : mapped.code;
     return {
       status: mapped.status,
@@ -137,7 +137,7 @@ export function toPaymentApiError(error: unknown, request: { readOnly: boolean }
 }
 
 export function sendPaymentApiError(request: FastifyRequest, reply: FastifyReply, error: unknown): FastifyReply {
-  const mapped = toPaymentApiError(outageAsUnavailable(error, request.log, request.method), { readOnly: request.method === 'GET' || request.method === 'HEAD' });
+  const mapped = toPaymentApiError(outageAsUnavailable(error, request.log, request.method));
   if (mapped.unexpected) request.log.error({ err: error }, 'unexpected error');
   if (mapped.retryAfterSeconds !== undefined) reply.header('retry-after', String(mapped.retryAfterSeconds));
   return reply.status(mapped.status).send(mapped.body);

@@ -72,12 +72,15 @@ async function settleOrCurrent(deps: RefundDeps, tenantId: number, refund: Refun
       // A claimed refund goes on (its workflow ends it); the same Idempotency-Key joins it, never a second refund.
       const withdrawn = await withdrawUnstartedRefund(deps.em, tenantId, refund.id);
       throw withdrawn
-        ? new DomainError('unavailable', 'The refund could not be started now; nothing was refunded or held. Retry later', { nothingTaken: true })
+        ? refundNotStarted()
         : new DomainError('unavailable', `Refund ${refund.id} is pending and could not be followed now; retry with the same Idempotency-Key`, {});
     }
   }
   const current = await findRefund(deps.em, tenantId, refund.id);
   // Withdrawn meanwhile by a request that could not start its workflow: this one changed nothing either.
-  if (!current) throw new DomainError('unavailable', 'The refund could not be started now; nothing was refunded or held. Retry later', { nothingTaken: true });
+  if (!current) throw refundNotStarted();
   return current;
 }
+
+/** A refund request that changed nothing (its workflow could not be started, and its row and hold were undone). */
+const refundNotStarted = () => new DomainError('unavailable', 'The refund could not be started now; nothing was refunded or held. Retry later', { nothingTaken: true });
